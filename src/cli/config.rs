@@ -1,0 +1,292 @@
+//! The parsed netperf command line: one field per netperf 2.7.1 option, with
+//! netperf's own defaults. Parsing fills it (`cli::parse`), presets turn it into
+//! a `TestSpec`; nothing here interprets a test.
+
+/// Address family asked for with -4/-6/-H name,fam/-L name,fam.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Family {
+    #[default]
+    Unspec,
+    Inet,
+    Inet6,
+}
+
+/// A pair of values set by a netperf "optionspec" such as `-s 64K,128K`.
+/// `None` means the user left that half at its default.
+pub type Pair<T> = (Option<T>, Option<T>);
+
+/// Global options (before `--`). Field comments give the netperf option.
+#[derive(Debug, Clone)]
+pub struct GlobalOptions {
+    /// -H name|ip[,family]: the netserver (control connection) host. Default "localhost".
+    pub host: String,
+    /// Family from -H ...,fam or -4/-6.
+    pub host_family: Family,
+    /// -L name|ip[,family]: local address for the control connection.
+    pub local_host: Option<String>,
+    pub local_family: Family,
+    /// -p port[,lport]: netserver control port (default "12865") and local control port.
+    pub port: String,
+    pub local_port: Option<String>,
+    /// -t testname, upper-cased as given; last -t wins. Default "TCP_STREAM".
+    pub test_name: String,
+    /// -l testlen: > 0 seconds, < 0 bytes (STREAM) or transactions (RR). Default 10.
+    pub test_length: i64,
+    /// -c [rate], -C [rate]: measure local/remote CPU; the optional rate is a calibration hint.
+    pub local_cpu: bool,
+    pub local_cpu_rate: f32,
+    pub remote_cpu: bool,
+    pub remote_cpu_rate: f32,
+    /// -f G|M|K|g|m|k|x... output units letter. Default 'm'.
+    pub format_units: char,
+    /// -B brandstr.
+    pub brand: Option<String>,
+    /// -P 0|1. Default true.
+    pub print_headers: bool,
+    /// -v level. Default 1.
+    pub verbosity: i32,
+    /// -d, repeatable.
+    pub debug: i32,
+    /// -i max,min iterations. Default (1,1); netperf clamps max to 30 and min to >= 3 when > 1.
+    pub iterations_max: u32,
+    pub iterations_min: u32,
+    /// -I level[,width]: confidence level (95|99) and interval width in percent. Level 0 = off.
+    pub confidence_level: u32,
+    pub confidence_width: f64,
+    /// -r: confidence on the result only.
+    pub result_confidence_only: bool,
+    /// -D time[,units]: interim results. None = off.
+    pub interim_interval: Option<f64>,
+    pub interim_units: Option<String>,
+    /// -F lfill[,rfill]: fill files.
+    pub local_fill_file: Option<String>,
+    pub remote_fill_file: Option<String>,
+    /// -j: keep additional timing statistics (latency percentiles).
+    pub keep_statistics: bool,
+    /// -a send,recv / -A send,recv: buffer alignment. Default 8.
+    pub local_send_align: u32,
+    pub local_recv_align: u32,
+    pub remote_send_align: u32,
+    pub remote_recv_align: u32,
+    /// -o send,recv / -O send,recv: buffer offsets. Default 0.
+    pub local_send_offset: u32,
+    pub local_recv_offset: u32,
+    pub remote_send_offset: u32,
+    pub remote_recv_offset: u32,
+    /// -W send,recv: ring widths (0 = netperf's automatic choice).
+    pub send_width: u32,
+    pub recv_width: u32,
+    /// -n numcpu.
+    pub num_cpus: Option<u32>,
+    /// -N: no control connection.
+    pub no_control: bool,
+    /// -s seconds: wait between setup and start.
+    pub wait_secs: u32,
+    /// -S: SO_KEEPALIVE on the data connection.
+    pub keepalive: bool,
+    /// -T lcpu,rcpu: CPU binding (-1 = none).
+    pub local_cpu_bind: i32,
+    pub remote_cpu_bind: i32,
+    /// -y local,remote: SO_PRIORITY (-1 = unset).
+    pub local_socket_prio: i32,
+    pub remote_socket_prio: i32,
+    /// -Y local,remote: IP_TOS (-1 = unset), given in hex or decimal.
+    pub local_socket_tos: i32,
+    pub remote_socket_tos: i32,
+    /// -Z passphrase.
+    pub passphrase: Option<String>,
+    /// -w / -b global (interval pacing), kept for issue 5. 0 = off.
+    pub interval_wait_ms: u32,
+    pub interval_burst: u32,
+    /// The whole command line as netperf prints it for COMMAND_LINE.
+    pub command_line: String,
+}
+
+/// Test-specific options (after `--`) of the omni/migrated BSD tests.
+#[derive(Debug, Clone)]
+pub struct TestOptions {
+    /// -b number: first burst of requests for _RR tests. Default 0.
+    pub first_burst: u32,
+    /// -c: explicitly a connection test.
+    pub connection_test: bool,
+    /// -C: TCP_CORK.
+    pub cork: bool,
+    /// -d direction: "send", "recv", "rr", "stream", "maerts" or bitmask 0x2|0x4.
+    pub direction: Option<String>,
+    /// -D [L][,R]: TCP_NODELAY local/remote.
+    pub local_nodelay: bool,
+    pub remote_nodelay: bool,
+    /// -e seconds: receive timeout (UDP_RR loss recovery).
+    pub receive_timeout: Option<i32>,
+    /// -f: IP_MTU_DISCOVER.
+    pub mtu_discover: bool,
+    /// -F: TCP fast open.
+    pub fastopen: bool,
+    /// -g / -G: transport-level options kept for omni (-G sets the TCP_MAXSEG).
+    pub maxseg: Option<i32>,
+    /// -H name[/mask][,fam] / -L ...: data connection target / source.
+    pub data_host: Option<String>,
+    pub data_host_family: Family,
+    pub data_local: Option<String>,
+    pub data_local_family: Family,
+    /// -k [file], -o [file], -O [file]: omni output selection (issue 4). Value is the raw list or file.
+    pub keyval_output: Option<String>,
+    pub csv_output: Option<String>,
+    pub human_output: Option<String>,
+    /// -K loc[,rem]: congestion control algorithm.
+    pub local_cong_control: Option<String>,
+    pub remote_cong_control: Option<String>,
+    /// -m local,remote: send sizes (sizespec). None = default.
+    pub local_send_size: Option<u32>,
+    pub remote_send_size: Option<u32>,
+    /// -M local,remote: receive sizes.
+    pub local_recv_size: Option<u32>,
+    pub remote_recv_size: Option<u32>,
+    /// -n / -N: connected UDP sockets locally / remotely.
+    pub local_connected: bool,
+    pub remote_connected: bool,
+    /// -p min[,max]: client port range for connection tests.
+    pub port_min: Option<u16>,
+    pub port_max: Option<u16>,
+    /// -P local[,remote]: data socket ports.
+    pub local_data_port: Option<u16>,
+    pub remote_data_port: Option<u16>,
+    /// -r req[,rsp]: request/response sizes. None = default (1,1).
+    pub request_size: Option<u32>,
+    pub response_size: Option<u32>,
+    /// -R 0/1: routing allowed (SO_DONTROUTE when 0). None = test default.
+    pub routing_allowed: Option<bool>,
+    /// -s send[,recv] / -S send[,recv]: socket buffer sizes (-1 = system default).
+    pub local_send_buf: Option<i32>,
+    pub local_recv_buf: Option<i32>,
+    pub remote_send_buf: Option<i32>,
+    pub remote_recv_buf: Option<i32>,
+    /// -t type: socket type ("stream", "dgram"), -T protocol ("tcp", "udp").
+    pub socket_type: Option<String>,
+    pub protocol: Option<String>,
+    /// -u uuid.
+    pub uuid: Option<String>,
+    /// -4 / -6 on the data connection.
+    pub data_family: Family,
+    /// -V: use sendfile/zerocopy (copy avoidance) where the test allows.
+    pub copy_avoidance: bool,
+    /// Test-specific options that were parsed but that this build cannot honour;
+    /// the binary reports each on stderr as not yet supported.
+    pub unsupported: Vec<String>,
+}
+
+/// Everything the command line said.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub global: GlobalOptions,
+    pub test: TestOptions,
+    /// Global options that were parsed but that this build cannot honour yet.
+    pub unsupported: Vec<String>,
+}
+
+impl Default for GlobalOptions {
+    fn default() -> Self {
+        GlobalOptions {
+            host: "localhost".into(),
+            host_family: Family::Unspec,
+            local_host: None,
+            local_family: Family::Unspec,
+            port: "12865".into(),
+            local_port: None,
+            test_name: "TCP_STREAM".into(),
+            test_length: 10,
+            local_cpu: false,
+            local_cpu_rate: 0.0,
+            remote_cpu: false,
+            remote_cpu_rate: 0.0,
+            format_units: 'm',
+            brand: None,
+            print_headers: true,
+            verbosity: 1,
+            debug: 0,
+            iterations_max: 1,
+            iterations_min: 1,
+            confidence_level: 0,
+            confidence_width: 0.0,
+            result_confidence_only: false,
+            interim_interval: None,
+            interim_units: None,
+            local_fill_file: None,
+            remote_fill_file: None,
+            keep_statistics: false,
+            local_send_align: 8,
+            local_recv_align: 8,
+            remote_send_align: 8,
+            remote_recv_align: 8,
+            local_send_offset: 0,
+            local_recv_offset: 0,
+            remote_send_offset: 0,
+            remote_recv_offset: 0,
+            send_width: 0,
+            recv_width: 0,
+            num_cpus: None,
+            no_control: false,
+            wait_secs: 0,
+            keepalive: false,
+            local_cpu_bind: -1,
+            remote_cpu_bind: -1,
+            local_socket_prio: -1,
+            remote_socket_prio: -1,
+            local_socket_tos: -1,
+            remote_socket_tos: -1,
+            passphrase: None,
+            interval_wait_ms: 0,
+            interval_burst: 0,
+            command_line: String::new(),
+        }
+    }
+}
+
+impl Default for TestOptions {
+    fn default() -> Self {
+        TestOptions {
+            first_burst: 0,
+            connection_test: false,
+            cork: false,
+            direction: None,
+            local_nodelay: false,
+            remote_nodelay: false,
+            receive_timeout: None,
+            mtu_discover: false,
+            fastopen: false,
+            maxseg: None,
+            data_host: None,
+            data_host_family: Family::Unspec,
+            data_local: None,
+            data_local_family: Family::Unspec,
+            keyval_output: None,
+            csv_output: None,
+            human_output: None,
+            local_cong_control: None,
+            remote_cong_control: None,
+            local_send_size: None,
+            remote_send_size: None,
+            local_recv_size: None,
+            remote_recv_size: None,
+            local_connected: false,
+            remote_connected: false,
+            port_min: None,
+            port_max: None,
+            local_data_port: None,
+            remote_data_port: None,
+            request_size: None,
+            response_size: None,
+            routing_allowed: None,
+            local_send_buf: None,
+            local_recv_buf: None,
+            remote_send_buf: None,
+            remote_recv_buf: None,
+            socket_type: None,
+            protocol: None,
+            uuid: None,
+            data_family: Family::Unspec,
+            copy_avoidance: false,
+            unsupported: Vec::new(),
+        }
+    }
+}

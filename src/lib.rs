@@ -1,0 +1,14 @@
+//! netperf-ng: a drop-in replacement for netperf 2.7.1 (`netperf`, `netserver`).
+//!
+//! Data flow: argv → `cli` → `spec::TestSpec` → `control` (wire protocol to the
+//! netserver) and `engine` (the data path) → `measure::outcome::Outcome` → `report`.
+
+pub mod cli;
+pub mod control;
+pub mod engine;
+pub mod measure;
+pub mod net;
+pub mod report;
+pub mod server;
+pub mod spec;
+pub mod wire;

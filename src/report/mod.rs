@@ -1,0 +1,1 @@
+//! Output: the classic netperf result blocks, banners, units and warnings.

@@ -1,0 +1,1 @@
+//! The normalized test description.
