@@ -1,1 +1,372 @@
-//! The normalized test description.
+//! The one normalized description of a test (`TestSpec`) and the presets that
+//! turn netperf's classic test names into it — netperf's "two routines to
+//! measure them all" idea: every classic test is a direction, a protocol and a
+//! few sizes.
+
+use crate::cli::config::{Config, Family};
+
+/// Transport of the data connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    Tcp,
+    Udp,
+}
+
+impl Protocol {
+    pub fn ipproto(self) -> u32 {
+        match self {
+            Protocol::Tcp => libc::IPPROTO_TCP as u32,
+            Protocol::Udp => libc::IPPROTO_UDP as u32,
+        }
+    }
+    pub fn from_ipproto(p: u32) -> Option<Protocol> {
+        match p as i32 {
+            libc::IPPROTO_TCP => Some(Protocol::Tcp),
+            libc::IPPROTO_UDP => Some(Protocol::Udp),
+            _ => None,
+        }
+    }
+}
+
+/// Classic test names this netperf runs, and how each presets a TestSpec.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TestName {
+    TcpStream,
+    TcpMaerts,
+    TcpSendfile,
+    UdpStream,
+    TcpRr,
+    UdpRr,
+    TcpCrr,
+    TcpCc,
+    Omni,
+}
+
+/// Direction bits as netperf uses them: what the *local* end does.
+pub const XMIT: u32 = 0x2;
+pub const RECV: u32 = 0x4;
+
+struct Preset {
+    name: &'static str,
+    test: TestName,
+    protocol: Protocol,
+    direction: u32,
+    rr_sizes: bool,
+    connection: bool,
+    sendfile: bool,
+}
+
+/// The classic names (matched case-insensitively, as netperf does).
+const PRESETS: &[Preset] = &[
+    Preset { name: "TCP_STREAM", test: TestName::TcpStream, protocol: Protocol::Tcp, direction: XMIT, rr_sizes: false, connection: false, sendfile: false },
+    Preset { name: "TCP_MAERTS", test: TestName::TcpMaerts, protocol: Protocol::Tcp, direction: RECV, rr_sizes: false, connection: false, sendfile: false },
+    Preset { name: "TCP_SENDFILE", test: TestName::TcpSendfile, protocol: Protocol::Tcp, direction: XMIT, rr_sizes: false, connection: false, sendfile: true },
+    Preset { name: "UDP_STREAM", test: TestName::UdpStream, protocol: Protocol::Udp, direction: XMIT, rr_sizes: false, connection: false, sendfile: false },
+    Preset { name: "TCP_RR", test: TestName::TcpRr, protocol: Protocol::Tcp, direction: XMIT | RECV, rr_sizes: true, connection: false, sendfile: false },
+    Preset { name: "UDP_RR", test: TestName::UdpRr, protocol: Protocol::Udp, direction: XMIT | RECV, rr_sizes: true, connection: false, sendfile: false },
+    Preset { name: "TCP_CRR", test: TestName::TcpCrr, protocol: Protocol::Tcp, direction: XMIT | RECV, rr_sizes: true, connection: true, sendfile: false },
+    Preset { name: "TCP_CC", test: TestName::TcpCc, protocol: Protocol::Tcp, direction: 0, rr_sizes: false, connection: true, sendfile: false },
+    Preset { name: "OMNI", test: TestName::Omni, protocol: Protocol::Tcp, direction: 0, rr_sizes: false, connection: false, sendfile: false },
+];
+
+impl TestName {
+    pub fn lookup(name: &str) -> Option<TestName> {
+        PRESETS
+            .iter()
+            .find(|p| p.name.eq_ignore_ascii_case(name))
+            .map(|p| p.test)
+    }
+}
+
+/// How a test ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    /// After this many seconds (0 = until interrupted).
+    Seconds(u32),
+    /// After this many bytes (stream tests) or transactions (RR tests).
+    Units(u64),
+}
+
+/// A fully-resolved test: what both ends need to know to run it.
+#[derive(Debug, Clone)]
+pub struct TestSpec {
+    pub test: TestName,
+    pub protocol: Protocol,
+    /// Local direction bits (XMIT, RECV); 0 with `connection` = connect/close only.
+    pub direction: u32,
+    pub connection: bool,
+    pub sendfile: bool,
+    pub limit: Limit,
+    /// Request and response sizes; -1 for stream tests.
+    pub request_size: i32,
+    pub response_size: i32,
+    /// Local send/recv sizes per call (0 = choose from the socket buffer size).
+    pub send_size: u32,
+    pub recv_size: u32,
+    /// Remote send/recv sizes (-1 = netserver chooses).
+    pub remote_send_size: i32,
+    pub remote_recv_size: i32,
+    /// Socket buffer sizes requested (-1 = system default).
+    pub local_send_buf: i32,
+    pub local_recv_buf: i32,
+    pub remote_send_buf: i32,
+    pub remote_recv_buf: i32,
+    pub local_nodelay: bool,
+    pub remote_nodelay: bool,
+    pub cork: bool,
+    pub first_burst: u32,
+    pub routing_allowed: bool,
+    pub keepalive: bool,
+    /// Data connection addressing.
+    pub data_family: Family,
+    pub data_host: String,
+    pub data_local: Option<String>,
+    pub local_data_port: u16,
+    pub remote_data_port: u16,
+    pub port_min: u16,
+    pub port_max: u16,
+    /// UDP_RR receive timeout in seconds (-e), for loss recovery.
+    pub receive_timeout: Option<i32>,
+    pub local_connected: bool,
+    pub remote_connected: bool,
+    pub local_send_align: u32,
+    pub local_recv_align: u32,
+    pub local_send_offset: u32,
+    pub local_recv_offset: u32,
+    pub remote_send_align: u32,
+    pub remote_recv_align: u32,
+    pub remote_send_offset: u32,
+    pub remote_recv_offset: u32,
+    pub send_width: u32,
+    pub recv_width: u32,
+    pub local_socket_prio: i32,
+    pub remote_socket_prio: i32,
+    pub local_socket_tos: i32,
+    pub remote_socket_tos: i32,
+    pub remote_cong_control: String,
+    pub local_cong_control: Option<String>,
+    pub keep_histogram: bool,
+}
+
+/// Why a command line does not describe a runnable test.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum SpecError {
+    #[error("The test you requested ({0}) is unknown to this netperf.\nPlease verify that you have the correct test name, \nand that test family has been compiled into this netperf.")]
+    UnknownTest(String),
+    #[error("netperf: {0}")]
+    Invalid(String),
+}
+
+/// Parse omni's -d value: words or a numeric bitmask of 0x2 (send) | 0x4 (recv).
+fn parse_direction(text: &str) -> Result<u32, SpecError> {
+    const WORDS: &[(&str, u32)] = &[
+        ("send", XMIT),
+        ("xmit", XMIT),
+        ("transmit", XMIT),
+        ("stream", XMIT),
+        ("recv", RECV),
+        ("receive", RECV),
+        ("maerts", RECV),
+        ("rr", XMIT | RECV),
+    ];
+    let mut bits = 0;
+    for part in text.split(['|', ',']) {
+        let part = part.trim();
+        if let Some((_, b)) = WORDS.iter().find(|(w, _)| w.eq_ignore_ascii_case(part)) {
+            bits |= b;
+            continue;
+        }
+        let parsed = if let Some(hex) = part.strip_prefix("0x").or_else(|| part.strip_prefix("0X")) {
+            u32::from_str_radix(hex, 16).ok()
+        } else {
+            part.parse::<u32>().ok()
+        };
+        match parsed {
+            Some(v) if v & !(XMIT | RECV) == 0 => bits |= v,
+            _ => return Err(SpecError::Invalid(format!("invalid test direction '{text}'"))),
+        }
+    }
+    Ok(bits)
+}
+
+impl TestSpec {
+    /// Resolve a parsed command line into a test, applying the classic preset
+    /// first and the test-specific options on top, as netperf does.
+    pub fn from_config(cfg: &Config) -> Result<TestSpec, SpecError> {
+        let g = &cfg.global;
+        let t = &cfg.test;
+        let preset = PRESETS
+            .iter()
+            .find(|p| p.name.eq_ignore_ascii_case(&g.test_name))
+            .ok_or_else(|| SpecError::UnknownTest(g.test_name.clone()))?;
+
+        let mut protocol = preset.protocol;
+        if let Some(p) = &t.protocol {
+            protocol = match p.to_ascii_lowercase().as_str() {
+                "tcp" => Protocol::Tcp,
+                "udp" => Protocol::Udp,
+                other => return Err(SpecError::Invalid(format!("unsupported protocol '{other}'"))),
+            };
+        }
+        if let Some(st) = &t.socket_type {
+            let wanted = match st.to_ascii_lowercase().as_str() {
+                "stream" => Protocol::Tcp,
+                "dgram" => Protocol::Udp,
+                other => return Err(SpecError::Invalid(format!("unsupported socket type '{other}'"))),
+            };
+            if t.protocol.is_none() {
+                protocol = wanted;
+            }
+        }
+        let connection = preset.connection || t.connection_test;
+        let mut direction = preset.direction;
+        if let Some(d) = &t.direction {
+            direction = parse_direction(d)?;
+        }
+        if direction == 0 && !connection {
+            direction = XMIT;
+        }
+        let is_rr = direction == (XMIT | RECV) || direction == 0;
+        let (mut request_size, mut response_size) = if preset.rr_sizes { (1, 1) } else { (-1, -1) };
+        if let Some(r) = t.request_size {
+            request_size = r as i32;
+        }
+        if let Some(r) = t.response_size {
+            response_size = r as i32;
+        }
+        if is_rr && direction != 0 {
+            if request_size < 0 {
+                request_size = 1;
+            }
+            if response_size < 0 {
+                response_size = 1;
+            }
+        }
+        let limit = if g.test_length > 0 {
+            Limit::Seconds(g.test_length.min(i64::from(i32::MAX)) as u32)
+        } else if g.test_length < 0 {
+            if protocol == Protocol::Udp && !is_rr {
+                return Err(SpecError::Invalid(
+                    "a byte count (-l negative) is not valid for an unreliable UDP stream test".into(),
+                ));
+            }
+            Limit::Units(g.test_length.unsigned_abs())
+        } else {
+            Limit::Seconds(0)
+        };
+        let routing_allowed = t
+            .routing_allowed
+            .unwrap_or(!(protocol == Protocol::Udp && !is_rr));
+        let data_family = match (t.data_family, g.host_family) {
+            (Family::Unspec, f) => f,
+            (f, _) => f,
+        };
+        let keep_histogram = g.verbosity > 1 || g.keep_statistics;
+        Ok(TestSpec {
+            test: preset.test,
+            protocol,
+            direction,
+            connection,
+            sendfile: preset.sendfile,
+            limit,
+            request_size,
+            response_size,
+            send_size: t.local_send_size.unwrap_or(0),
+            recv_size: t.local_recv_size.unwrap_or(0),
+            remote_send_size: t.remote_send_size.map_or(-1, |v| v as i32),
+            remote_recv_size: t.remote_recv_size.map_or(-1, |v| v as i32),
+            local_send_buf: t.local_send_buf.unwrap_or(-1),
+            local_recv_buf: t.local_recv_buf.unwrap_or(-1),
+            remote_send_buf: t.remote_send_buf.unwrap_or(-1),
+            remote_recv_buf: t.remote_recv_buf.unwrap_or(-1),
+            local_nodelay: t.local_nodelay,
+            remote_nodelay: t.remote_nodelay,
+            cork: t.cork,
+            first_burst: t.first_burst,
+            routing_allowed,
+            keepalive: g.keepalive,
+            data_family,
+            data_host: t.data_host.clone().unwrap_or_else(|| g.host.clone()),
+            data_local: t.data_local.clone(),
+            local_data_port: t.local_data_port.unwrap_or(0),
+            remote_data_port: t.remote_data_port.unwrap_or(0),
+            port_min: t.port_min.unwrap_or(5000),
+            port_max: t.port_max.unwrap_or(65535),
+            receive_timeout: t.receive_timeout,
+            local_connected: t.local_connected,
+            remote_connected: t.remote_connected,
+            local_send_align: g.local_send_align,
+            local_recv_align: g.local_recv_align,
+            local_send_offset: g.local_send_offset,
+            local_recv_offset: g.local_recv_offset,
+            remote_send_align: g.remote_send_align,
+            remote_recv_align: g.remote_recv_align,
+            remote_send_offset: g.remote_send_offset,
+            remote_recv_offset: g.remote_recv_offset,
+            send_width: g.send_width,
+            recv_width: g.recv_width,
+            local_socket_prio: g.local_socket_prio,
+            remote_socket_prio: g.remote_socket_prio,
+            local_socket_tos: g.local_socket_tos,
+            remote_socket_tos: g.remote_socket_tos,
+            remote_cong_control: t.remote_cong_control.clone().unwrap_or_default(),
+            local_cong_control: t.local_cong_control.clone(),
+            keep_histogram,
+        })
+    }
+
+    pub fn is_rr(&self) -> bool {
+        self.direction == (XMIT | RECV) || self.direction == 0
+    }
+    pub fn xmit(&self) -> bool {
+        self.direction & XMIT != 0
+    }
+    pub fn recv(&self) -> bool {
+        self.direction & RECV != 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(name: &str) -> TestSpec {
+        let mut cfg = Config {
+            global: Default::default(),
+            test: Default::default(),
+            unsupported: vec![],
+        };
+        cfg.global.test_name = name.into();
+        TestSpec::from_config(&cfg).unwrap()
+    }
+
+    #[test]
+    fn presets_match_netperf() {
+        let s = spec("tcp_stream");
+        assert_eq!((s.direction, s.request_size, s.protocol), (XMIT, -1, Protocol::Tcp));
+        let s = spec("UDP_STREAM");
+        assert!(!s.routing_allowed);
+        let s = spec("TCP_CRR");
+        assert!(s.connection && s.is_rr() && s.request_size == 1);
+        let s = spec("TCP_CC");
+        assert!(s.connection && s.direction == 0 && s.request_size == -1);
+        let s = spec("UDP_RR");
+        assert!(s.routing_allowed && s.protocol == Protocol::Udp);
+    }
+
+    #[test]
+    fn unknown_test_names_the_test() {
+        let mut cfg = Config { global: Default::default(), test: Default::default(), unsupported: vec![] };
+        cfg.global.test_name = "BOGUS_TEST".into();
+        let e = TestSpec::from_config(&cfg).unwrap_err();
+        assert!(e.to_string().starts_with("The test you requested (BOGUS_TEST) is unknown"));
+    }
+
+    #[test]
+    fn directions_parse() {
+        assert_eq!(parse_direction("rr").unwrap(), XMIT | RECV);
+        assert_eq!(parse_direction("send|recv").unwrap(), XMIT | RECV);
+        assert_eq!(parse_direction("0x4").unwrap(), RECV);
+        assert!(parse_direction("sideways").is_err());
+    }
+}

@@ -18,27 +18,35 @@ pub type Pair<T> = (Option<T>, Option<T>);
 /// Global options (before `--`). Field comments give the netperf option.
 #[derive(Debug, Clone)]
 pub struct GlobalOptions {
-    /// -H name|ip[,family]: the netserver (control connection) host. Default "localhost".
+    /// `-H name|ip[,family]`: the netserver (control connection) host. Default
+    /// "localhost", or "::1" when the families ask for IPv6 and no name was given.
     pub host: String,
     /// Family from -H ...,fam or -4/-6.
     pub host_family: Family,
-    /// -L name|ip[,family]: local address for the control connection.
+    /// `-L name|ip[,family]`: local address for the control connection.
     pub local_host: Option<String>,
     pub local_family: Family,
-    /// -p port[,lport]: netserver control port (default "12865") and local control port.
+    /// `-p port[,lport]`: netserver control port (default "12865") and local control port.
     pub port: String,
     pub local_port: Option<String>,
     /// -t testname, upper-cased as given; last -t wins. Default "TCP_STREAM".
     pub test_name: String,
     /// -l testlen: > 0 seconds, < 0 bytes (STREAM) or transactions (RR). Default 10.
     pub test_length: i64,
-    /// -c [rate], -C [rate]: measure local/remote CPU; the optional rate is a calibration hint.
+    /// `-c [rate]`, `-C [rate]`: measure local/remote CPU; the optional rate is a
+    /// calibration hint, taken from the next word only when it starts with a digit.
     pub local_cpu: bool,
     pub local_cpu_rate: f32,
     pub remote_cpu: bool,
     pub remote_cpu_rate: f32,
-    /// -f G|M|K|g|m|k|x... output units letter. Default 'm'.
+    /// -f G|M|K|B|g|m|k|b|x|u: output units letter. When -f is absent the
+    /// parser applies netperf's rule for classic names ('x' if the test name
+    /// contains "RR", else 'm', and an explicit 'x' becomes 'm' for a non-RR
+    /// name); for OMNI it stays 'm' with `format_units_explicit` false and the
+    /// direction decides later (netperf: 'x' for a request/response direction).
     pub format_units: char,
+    /// True when -f was given.
+    pub format_units_explicit: bool,
     /// -B brandstr.
     pub brand: Option<String>,
     /// -P 0|1. Default true.
@@ -47,18 +55,30 @@ pub struct GlobalOptions {
     pub verbosity: i32,
     /// -d, repeatable.
     pub debug: i32,
-    /// -i max,min iterations. Default (1,1); netperf clamps max to 30 and min to >= 3 when > 1.
+    /// -i max,min iterations. Default (1,1). Any -i clamps both into 3..=30
+    /// (after raising max to min) and turns confidence on (99%, width 5%);
+    /// -I without -i sets (10,3).
     pub iterations_max: u32,
     pub iterations_min: u32,
-    /// -I level[,width]: confidence level (95|99) and interval width in percent. Level 0 = off.
+    /// `-I level[,width]`: confidence level (95|99) and interval width in percent
+    /// (the banner shows +/- half of it). Level 0 = off. As in netperf, `-I 99`
+    /// without a comma sets the width to 99 too (two-parm rule).
     pub confidence_level: u32,
     pub confidence_width: f64,
     /// -r: confidence on the result only.
     pub result_confidence_only: bool,
-    /// -D time[,units]: interim results. None = off.
+    /// `-D time[,units]`: interim results every `time` seconds (always > 0;
+    /// a negative time sets `interim_always_timestamp`). None = off; `-D ,units`
+    /// keeps netperf's default of 1 second.
     pub interim_interval: Option<f64>,
+    /// The units half of -D as typed, and its value (a sizespec): the first
+    /// guess of units (bytes or transactions) per interval.
     pub interim_units: Option<String>,
-    /// -F lfill[,rfill]: fill files.
+    pub interim_units_value: Option<u32>,
+    /// -D with a negative time: netperf's demo mode 2, which reads the clock
+    /// far more often instead of trusting the units guess.
+    pub interim_always_timestamp: bool,
+    /// `-F lfill[,rfill]`: fill files.
     pub local_fill_file: Option<String>,
     pub remote_fill_file: Option<String>,
     /// -j: keep additional timing statistics (latency percentiles).
@@ -73,12 +93,14 @@ pub struct GlobalOptions {
     pub local_recv_offset: u32,
     pub remote_send_offset: u32,
     pub remote_recv_offset: u32,
-    /// -W send,recv: ring widths (0 = netperf's automatic choice).
+    /// -W send,recv: ring widths (0 = netperf's automatic choice). The
+    /// test-specific -W sets `send_width` too (netperf shares the variable).
     pub send_width: u32,
     pub recv_width: u32,
     /// -n numcpu.
     pub num_cpus: Option<u32>,
-    /// -N: no control connection.
+    /// -N: no control connection. As in netperf it also turns remote CPU
+    /// measurement off (rate -1) and resets the remote priority and TOS to -1.
     pub no_control: bool,
     /// -s seconds: wait between setup and start.
     pub wait_secs: u32,
@@ -90,14 +112,22 @@ pub struct GlobalOptions {
     /// -y local,remote: SO_PRIORITY (-1 = unset).
     pub local_socket_prio: i32,
     pub remote_socket_prio: i32,
-    /// -Y local,remote: IP_TOS (-1 = unset), given in hex or decimal.
+    /// -Y local,remote: IP_TOS (-1 = unset): a number 0..=255 in C syntax
+    /// (0x10 hex, 020 octal, 16 decimal) or a name such as af11, cs1, ef, lowdelay.
     pub local_socket_tos: i32,
     pub remote_socket_tos: i32,
     /// -Z passphrase.
     pub passphrase: Option<String>,
-    /// -w / -b global (interval pacing), kept for issue 5. 0 = off.
+    /// `-w local[,remote]` / `-b local[,remote]` global interval pacing, kept for
+    /// issue 5. 0 = off. `interval_wait_ms` is `interval_usecs / 1000`
+    /// (netperf's `interval_wate`); -b without -w sets a 1 ms interval.
     pub interval_wait_ms: u32,
     pub interval_burst: u32,
+    /// -w first half as a timespec (u/us, m/ms, s; milliseconds without suffix).
+    pub interval_usecs: u32,
+    /// -w / -b second halves: the pacing netserver is asked to use.
+    pub remote_interval_usecs: u32,
+    pub remote_interval_burst: u32,
     /// The whole command line as netperf prints it for COMMAND_LINE.
     pub command_line: String,
 }
@@ -111,9 +141,15 @@ pub struct TestOptions {
     pub connection_test: bool,
     /// -C: TCP_CORK.
     pub cork: bool,
-    /// -d direction: "send", "recv", "rr", "stream", "maerts" or bitmask 0x2|0x4.
+    /// -d direction as typed: "send", "recv", "rr", "stream", "maerts", a
+    /// bitmask such as 0x6, or several joined with '|' ("Send|Recv").
+    /// netperf honours -d only for `-t omni`; for other test names the parser
+    /// leaves this None and lists the option in `unsupported`.
     pub direction: Option<String>,
-    /// -D [L][,R]: TCP_NODELAY local/remote.
+    /// The same direction as netperf's bits: 0x2 transmit, 0x4 receive.
+    pub direction_mask: Option<u32>,
+    /// -D: TCP_NODELAY local and remote. netperf 2.7.1 always sets both; an
+    /// `[L][,R]` word after -D is accepted and listed in `unsupported`.
     pub local_nodelay: bool,
     pub remote_nodelay: bool,
     /// -e seconds: receive timeout (UDP_RR loss recovery).
@@ -124,49 +160,61 @@ pub struct TestOptions {
     pub fastopen: bool,
     /// -g / -G: transport-level options kept for omni (-G sets the TCP_MAXSEG).
     pub maxseg: Option<i32>,
-    /// -H name[/mask][,fam] / -L ...: data connection target / source.
+    /// `-H name[/mask][,fam]` / `-L ...`: data connection target / source. The
+    /// families are the effective ones: the last of -4, -6 and the ",fam" of
+    /// -H (resp. -L) wins. A "/mask" (address randomization) is listed in
+    /// `unsupported` and left out of the name.
     pub data_host: Option<String>,
     pub data_host_family: Family,
     pub data_local: Option<String>,
     pub data_local_family: Family,
-    /// -k [file], -o [file], -O [file]: omni output selection (issue 4). Value is the raw list or file.
+    /// -k [file], -o [file], -O [file]: omni output selection (issue 4). Value is
+    /// the raw list or file name; Some("") when the option came without one;
+    /// Some("?") asks for the list of selectors. The last of the three wins
+    /// (the others are reset to None), as in netperf.
     pub keyval_output: Option<String>,
     pub csv_output: Option<String>,
     pub human_output: Option<String>,
-    /// -K loc[,rem]: congestion control algorithm.
+    /// `-K loc[,rem]`: congestion control algorithm.
     pub local_cong_control: Option<String>,
     pub remote_cong_control: Option<String>,
-    /// -m local,remote: send sizes (sizespec). None = default.
+    /// -m local,remote: send sizes (starred rule: one value sets only local).
+    /// None = default.
     pub local_send_size: Option<u32>,
     pub remote_send_size: Option<u32>,
-    /// -M local,remote: receive sizes.
+    /// -M remote,local: receive sizes. Despite the usage text, netperf's omni
+    /// parser gives the FIRST value to the netserver (remote) side and the
+    /// second to the local side, and one value sets only the remote one.
     pub local_recv_size: Option<u32>,
     pub remote_recv_size: Option<u32>,
     /// -n / -N: connected UDP sockets locally / remotely.
     pub local_connected: bool,
     pub remote_connected: bool,
-    /// -p min[,max]: client port range for connection tests.
+    /// `-p min[,max]`: client port range for connection tests.
     pub port_min: Option<u16>,
     pub port_max: Option<u16>,
-    /// -P local[,remote]: data socket ports.
+    /// `-P local[,remote]`: data socket ports.
     pub local_data_port: Option<u16>,
     pub remote_data_port: Option<u16>,
-    /// -r req[,rsp]: request/response sizes. None = default (1,1).
+    /// `-r req[,rsp]`: request/response sizes. None = default (1,1).
     pub request_size: Option<u32>,
     pub response_size: Option<u32>,
     /// -R 0/1: routing allowed (SO_DONTROUTE when 0). None = test default.
     pub routing_allowed: Option<bool>,
-    /// -s send[,recv] / -S send[,recv]: socket buffer sizes (-1 = system default).
+    /// `-s send[,recv]` / `-S send[,recv]`: socket buffer sizes (-1 = system default).
     pub local_send_buf: Option<i32>,
     pub local_recv_buf: Option<i32>,
     pub remote_send_buf: Option<i32>,
     pub remote_recv_buf: Option<i32>,
-    /// -t type: socket type ("stream", "dgram"), -T protocol ("tcp", "udp").
+    /// -t type: socket type ("stream", "dgram"), -T protocol ("tcp", "udp",
+    /// "sctp", "sdp", "dccp", "udplite"), lower case. As in netperf, -T also
+    /// sets the socket type its protocol implies (tcp: stream, udp: dgram).
     pub socket_type: Option<String>,
     pub protocol: Option<String>,
     /// -u uuid.
     pub uuid: Option<String>,
-    /// -4 / -6 on the data connection.
+    /// The last test-specific -4 / -6 (also copied into data_host_family and
+    /// data_local_family).
     pub data_family: Family,
     /// -V: use sendfile/zerocopy (copy avoidance) where the test allows.
     pub copy_avoidance: bool,
@@ -200,6 +248,7 @@ impl Default for GlobalOptions {
             remote_cpu: false,
             remote_cpu_rate: 0.0,
             format_units: 'm',
+            format_units_explicit: false,
             brand: None,
             print_headers: true,
             verbosity: 1,
@@ -211,6 +260,8 @@ impl Default for GlobalOptions {
             result_confidence_only: false,
             interim_interval: None,
             interim_units: None,
+            interim_units_value: None,
+            interim_always_timestamp: false,
             local_fill_file: None,
             remote_fill_file: None,
             keep_statistics: false,
@@ -237,6 +288,9 @@ impl Default for GlobalOptions {
             passphrase: None,
             interval_wait_ms: 0,
             interval_burst: 0,
+            interval_usecs: 0,
+            remote_interval_usecs: 0,
+            remote_interval_burst: 0,
             command_line: String::new(),
         }
     }
@@ -249,6 +303,7 @@ impl Default for TestOptions {
             connection_test: false,
             cork: false,
             direction: None,
+            direction_mask: None,
             local_nodelay: false,
             remote_nodelay: false,
             receive_timeout: None,

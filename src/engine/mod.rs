@@ -1,1 +1,36 @@
-//! engine
+//! The data path, shared by both ends: stream send and receive, request/response
+//! with first burst, and connect tests. Blocking sockets, one thread per stream;
+//! the loops read a relaxed atomic to stop and allocate nothing per call.
+
+pub mod connect;
+pub mod io;
+pub mod ring;
+pub mod rr;
+pub mod stream;
+pub mod timer;
+
+/// What one end's loop counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+    pub send_calls: u64,
+    pub recv_calls: u64,
+    pub failed_sends: u64,
+    pub transactions: u64,
+}
+
+/// Why a data loop stopped early with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum DataError {
+    #[error("data send error: {0}")]
+    Send(std::io::Error),
+    #[error("data recv error: {0}")]
+    Recv(std::io::Error),
+    #[error("data connection error: {0}")]
+    Connect(std::io::Error),
+}
+
+/// Optional per-operation timing: only touched when the user asked for it
+/// (-v 2 or -j), so the default path reads no clock.
+pub type Histogram = crate::measure::histogram::Histogram;

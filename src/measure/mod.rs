@@ -2,4 +2,7 @@
 //! (`cpu`), confidence intervals over iterations (`confidence`) and the latency
 //! histogram (`histogram`).
 
+pub mod confidence;
+pub mod cpu;
+pub mod histogram;
 pub mod outcome;

@@ -1,1 +1,29 @@
 //! Output: the classic netperf result blocks, banners, units and warnings.
+//!
+//! * `banner` — the first line of every test.
+//! * `classic` — the titles and result rows of the classic tests (layouts in `layouts`).
+//! * `confidence` — the "Desired confidence was not achieved" warning.
+//! * `histogram` — the -v 2 histogram print.
+//! * `service_demand` — µs of CPU per KB or per transaction.
+//! * `units` — the -f letters, their labels and divisors.
+//! * `cfmt` — the printf subset the templates are written in.
+
+pub mod banner;
+pub mod cfmt;
+pub mod classic;
+pub mod confidence;
+pub mod histogram;
+mod layouts;
+pub mod service_demand;
+pub mod units;
+
+#[cfg(test)]
+mod stock_tests;
+#[cfg(test)]
+mod test_outcomes;
+#[cfg(test)]
+mod transcript_tests;
+
+pub use banner::{render_banner, Banner, BannerConfidence, BannerEndpoint, BannerFeatures};
+pub use classic::{render_classic, ClassicKind, ClassicOptions, HeadlineFigures};
+pub use confidence::{render_confidence_warning, ConfidenceWidths};

@@ -1,0 +1,552 @@
+//! netperf's test-specific options (after `--`) for the omni and migrated
+//! BSD sockets tests: the letters its `scan_omni_args()` accepts and what
+//! each one sets in [`TestOptions`]. Options netperf accepts but this build
+//! cannot honour are listed in `TestOptions::unsupported`, never dropped.
+
+use super::checked;
+use super::config::{Config, Family, TestOptions};
+use super::error::{CliError, OptionName, Section};
+use super::getopt::{OptionTable, ValueKind};
+use super::sizespec::{self, split_pair, split_pair_explicit, split_pair_explicit_sep};
+use super::values;
+
+use ValueKind::{Flag, OptionalWord, Required};
+
+/// netperf 2.7.1's omni letters (`OMNI_ARGS`), with the optional selector
+/// of `-k`, `-o`, `-O` that netperf reads by hand, and the `[L][,R]` word
+/// the usage text documents after `-D`.
+pub const TEST_OPTIONS: &OptionTable = &[
+    ('4', Flag),
+    ('6', Flag),
+    ('a', Flag),
+    ('B', Flag),
+    ('b', Required),
+    ('c', Flag),
+    ('C', Flag),
+    ('d', Required),
+    ('D', OptionalWord),
+    ('e', Required),
+    ('f', Flag),
+    ('F', Flag),
+    ('g', Flag),
+    ('G', Required),
+    ('h', Flag),
+    ('H', Required),
+    ('i', Required),
+    ('I', Flag),
+    ('j', Required),
+    ('k', OptionalWord),
+    ('K', Required),
+    ('l', Required),
+    ('L', Required),
+    ('m', Required),
+    ('M', Required),
+    ('n', Flag),
+    ('N', Flag),
+    ('o', OptionalWord),
+    ('O', OptionalWord),
+    ('p', Required),
+    ('P', Required),
+    ('q', Required),
+    ('r', Required),
+    ('R', Required),
+    ('s', Required),
+    ('S', Required),
+    ('t', Required),
+    ('T', Required),
+    ('u', Required),
+    ('U', Flag),
+    ('V', Flag),
+    ('w', Required),
+    ('W', Required),
+];
+
+/// Options netperf accepts that this build does not implement, and what
+/// netperf would do with them (for the reader; the binary only warns).
+const UNSUPPORTED_LETTERS: [(char, &str); 10] = [
+    ('a', "TCP_DEFER_ACCEPT on the listening data socket"),
+    ('B', "IP_PKTINFO on UDP data sockets"),
+    ('g', "SO_DEBUG on the data socket"),
+    (
+        'i',
+        "check interval (netperf 2.7.1 only prints that it was removed)",
+    ),
+    ('I', "write() instead of send()"),
+    ('j', "parallel connections"),
+    ('l', "multicast TTL"),
+    ('q', "SO_MAX_PACING_RATE"),
+    ('U', "keep retrying failed connect() calls"),
+    ('w', "accepted and ignored by netperf 2.7.1"),
+];
+
+/// The test name whose test options netperf reads with omni's own rules
+/// (for every other name `-d` is ignored and the direction is the preset's).
+const NATIVE_OMNI_TEST: &str = "OMNI";
+
+/// Longest UUID netperf keeps (its buffer holds 37 characters).
+const UUID_MAX: usize = 37;
+
+fn name(letter: char) -> OptionName {
+    OptionName {
+        letter,
+        section: Section::Test,
+    }
+}
+
+/// Which omni output style an option selects.
+#[derive(Clone, Copy)]
+enum OutputStyle {
+    Keyval,
+    Csv,
+    Human,
+}
+
+/// Applies one test-specific option. `-h` never reaches here: the parser
+/// answers it itself. `config.global.test_name` must already be final.
+pub fn apply_test(config: &mut Config, letter: char, value: Option<&str>) -> Result<(), CliError> {
+    let option = name(letter);
+    let text = value.unwrap_or("");
+    let is_native_omni = config.global.test_name == NATIVE_OMNI_TEST;
+    let test = &mut config.test;
+    let positive_size = |half: &str| checked::size_u32(option, half, 1);
+    let buffer_size = |half: &str| checked::size_i32(option, half, 1);
+    let port = |half: &str| checked::plain::<u16>(option, half, 0, i64::from(u16::MAX));
+    if unsupported_purpose(letter).is_some() {
+        test.unsupported.push(option_text(letter, value));
+        return Ok(());
+    }
+    match letter {
+        '4' => set_data_family(test, Family::Inet),
+        '6' => set_data_family(test, Family::Inet6),
+        'b' => test.first_burst = checked::plain(option, text, 0, i64::from(i32::MAX))?,
+        'c' => test.connection_test = true,
+        'C' => test.cork = true,
+        'd' => {
+            let mask = values::parse_direction(text)
+                .map_err(|reason| CliError::invalid(option, text, reason))?;
+            if is_native_omni {
+                test.direction = Some(text.to_string());
+                test.direction_mask = Some(mask);
+            } else {
+                test.unsupported.push(option_text(letter, value));
+            }
+        }
+        'D' => {
+            test.local_nodelay = true;
+            test.remote_nodelay = true;
+            if value.is_some() {
+                test.unsupported.push(option_text(letter, value));
+            }
+        }
+        'e' => test.receive_timeout = Some(checked::plain(option, text, 0, i64::from(i32::MAX))?),
+        'f' => test.mtu_discover = true,
+        'F' => test.fastopen = true,
+        'G' => test.maxseg = Some(checked::plain(option, text, 1, i64::from(i32::MAX))?),
+        'H' => {
+            let (address, family) = data_address(test, option, letter, text)?;
+            if let Some(address) = address {
+                test.data_host = Some(address);
+            }
+            if let Some(family) = family {
+                test.data_host_family = family;
+            }
+        }
+        'L' => {
+            let (address, family) = data_address(test, option, letter, text)?;
+            if let Some(address) = address {
+                test.data_local = Some(address);
+            }
+            if let Some(family) = family {
+                test.data_local_family = family;
+            }
+        }
+        'k' => select_output(test, OutputStyle::Keyval, value),
+        'o' => select_output(test, OutputStyle::Csv, value),
+        'O' => select_output(test, OutputStyle::Human, value),
+        'K' => {
+            let halves = checked::pair(option, text, split_pair)?;
+            if let Some(local) = halves.first {
+                test.local_cong_control = Some(local.to_string());
+            }
+            if let Some(remote) = halves.second {
+                test.remote_cong_control = Some(remote.to_string());
+            }
+        }
+        'm' => {
+            let (local, remote) =
+                checked::pair_of(option, text, split_pair_explicit, positive_size)?;
+            set_some(&mut test.local_send_size, local);
+            set_some(&mut test.remote_send_size, remote);
+        }
+        'M' => {
+            // netperf's omni parser: the first value is the netserver's.
+            let (remote, local) =
+                checked::pair_of(option, text, split_pair_explicit, positive_size)?;
+            set_some(&mut test.remote_recv_size, remote);
+            set_some(&mut test.local_recv_size, local);
+        }
+        'n' => test.local_connected = true,
+        'N' => test.remote_connected = true,
+        'p' => {
+            let (min, max) = checked::pair_of(option, text, split_pair, port)?;
+            set_some(&mut test.port_min, min);
+            set_some(&mut test.port_max, max);
+        }
+        'P' => {
+            let (local, remote) = checked::pair_of(option, text, split_pair, port)?;
+            set_some(&mut test.local_data_port, local);
+            set_some(&mut test.remote_data_port, remote);
+        }
+        'r' => {
+            let (request, response) = checked::pair_of(option, text, split_pair, positive_size)?;
+            set_some(&mut test.request_size, request);
+            set_some(&mut test.response_size, response);
+        }
+        'R' => {
+            test.routing_allowed = match text.trim() {
+                "0" => Some(false),
+                "1" => Some(true),
+                _ => return Err(CliError::invalid(option, text, "must be 0 or 1")),
+            }
+        }
+        's' => {
+            let (send, recv) = checked::pair_of(option, text, split_pair, buffer_size)?;
+            set_some(&mut test.local_send_buf, send);
+            set_some(&mut test.local_recv_buf, recv);
+        }
+        'S' => {
+            let (send, recv) = checked::pair_of(option, text, split_pair, buffer_size)?;
+            set_some(&mut test.remote_send_buf, send);
+            set_some(&mut test.remote_recv_buf, recv);
+        }
+        't' => {
+            let socket_type = values::parse_socket_type(text)
+                .map_err(|reason| CliError::invalid(option, text, reason))?;
+            test.socket_type = Some(socket_type.to_string());
+        }
+        'T' => {
+            let (protocol, implied_type) = values::parse_protocol(text)
+                .map_err(|reason| CliError::invalid(option, text, reason))?;
+            test.protocol = Some(protocol.to_string());
+            if let Some(socket_type) = implied_type {
+                test.socket_type = Some(socket_type.to_string());
+            }
+        }
+        'u' => {
+            if text.is_empty() || text.len() > UUID_MAX {
+                return Err(CliError::invalid(
+                    option,
+                    text,
+                    format!("a UUID must be 1 to {UUID_MAX} characters"),
+                ));
+            }
+            test.uuid = Some(text.to_string());
+        }
+        'V' => test.copy_avoidance = true,
+        // netperf's omni -W shares the global send ring width.
+        'W' => config.global.send_width = checked::size_u32(option, text, 0)?,
+        _ => {
+            return Err(CliError::UnknownOption {
+                letter,
+                section: Section::Test,
+            })
+        }
+    }
+    Ok(())
+}
+
+/// What netperf does with a test-specific option this build accepts but
+/// does not implement (None for the implemented ones), for fuller warnings.
+pub fn unsupported_purpose(letter: char) -> Option<&'static str> {
+    UNSUPPORTED_LETTERS
+        .iter()
+        .find(|(known, _)| *known == letter)
+        .map(|(_, purpose)| *purpose)
+}
+
+/// The option as the user typed it, for the "not yet supported" warning.
+fn option_text(letter: char, value: Option<&str>) -> String {
+    match value {
+        Some(value) => format!("-{letter} {value}"),
+        None => format!("-{letter}"),
+    }
+}
+
+fn set_some<T>(field: &mut Option<T>, value: Option<T>) {
+    if value.is_some() {
+        *field = value;
+    }
+}
+
+/// The last -4/-6 sets both data families; a later `-H ..,fam` or
+/// `-L ..,fam` overrides its own side.
+fn set_data_family(test: &mut TestOptions, family: Family) {
+    test.data_family = family;
+    test.data_host_family = family;
+    test.data_local_family = family;
+}
+
+/// `-H`/`-L name[/mask][,family]`: the address without its mask, and the
+/// family. A mask (netperf's address randomization) is validated and listed
+/// as unsupported.
+fn data_address(
+    test: &mut TestOptions,
+    option: OptionName,
+    letter: char,
+    text: &str,
+) -> Result<(Option<String>, Option<Family>), CliError> {
+    let halves = checked::pair(option, text, split_pair_explicit)?;
+    let mut address = None;
+    if let Some(name_and_mask) = halves.first {
+        let parts = split_pair_explicit_sep(name_and_mask, '/');
+        if let Some(mask) = parts.second {
+            let bits = sizespec::parse_size(mask)
+                .map_err(|reason| CliError::invalid(option, text, reason))?;
+            if bits > 128 {
+                return Err(CliError::invalid(
+                    option,
+                    text,
+                    "a mask length must be at most 128",
+                ));
+            }
+            test.unsupported.push(format!("-{letter} {text}"));
+        }
+        address = parts.first.map(str::to_string);
+    }
+    let family = halves
+        .second
+        .map(|family| {
+            values::parse_family(family).map_err(|reason| CliError::invalid(option, text, reason))
+        })
+        .transpose()?;
+    Ok((address, family))
+}
+
+/// `-k`, `-o`, `-O`: the last one wins and forgets the others' selection.
+fn select_output(test: &mut TestOptions, style: OutputStyle, selection: Option<&str>) {
+    test.keyval_output = None;
+    test.csv_output = None;
+    test.human_output = None;
+    let chosen = Some(selection.unwrap_or("").to_string());
+    match style {
+        OutputStyle::Keyval => test.keyval_output = chosen,
+        OutputStyle::Csv => test.csv_output = chosen,
+        OutputStyle::Human => test.human_output = chosen,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cli::config::{Config, Family};
+    use crate::cli::{parse_netperf, Invocation};
+
+    fn run(line: &str) -> Config {
+        let args: Vec<String> = line.split_whitespace().map(String::from).collect();
+        match parse_netperf(&args) {
+            Ok(Invocation::Run(config)) => config,
+            other => panic!("`{line}` gave {other:?}"),
+        }
+    }
+
+    fn error(line: &str) -> String {
+        let args: Vec<String> = line.split_whitespace().map(String::from).collect();
+        match parse_netperf(&args) {
+            Err(error) => error.to_string(),
+            other => panic!("`{line}` gave {other:?}"),
+        }
+    }
+
+    #[test]
+    fn send_sizes_are_starred() {
+        let t = run("-- -m 32K").test;
+        assert_eq!((t.local_send_size, t.remote_send_size), (Some(32768), None));
+        let t = run("-- -m ,32K").test;
+        assert_eq!((t.local_send_size, t.remote_send_size), (None, Some(32768)));
+        let t = run("-- -m 16K,32K").test;
+        assert_eq!(
+            (t.local_send_size, t.remote_send_size),
+            (Some(16384), Some(32768))
+        );
+        let t = run("-- -m 1k").test;
+        assert_eq!(t.local_send_size, Some(1000));
+    }
+
+    #[test]
+    fn recv_sizes_give_the_first_value_to_the_remote() {
+        let t = run("-- -M 32K").test;
+        assert_eq!((t.remote_recv_size, t.local_recv_size), (Some(32768), None));
+        let t = run("-- -M ,32K").test;
+        assert_eq!((t.remote_recv_size, t.local_recv_size), (None, Some(32768)));
+        let t = run("-- -M 16K,32K").test;
+        assert_eq!(
+            (t.remote_recv_size, t.local_recv_size),
+            (Some(16384), Some(32768))
+        );
+    }
+
+    #[test]
+    fn two_parm_rules_on_sizes() {
+        let t = run("-- -r 128").test;
+        assert_eq!((t.request_size, t.response_size), (Some(128), Some(128)));
+        let t = run("-- -r ,16K").test;
+        assert_eq!((t.request_size, t.response_size), (None, Some(16384)));
+        let t = run("-- -r 128,").test;
+        assert_eq!((t.request_size, t.response_size), (Some(128), None));
+        let t = run("-- -s 128K -S 1M,2M").test;
+        assert_eq!(
+            (t.local_send_buf, t.local_recv_buf),
+            (Some(131072), Some(131072))
+        );
+        assert_eq!(
+            (t.remote_send_buf, t.remote_recv_buf),
+            (Some(1 << 20), Some(2 << 20))
+        );
+    }
+
+    #[test]
+    fn bad_sizes_name_option_and_value() {
+        for option in ["m", "M", "r", "s", "S"] {
+            assert_eq!(
+                error(&format!("-- -{option} 0")),
+                format!("invalid value '0' for test option -{option}: must be at least 1")
+            );
+            assert_eq!(
+                error(&format!("-- -{option} abc")),
+                format!("invalid value 'abc' for test option -{option}: not a number")
+            );
+        }
+        assert!(error("-- -s 3G").contains("must be at least 1"));
+        assert!(error("-- -m 32KB").contains("unknown unit suffix 'KB'"));
+        assert!(error("-- -r 1,x").contains("'x'"));
+    }
+
+    #[test]
+    fn direction_only_for_native_omni() {
+        let t = run("-t omni -- -d rr").test;
+        assert_eq!(
+            (t.direction.as_deref(), t.direction_mask),
+            (Some("rr"), Some(6))
+        );
+        let t = run("-t omni -- -d Send|Recv").test;
+        assert_eq!(t.direction_mask, Some(6));
+        // netperf ignores -d for the classic names; we say so
+        let t = run("-t TCP_STREAM -- -d recv").test;
+        assert_eq!(t.direction, None);
+        assert_eq!(t.unsupported, vec!["-d recv".to_string()]);
+        assert!(error("-t omni -- -d sideways").starts_with(
+            "invalid value 'sideways' for test option -d: unknown direction 'sideways'"
+        ));
+        assert!(error("-- -d 9").contains("unknown direction"));
+    }
+
+    #[test]
+    fn nodelay_and_its_documented_word() {
+        let t = run("-- -D").test;
+        assert!(t.local_nodelay && t.remote_nodelay);
+        assert!(t.unsupported.is_empty());
+        let t = run("-- -D L -b 8").test;
+        assert!(t.local_nodelay && t.remote_nodelay);
+        assert_eq!(t.unsupported, vec!["-D L".to_string()]);
+        assert_eq!(t.first_burst, 8);
+    }
+
+    #[test]
+    fn output_selection_last_wins() {
+        let t = run("-- -k THROUGHPUT").test;
+        assert_eq!(t.keyval_output.as_deref(), Some("THROUGHPUT"));
+        let t = run("-- -k -d rr").test;
+        assert_eq!(t.keyval_output.as_deref(), Some(""));
+        let t = run("-- -k a -o b -O").test;
+        assert_eq!((t.keyval_output, t.csv_output), (None, None));
+        assert_eq!(t.human_output.as_deref(), Some(""));
+        let t = run("-- -o ?").test;
+        assert_eq!(t.csv_output.as_deref(), Some("?"));
+    }
+
+    #[test]
+    fn data_addresses_and_families() {
+        let t = run("-- -H 10.0.0.2 -L 10.0.0.1,4").test;
+        assert_eq!(t.data_host.as_deref(), Some("10.0.0.2"));
+        assert_eq!(t.data_host_family, Family::Unspec);
+        assert_eq!(t.data_local.as_deref(), Some("10.0.0.1"));
+        assert_eq!(t.data_local_family, Family::Inet);
+        let t = run("-- -4 -H ,6").test;
+        assert_eq!(t.data_family, Family::Inet);
+        assert_eq!(
+            (t.data_host_family, t.data_local_family),
+            (Family::Inet6, Family::Inet)
+        );
+        let t = run("-- -H ,6 -4").test;
+        assert_eq!(t.data_host_family, Family::Inet);
+        let t = run("-- -H 10.0.0.0/24,inet").test;
+        assert_eq!(t.data_host.as_deref(), Some("10.0.0.0"));
+        assert_eq!(t.data_host_family, Family::Inet);
+        assert_eq!(t.unsupported, vec!["-H 10.0.0.0/24,inet".to_string()]);
+        assert!(error("-- -L 10.0.0.0/200").contains("at most 128"));
+    }
+
+    #[test]
+    fn ports() {
+        let t = run("-- -p 5000,6000 -P 7000").test;
+        assert_eq!((t.port_min, t.port_max), (Some(5000), Some(6000)));
+        assert_eq!(
+            (t.local_data_port, t.remote_data_port),
+            (Some(7000), Some(7000))
+        );
+        let t = run("-- -P ,12867").test;
+        assert_eq!((t.local_data_port, t.remote_data_port), (None, Some(12867)));
+        assert!(error("-- -P 70000").contains("between 0 and 65535"));
+        assert!(error("-- -p discard").contains("not a number"));
+    }
+
+    #[test]
+    fn socket_type_protocol_and_routing() {
+        let t = run("-- -T udp").test;
+        assert_eq!(
+            (t.protocol.as_deref(), t.socket_type.as_deref()),
+            (Some("udp"), Some("dgram"))
+        );
+        let t = run("-- -T UDP -t stream").test;
+        assert_eq!(t.socket_type.as_deref(), Some("stream"));
+        assert!(error("-- -T icmp").contains("unknown protocol 'icmp'"));
+        assert!(error("-- -t raw").contains("unknown socket type"));
+        assert_eq!(run("-- -R 0").test.routing_allowed, Some(false));
+        assert_eq!(
+            error("-- -R 2"),
+            "invalid value '2' for test option -R: must be 0 or 1"
+        );
+    }
+
+    #[test]
+    fn flags_and_small_values() {
+        let config = run("-- -c -C -f -F -n -N -V -b 4 -e 1 -G 1036 -u 0123 -K bbr,cubic -W 16");
+        let t = &config.test;
+        assert!(t.connection_test && t.cork && t.mtu_discover && t.fastopen);
+        assert!(t.local_connected && t.remote_connected && t.copy_avoidance);
+        assert_eq!(
+            (t.first_burst, t.receive_timeout, t.maxseg),
+            (4, Some(1), Some(1036))
+        );
+        assert_eq!(t.uuid.as_deref(), Some("0123"));
+        assert_eq!(t.local_cong_control.as_deref(), Some("bbr"));
+        assert_eq!(t.remote_cong_control.as_deref(), Some("cubic"));
+        assert_eq!(config.global.send_width, 16);
+        let t = run("-- -K bbr").test;
+        assert_eq!(t.remote_cong_control.as_deref(), Some("bbr"));
+        assert!(error(&format!("-- -u {}", "u".repeat(38))).contains("1 to 37"));
+        assert!(error("-- -b -1").contains("must be at least 0"));
+    }
+
+    #[test]
+    fn accepted_but_unsupported_options_are_listed() {
+        let t = run("-- -a -B -g -G 100 -i 1 -I -j 2 -l 5 -q 1000 -U -w 10").test;
+        assert_eq!(
+            t.unsupported,
+            ["-a", "-B", "-g", "-i 1", "-I", "-j 2", "-l 5", "-q 1000", "-U", "-w 10"]
+                .map(String::from)
+                .to_vec()
+        );
+        assert!(super::unsupported_purpose('g').is_some());
+        assert!(super::unsupported_purpose('m').is_none());
+    }
+}

@@ -1,0 +1,75 @@
+//! One control connection, either end: whole-message send and receive with a
+//! deadline, so a silent or vanished peer can never hang us.
+
+use crate::wire::{Message, MESSAGE_LEN};
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+/// How long netperf waits for a response before giving up (netperf: 120 s).
+pub const RESPONSE_WAIT: Duration = Duration::from_secs(120);
+
+#[derive(Debug, thiserror::Error)]
+pub enum ChannelError {
+    #[error("the control connection was closed by the other end")]
+    Closed,
+    #[error("no message arrived on the control connection within {0:?}")]
+    TimedOut(Duration),
+    #[error("partial message on the control connection: {0} of 656 bytes")]
+    Partial(usize),
+    #[error("control connection error: {0}")]
+    Io(#[from] io::Error),
+}
+
+pub struct Channel {
+    stream: TcpStream,
+}
+
+impl Channel {
+    pub fn new(stream: TcpStream) -> Self {
+        let _ = stream.set_nodelay(true);
+        Channel { stream }
+    }
+
+    pub fn peer(&self) -> Option<SocketAddr> {
+        self.stream.peer_addr().ok()
+    }
+
+    pub fn local(&self) -> Option<SocketAddr> {
+        self.stream.local_addr().ok()
+    }
+
+    pub fn send(&mut self, m: &Message) -> Result<(), ChannelError> {
+        self.stream.set_write_timeout(Some(RESPONSE_WAIT))?;
+        self.stream.write_all(&m.bytes)?;
+        Ok(())
+    }
+
+    /// Receive one whole message, waiting at most `limit` for all of it.
+    /// A peer that dribbles bytes cannot extend the wait.
+    pub fn recv(&mut self, limit: Duration) -> Result<Message, ChannelError> {
+        let deadline = Instant::now() + limit;
+        let mut buf = [0u8; MESSAGE_LEN];
+        let mut got = 0;
+        while got < MESSAGE_LEN {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(if got == 0 { ChannelError::TimedOut(limit) } else { ChannelError::Partial(got) });
+            }
+            self.stream.set_read_timeout(Some(left.max(Duration::from_millis(1))))?;
+            match self.stream.read(&mut buf[got..]) {
+                Ok(0) => {
+                    return Err(if got == 0 { ChannelError::Closed } else { ChannelError::Partial(got) });
+                }
+                Ok(n) => got += n,
+                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted) => {}
+                Err(e) => return Err(ChannelError::Io(e)),
+            }
+        }
+        Ok(Message::from_bytes(buf))
+    }
+
+    pub fn shutdown(&self) {
+        let _ = self.stream.shutdown(std::net::Shutdown::Both);
+    }
+}

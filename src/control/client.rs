@@ -1,0 +1,589 @@
+//! The netperf side of a test: establish the control connection, ask
+//! netserver for its half (omni request), run our half of the data path,
+//! collect netserver's results, and return what both ends measured.
+
+use super::channel::{Channel, ChannelError, RESPONSE_WAIT};
+use crate::cli::config::{Family, GlobalOptions};
+use crate::engine::ring::BufferRing;
+use crate::engine::timer::{StopFlag, Timer};
+use crate::engine::{self, Counters, DataError, Histogram};
+use crate::measure::cpu::CpuSampler;
+use crate::measure::outcome::{CpuUsage, Outcome, SideStats};
+use crate::net::resolve::{self, af_text, ResolveError};
+use crate::net::socket::{self, SocketOptions};
+use crate::spec::{Limit, Protocol, TestSpec};
+use crate::wire::omni::{self, OmniRequest, OmniResponse, OmniResults};
+use crate::wire::{self, kind, Message};
+use socket2::{SockAddr, Socket};
+use std::net::{SocketAddr, TcpStream};
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
+
+/// Largest UDP payload netperf will choose by itself.
+const UDP_LENGTH_MAX: i32 = 0xFFFF - 28;
+/// How long connecting the control or data connection may take.
+const CONNECT_WAIT: Duration = Duration::from_secs(30);
+/// netperf's PAD_TIME: extra seconds a receiving netserver waits.
+pub const PAD_TIME: u32 = 4;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error(transparent)]
+    Resolve(#[from] ResolveError),
+    #[error("establish control: are you sure there is a netserver listening on {host} at port {port}?\nestablish_control could not establish the control connection from {local} port {local_port} address family {local_family} to {host} port {port} address family {family}")]
+    NoServer {
+        host: String,
+        port: String,
+        local: String,
+        local_port: String,
+        local_family: &'static str,
+        family: &'static str,
+    },
+    #[error("netperf: {0}")]
+    Control(#[from] ChannelError),
+    #[error("netperf: remote error {errno}: {text}")]
+    Remote { errno: i32, text: String },
+    #[error("netperf: unexpected message type {0} from netserver")]
+    Unexpected(u32),
+    #[error("netperf: data connection: {0}")]
+    Data(#[from] DataError),
+    #[error("netperf: {0}")]
+    Setup(String),
+}
+
+fn remote_error(errno: i32) -> ClientError {
+    ClientError::Remote {
+        errno,
+        text: std::io::Error::from_raw_os_error(errno).to_string(),
+    }
+}
+
+/// Open the control connection as netperf's establish_control does.
+pub fn establish(g: &GlobalOptions) -> Result<Channel, ClientError> {
+    let port: u16 = g
+        .port
+        .parse()
+        .map_err(|_| ClientError::Setup(format!("invalid netserver port '{}'", g.port)))?;
+    let addrs = resolve::resolve(&g.host, None, g.host_family, false)?;
+    let local_port: u16 = g.local_port.as_deref().unwrap_or("0").parse().unwrap_or(0);
+    let local = match &g.local_host {
+        Some(h) => Some(resolve::resolve(h, None, g.local_family, false)?[0]),
+        None => None,
+    };
+    for mut addr in addrs.iter().copied() {
+        addr.set_port(port);
+        let attempt = || -> std::io::Result<TcpStream> {
+            let s = socket::create(&addr, &SocketOptions { routing_allowed: true, ..Default::default() })?;
+            if local.is_some() || local_port != 0 {
+                let mut l = local.unwrap_or_else(|| resolve::unspecified_like(&addr));
+                l.set_port(local_port);
+                socket::bind(&s, &l)?;
+            }
+            socket::connect_timeout(&s, &addr, CONNECT_WAIT)?;
+            Ok(s.into())
+        };
+        if let Ok(stream) = attempt() {
+            let mut chan = Channel::new(stream);
+            if let Some(phrase) = &g.passphrase {
+                chan.send(&wire::encode_passphrase(phrase))?;
+            }
+            return Ok(chan);
+        }
+    }
+    Err(ClientError::NoServer {
+        host: g.host.clone(),
+        port: g.port.clone(),
+        local: g.local_host.clone().unwrap_or_else(|| "0.0.0.0".into()),
+        local_port: g.local_port.clone().unwrap_or_else(|| "0".into()),
+        local_family: resolve::family_name(g.local_family),
+        family: addrs.first().map_or("AF_UNSPEC", af_text),
+    })
+}
+
+/// REM_CPU: ask netserver for its CPU rate. Returns (rate, cpus).
+pub fn remote_cpu_rate(chan: &mut Channel) -> Result<(f32, u32), ClientError> {
+    chan.send(&wire::encode_cpu_calibrate_request())?;
+    let m = chan.recv(RESPONSE_WAIT)?;
+    if m.serv_errno() != 0 {
+        return Err(remote_error(m.serv_errno()));
+    }
+    Ok(wire::decode_cpu_calibrate_response(&m))
+}
+
+/// Addresses of the data connection, for the banner.
+#[derive(Debug, Clone)]
+pub struct Endpoints {
+    pub local: SocketAddr,
+    pub remote: SocketAddr,
+}
+
+/// Resolve where the data connection goes, and from where.
+pub fn data_endpoints(spec: &TestSpec) -> Result<(SocketAddr, Option<SocketAddr>), ClientError> {
+    let datagram = spec.protocol == Protocol::Udp;
+    let remote = resolve::resolve(&spec.data_host, None, spec.data_family, datagram)?[0];
+    let local = match &spec.data_local {
+        Some(h) => {
+            let fam = match remote {
+                SocketAddr::V4(_) => Family::Inet,
+                SocketAddr::V6(_) => Family::Inet6,
+            };
+            let mut l = resolve::resolve(h, None, fam, datagram)?[0];
+            l.set_port(spec.local_data_port);
+            Some(l)
+        }
+        None if spec.local_data_port != 0 || datagram => {
+            let mut l = resolve::unspecified_like(&remote);
+            l.set_port(spec.local_data_port);
+            Some(l)
+        }
+        None => None,
+    };
+    Ok((remote, local))
+}
+
+fn local_socket_options(spec: &TestSpec) -> SocketOptions {
+    SocketOptions {
+        udp: spec.protocol == Protocol::Udp,
+        send_buf: spec.local_send_buf,
+        recv_buf: spec.local_recv_buf,
+        nodelay: spec.local_nodelay,
+        cork: spec.cork,
+        routing_allowed: spec.routing_allowed,
+        keepalive: spec.keepalive,
+        priority: spec.local_socket_prio,
+        tos: spec.local_socket_tos,
+        cong_control: spec.local_cong_control.clone(),
+        reuse_address: spec.connection,
+    }
+}
+
+/// The local message sizes and ring widths, chosen as netperf chooses them.
+struct LocalSizes {
+    send_size: i32,
+    recv_size: i32,
+    send_width: u32,
+    recv_width: u32,
+}
+
+fn local_sizes(spec: &TestSpec, lss: i32, lsr: i32) -> LocalSizes {
+    let mut s = LocalSizes { send_size: 0, recv_size: 0, send_width: spec.send_width, recv_width: spec.recv_width };
+    if spec.xmit() {
+        if spec.request_size > 0 {
+            s.send_size = spec.request_size;
+            s.send_width = s.send_width.max(1);
+        } else {
+            s.send_size = if spec.send_size > 0 {
+                spec.send_size as i32
+            } else if lss > 0 {
+                if spec.protocol == Protocol::Udp { lss.min(UDP_LENGTH_MAX) } else { lss }
+            } else {
+                4096
+            };
+            if s.send_width == 0 {
+                s.send_width = (lss.max(0) / s.send_size.max(1)) as u32 + 1;
+            }
+            if s.send_width == 1 {
+                s.send_width = 2;
+            }
+        }
+    }
+    if spec.recv() {
+        if spec.response_size > 0 {
+            s.recv_size = spec.response_size;
+            s.recv_width = s.recv_width.max(1);
+        } else {
+            s.recv_size = if spec.recv_size > 0 { spec.recv_size as i32 } else if lsr > 0 { lsr } else { 4096 };
+            if s.recv_width == 0 {
+                s.recv_width = (lsr.max(0) / s.recv_size.max(1)) as u32 + 1;
+                if s.recv_width == 1 {
+                    s.recv_width = 2;
+                }
+            }
+        }
+    }
+    s
+}
+
+fn nf_family(a: &SocketAddr) -> u32 {
+    match a {
+        SocketAddr::V4(_) => omni::NF_INET,
+        SocketAddr::V6(_) => omni::NF_INET6,
+    }
+}
+
+fn ip_bytes(a: &SocketAddr) -> [u8; 16] {
+    let mut out = [0u8; 16];
+    match a {
+        SocketAddr::V4(v4) => out[..4].copy_from_slice(&v4.ip().octets()),
+        SocketAddr::V6(v6) => out = v6.ip().octets(),
+    }
+    out
+}
+
+/// The knobs of one run that come from the global options.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub local_cpu: bool,
+    pub remote_cpu: bool,
+    pub remote_cpu_rate: f32,
+    pub remote_cpu_bind: i32,
+    pub num_cpus: Option<u32>,
+    pub wait_secs: u32,
+    pub remote_fill_file: String,
+    /// File whose bytes fill local send buffers and back TCP_SENDFILE.
+    pub local_fill_file: Option<String>,
+}
+
+impl RunOptions {
+    pub fn from_global(g: &GlobalOptions) -> Self {
+        RunOptions {
+            local_cpu: g.local_cpu,
+            remote_cpu: g.remote_cpu,
+            remote_cpu_rate: g.remote_cpu_rate,
+            remote_cpu_bind: g.remote_cpu_bind,
+            num_cpus: g.num_cpus,
+            wait_secs: g.wait_secs,
+            remote_fill_file: g.remote_fill_file.clone().unwrap_or_default(),
+            local_fill_file: g.local_fill_file.clone(),
+        }
+    }
+}
+
+fn build_request(spec: &TestSpec, run: &RunOptions, sizes: &LocalSizes, local: &SocketAddr, remote: &SocketAddr, explicit_remote: bool) -> OmniRequest {
+    let mut flags = 0;
+    let table = [
+        (spec.remote_nodelay, omni::flag::NO_DELAY),
+        (spec.connection, omni::flag::CONNECT_TEST),
+        (run.remote_cpu, omni::flag::MEASURE_CPU),
+        (spec.routing_allowed, omni::flag::ROUTING_ALLOWED),
+        (spec.remote_connected, omni::flag::USE_CONNECTED),
+        (spec.keepalive, omni::flag::WANT_KEEPALIVE),
+    ];
+    for (on, bit) in table {
+        if on {
+            flags |= bit;
+        }
+    }
+    let mut direction = 0;
+    if spec.xmit() {
+        direction |= omni::DIR_RECV;
+    }
+    if spec.recv() {
+        direction |= omni::DIR_XMIT;
+    }
+    let test_length = match spec.limit {
+        Limit::Seconds(s) => s.min(i32::MAX as u32) as i32,
+        Limit::Units(n) => -(n.min(i32::MAX as u64) as i32),
+    };
+    OmniRequest {
+        cpu_bind: run.remote_cpu_bind,
+        send_buf_size: spec.remote_send_buf,
+        send_size: spec.remote_send_size,
+        send_alignment: spec.remote_send_align,
+        send_offset: spec.remote_send_offset,
+        send_width: sizes.send_width,
+        request_size: spec.request_size,
+        recv_buf_size: spec.remote_recv_buf,
+        receive_size: spec.remote_recv_size,
+        recv_alignment: spec.remote_recv_align,
+        recv_offset: spec.remote_recv_offset,
+        recv_width: sizes.recv_width,
+        response_size: spec.response_size,
+        flags,
+        cpu_rate: run.remote_cpu_rate,
+        test_length,
+        so_rcvavoid: 0,
+        so_sndavoid: 0,
+        send_dirty_count: -1,
+        recv_dirty_count: -1,
+        recv_clean_count: -1,
+        data_port: u32::from(spec.remote_data_port),
+        ipfamily: nf_family(remote),
+        socket_type: if spec.protocol == Protocol::Udp { omni::NST_DGRAM } else { omni::NST_STREAM },
+        protocol: spec.protocol.ipproto(),
+        direction,
+        netperf_port: u32::from(local.port()),
+        interval_burst: 0,
+        interval_usecs: 0,
+        netperf_ip: ip_bytes(local),
+        netserver_ip: if explicit_remote { ip_bytes(remote) } else { [0; 16] },
+        socket_prio: spec.remote_socket_prio,
+        socket_tos: spec.remote_socket_tos,
+        cong_control: spec.remote_cong_control.clone(),
+        fill_file: run.remote_fill_file.clone(),
+    }
+}
+
+/// What the netperf side learned about one iteration beyond the Outcome.
+pub struct Iteration {
+    pub outcome: Outcome,
+    pub endpoints: Endpoints,
+}
+
+/// Run one iteration of `spec` over an established control connection.
+pub fn run_iteration(chan: &mut Channel, spec: &TestSpec, run: &RunOptions, explicit_remote: bool) -> Result<Iteration, ClientError> {
+    let (remote0, local_bind) = data_endpoints(spec)?;
+    let opts = local_socket_options(spec);
+    let sock = socket::create(&remote0, &opts).map_err(|e| ClientError::Setup(format!("unable to create data socket: {e}")))?;
+    if let Some(l) = &local_bind {
+        socket::bind(&sock, l).map_err(|e| ClientError::Setup(e.to_string()))?;
+    }
+    let (lss, lsr) = socket::buffer_sizes(&sock);
+    let sizes = local_sizes(spec, lss, lsr);
+    let local_addr = socket::local_addr(&sock).unwrap_or_else(|| resolve::unspecified_like(&remote0));
+
+    let request = build_request(spec, run, &sizes, &local_addr, &remote0, explicit_remote);
+    chan.send(&request.encode())?;
+    let reply = chan.recv(RESPONSE_WAIT)?;
+    let response = OmniResponse::decode(&reply);
+    if response.serv_errno != 0 {
+        return Err(remote_error(response.serv_errno));
+    }
+    if reply.kind() != kind::OMNI_RESPONSE {
+        return Err(ClientError::Unexpected(reply.kind()));
+    }
+    let port = u16::try_from(response.data_port).map_err(|_| ClientError::Setup(format!("netserver sent an invalid data port {}", response.data_port)))?;
+    let mut remote = remote0;
+    remote.set_port(port);
+
+    if run.wait_secs > 0 {
+        std::thread::sleep(Duration::from_secs(u64::from(run.wait_secs)));
+    }
+    let mut hist = spec.keep_histogram.then(Histogram::new);
+    let mut cpu = if run.local_cpu { CpuSampler::start(run.num_cpus).ok() } else { None };
+    let stop = StopFlag::new();
+    let (seconds, units) = match spec.limit {
+        Limit::Seconds(0) => (None, None),
+        Limit::Seconds(s) => (Some(Duration::from_secs(u64::from(s))), None),
+        Limit::Units(n) => (None, Some(n)),
+    };
+    let started = Instant::now();
+    let timer = Timer::arm(seconds, stop.clone());
+    let (counters, mss_seen, data_sock) = run_data(spec, sock, &remote, local_bind, &opts, &sizes, run, &stop, units, hist.as_mut())?;
+    let elapsed = started.elapsed().as_secs_f64();
+    drop(timer);
+    let local_cpu = cpu.as_mut().and_then(|c| c.stop().ok());
+
+    let mut local = SideStats {
+        send_buf_req: spec.local_send_buf,
+        recv_buf_req: spec.local_recv_buf,
+        send_buf: lss,
+        recv_buf: lsr,
+        send_buf_end: lss,
+        recv_buf_end: lsr,
+        send_size: if spec.xmit() { sizes.send_size } else { -1 },
+        recv_size: if spec.recv() { sizes.recv_size } else { -1 },
+        send_align: spec.local_send_align,
+        recv_align: spec.local_recv_align,
+        send_offset: spec.local_send_offset,
+        recv_offset: spec.local_recv_offset,
+        send_width: sizes.send_width,
+        recv_width: sizes.recv_width,
+        retransmits: -1,
+        elapsed,
+        cpu: local_cpu,
+        ..Default::default()
+    };
+    fill_counters(&mut local, &counters);
+    let mut mss = mss_seen;
+    if let Some(s) = &data_sock {
+        if spec.protocol == Protocol::Tcp {
+            let (e_ss, e_sr) = socket::buffer_sizes(s);
+            if spec.local_send_buf < 0 {
+                local.send_buf_end = e_ss;
+            }
+            if spec.local_recv_buf < 0 {
+                local.recv_buf_end = e_sr;
+            }
+            if mss < 0 {
+                mss = socket::mss(s);
+            }
+            local.retransmits = socket::retransmissions(s.as_raw_fd());
+        }
+        finish_data(s, spec, &remote, &stop);
+    }
+    drop(data_sock);
+
+    let wait = RESPONSE_WAIT + seconds.unwrap_or_default() + Duration::from_secs(u64::from(PAD_TIME));
+    let res_msg = chan.recv(wait)?;
+    let results = OmniResults::decode(&res_msg);
+    if results.serv_errno != 0 {
+        return Err(remote_error(results.serv_errno));
+    }
+    let remote_stats = remote_side(spec, &response, &results, run.remote_cpu);
+    let outcome = Outcome {
+        elapsed,
+        local,
+        remote: remote_stats,
+        request_size: spec.request_size,
+        response_size: spec.response_size,
+        first_burst: spec.first_burst,
+        transport_mss: if spec.protocol == Protocol::Tcp { mss } else { -1 },
+        histogram: hist.map(|h| h.to_outcome()),
+    };
+    Ok(Iteration { outcome, endpoints: Endpoints { local: local_bind.unwrap_or(local_addr), remote: remote0 } })
+}
+
+fn fill_counters(side: &mut SideStats, c: &Counters) {
+    side.bytes_sent = c.bytes_sent;
+    side.bytes_received = c.bytes_received;
+    side.send_calls = c.send_calls;
+    side.recv_calls = c.recv_calls;
+    side.failed_sends = c.failed_sends;
+    side.transactions = c.transactions;
+}
+
+fn remote_side(spec: &TestSpec, resp: &OmniResponse, res: &OmniResults, measured_cpu: bool) -> SideStats {
+    let cpu = (measured_cpu && resp.flags & omni::flag::MEASURE_CPU != 0).then(|| CpuUsage {
+        util: f64::from(res.cpu_util),
+        user: f64::from(res.cpu_percent_user),
+        system: f64::from(res.cpu_percent_system),
+        iowait: f64::from(res.cpu_percent_iowait),
+        irq: f64::from(res.cpu_percent_irq),
+        softirq: f64::from(res.cpu_percent_swintr),
+        peak_util: f64::from(res.peak_cpu_util),
+        peak_id: res.peak_cpu_id,
+        num_cpus: res.num_cpus,
+        method: if res.cpu_method == 8 { 'S' } else { '?' },
+    });
+    SideStats {
+        bytes_sent: res.bytes_sent,
+        bytes_received: res.bytes_received,
+        send_calls: u64::from(res.send_calls),
+        recv_calls: u64::from(res.recv_calls),
+        failed_sends: u64::from(res.failed_sends),
+        transactions: u64::from(res.trans_received),
+        send_buf_req: spec.remote_send_buf,
+        recv_buf_req: spec.remote_recv_buf,
+        send_buf: resp.send_buf_size,
+        recv_buf: resp.recv_buf_size,
+        send_buf_end: res.send_buf_size,
+        recv_buf_end: res.recv_buf_size,
+        send_size: resp.send_size,
+        recv_size: resp.receive_size,
+        send_align: spec.remote_send_align,
+        recv_align: spec.remote_recv_align,
+        send_offset: spec.remote_send_offset,
+        recv_offset: spec.remote_recv_offset,
+        send_width: resp.send_width.max(0) as u32,
+        recv_width: resp.recv_width.max(0) as u32,
+        retransmits: res.transport_retrans,
+        elapsed: f64::from(res.elapsed_time),
+        cpu,
+    }
+}
+
+type DataRun = (Counters, i32, Option<Socket>);
+
+/// Connect (when the test needs it) and run our half of the data path.
+#[allow(clippy::too_many_arguments)]
+fn run_data(
+    spec: &TestSpec,
+    sock: Socket,
+    remote: &SocketAddr,
+    local_bind: Option<SocketAddr>,
+    opts: &SocketOptions,
+    sizes: &LocalSizes,
+    run: &RunOptions,
+    stop: &StopFlag,
+    units: Option<u64>,
+    hist: Option<&mut Histogram>,
+) -> Result<DataRun, ClientError> {
+    let udp = spec.protocol == Protocol::Udp;
+    let mut send_ring = BufferRing::new(sizes.send_width, sizes.send_size.max(0) as usize, spec.local_send_align, spec.local_send_offset);
+    let mut recv_ring = BufferRing::new(sizes.recv_width, sizes.recv_size.max(0) as usize, spec.local_recv_align, spec.local_recv_offset);
+    if let Some(path) = &run.local_fill_file {
+        let data = std::fs::read(path).map_err(|e| ClientError::Setup(format!("cannot read fill file '{path}': {e}")))?;
+        send_ring.fill(&data);
+    }
+    if spec.connection {
+        drop(sock);
+        let (c, mss) = engine::connect::client(remote, local_bind.filter(|l| l.port() != 0 || !l.ip().is_unspecified()), opts, &mut send_ring, &mut recv_ring, stop, units, hist)?;
+        return Ok((c, mss, None));
+    }
+    // Blocking calls wake up at least this often to look at the stop flag.
+    socket::set_timeouts(&sock, Some(Duration::from_millis(250))).map_err(|e| ClientError::Setup(e.to_string()))?;
+    let connected = !udp || spec.local_connected;
+    if connected {
+        if let Err(e) = socket::connect_timeout(&sock, remote, CONNECT_WAIT) {
+            return Err(ClientError::Data(DataError::Connect(e)));
+        }
+    }
+    let dest = (!connected).then(|| SockAddr::from(*remote));
+    let fd = sock.as_raw_fd();
+    let counters = if spec.is_rr() {
+        let loss_timeout = spec.receive_timeout.is_some();
+        if let Some(secs) = spec.receive_timeout {
+            let _ = sock.set_read_timeout(Some(Duration::from_secs(secs.max(1) as u64)));
+        }
+        engine::rr::client(fd, &mut send_ring, &mut recv_ring, udp, spec.first_burst, stop, units, dest.as_ref(), loss_timeout, hist)?
+    } else if spec.xmit() {
+        if spec.sendfile {
+            let file = sendfile_source(run, sizes.send_size.max(1) as usize, &send_ring)?;
+            let len = file.metadata().map(|m| m.len() as usize).unwrap_or(0);
+            engine::stream::send_file(fd, file.as_raw_fd(), len, sizes.send_size.max(1) as usize, stop, units)?
+        } else {
+            engine::stream::send(fd, &mut send_ring, stop, units, dest.as_ref(), hist)?
+        }
+    } else {
+        engine::stream::recv(fd, &mut recv_ring, stop, units)?
+    };
+    let mss = if udp { -1 } else { socket::mss(&sock) };
+    Ok((counters, mss, Some(sock)))
+}
+
+/// The file TCP_SENDFILE sends from: the -F fill file, or a temporary file
+/// holding the send ring's pattern (unlinked at once, so nothing is left).
+fn sendfile_source(run: &RunOptions, size: usize, _ring: &BufferRing) -> Result<std::fs::File, ClientError> {
+    use std::io::{Seek, Write};
+    if let Some(path) = &run.local_fill_file {
+        return std::fs::File::open(path).map_err(|e| ClientError::Setup(format!("cannot open fill file '{path}': {e}")));
+    }
+    let dir = std::env::temp_dir();
+    let path = dir.join(format!("netperf-ng-sendfile-{}-{}", std::process::id(), size));
+    let mut f = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&path).map_err(|e| ClientError::Setup(format!("cannot create sendfile source: {e}")))?;
+    let _ = std::fs::remove_file(&path);
+    let chunk = vec![b'n'; size];
+    for _ in 0..4 {
+        f.write_all(&chunk).map_err(|e| ClientError::Setup(e.to_string()))?;
+    }
+    f.rewind().map_err(|e| ClientError::Setup(e.to_string()))?;
+    Ok(f)
+}
+
+/// End the data connection the way netserver expects: a TCP half-close and a
+/// wait for its close, or three zero-length datagrams for UDP.
+fn finish_data(s: &Socket, spec: &TestSpec, remote: &SocketAddr, _stop: &StopFlag) {
+    if spec.protocol == Protocol::Udp {
+        let dest = SockAddr::from(*remote);
+        for _ in 0..3 {
+            let _ = s.send_to(&[], &dest);
+        }
+        return;
+    }
+    let _ = s.shutdown(std::net::Shutdown::Write);
+    let _ = socket::set_timeouts(s, Some(Duration::from_millis(200)));
+    let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 4096];
+    // Drain what the peer still sends (MAERTS) until it closes; bounded.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        match s.recv(&mut buf) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(_) => break,
+        }
+    }
+}
+
+/// Read a message and insist on its type.
+pub fn expect(chan: &mut Channel, wanted: u32) -> Result<Message, ClientError> {
+    let m = chan.recv(RESPONSE_WAIT)?;
+    if m.serv_errno() != 0 {
+        return Err(remote_error(m.serv_errno()));
+    }
+    if m.kind() != wanted {
+        return Err(ClientError::Unexpected(m.kind()));
+    }
+    Ok(m)
+}

@@ -1,0 +1,231 @@
+//! Request/response: the client keeps `first_burst` extra requests in flight
+//! and counts a transaction per response; the server answers each request.
+
+use super::io::{self, Io};
+use super::ring::BufferRing;
+use super::timer::StopFlag;
+use super::{Counters, DataError, Histogram};
+use std::os::fd::RawFd;
+use std::time::Instant;
+
+/// Result of receiving one whole message.
+enum Got {
+    Message,
+    Closed,
+    /// Stopped, or (UDP with a receive timeout) the response was lost.
+    Interrupted,
+    TimedOut,
+}
+
+/// Receive exactly `len` bytes on a stream (waitall), or one datagram.
+#[inline]
+fn recv_message(
+    fd: RawFd,
+    buf: *mut u8,
+    len: usize,
+    udp: bool,
+    stop: &StopFlag,
+    loss_timeout: bool,
+    c: &mut Counters,
+) -> Result<Got, DataError> {
+    let mut got = 0usize;
+    loop {
+        // SAFETY: got < len keeps the pointer inside the buffer.
+        match io::recv(fd, unsafe { buf.add(got) }, len - got) {
+            Io::Moved(n) => {
+                c.recv_calls += 1;
+                c.bytes_received += n as u64;
+                got += n;
+                if udp || got >= len {
+                    return Ok(Got::Message);
+                }
+            }
+            Io::Zero => return Ok(Got::Closed),
+            Io::Retry | Io::NoBuffers => {
+                if stop.is_set() {
+                    return Ok(Got::Interrupted);
+                }
+                if loss_timeout && udp {
+                    return Ok(Got::TimedOut);
+                }
+            }
+            Io::Failed(e) => {
+                if stop.is_set() || e.raw_os_error() == Some(libc::ECONNRESET) {
+                    return Ok(Got::Closed);
+                }
+                return Err(DataError::Recv(e));
+            }
+        }
+    }
+}
+
+/// Send one whole message; false when stopping or the peer is gone.
+#[inline]
+fn send_message(
+    fd: RawFd,
+    buf: *const u8,
+    len: usize,
+    dest: Option<&socket2::SockAddr>,
+    stop: &StopFlag,
+    c: &mut Counters,
+) -> Result<bool, DataError> {
+    let mut done = 0usize;
+    while done < len {
+        // SAFETY: done < len keeps the pointer inside the buffer.
+        match io::send(fd, unsafe { buf.add(done) }, len - done, dest) {
+            Io::Moved(n) => done += n,
+            Io::Retry => {
+                if stop.is_set() {
+                    return Ok(false);
+                }
+            }
+            Io::NoBuffers => {
+                c.failed_sends += 1;
+                return Ok(true);
+            }
+            Io::Zero => return Ok(false),
+            Io::Failed(e) => {
+                if stop.is_set() {
+                    return Ok(false);
+                }
+                return Err(DataError::Send(e));
+            }
+        }
+    }
+    c.send_calls += 1;
+    c.bytes_sent += len as u64;
+    Ok(true)
+}
+
+/// The netperf side of a request/response test.
+#[allow(clippy::too_many_arguments)]
+pub fn client(
+    fd: RawFd,
+    send_ring: &mut BufferRing,
+    recv_ring: &mut BufferRing,
+    udp: bool,
+    first_burst: u32,
+    stop: &StopFlag,
+    trans_limit: Option<u64>,
+    dest: Option<&socket2::SockAddr>,
+    loss_timeout: bool,
+    mut hist: Option<&mut Histogram>,
+) -> Result<Counters, DataError> {
+    let mut c = Counters::default();
+    let (req, rsp) = (send_ring.size(), recv_ring.size());
+    let mut outstanding: u32 = 0;
+    while !stop.is_set() {
+        if let Some(limit) = trans_limit {
+            if c.transactions >= limit {
+                break;
+            }
+        }
+        let started = hist.as_ref().map(|_| Instant::now());
+        while outstanding < first_burst {
+            if !send_message(fd, send_ring.next_ptr(), req, dest, stop, &mut c)? {
+                return Ok(c);
+            }
+            outstanding += 1;
+        }
+        if !send_message(fd, send_ring.next_ptr(), req, dest, stop, &mut c)? {
+            break;
+        }
+        outstanding += 1;
+        match recv_message(fd, recv_ring.next_ptr(), rsp, udp, stop, loss_timeout, &mut c)? {
+            Got::Message => {}
+            Got::TimedOut => {
+                // Lost request or response: start the burst over, as netperf -e does.
+                outstanding = 0;
+                continue;
+            }
+            Got::Closed | Got::Interrupted => break,
+        }
+        outstanding -= 1;
+        c.transactions += 1;
+        if let (Some(h), Some(t0)) = (hist.as_deref_mut(), started) {
+            h.record_ns(t0.elapsed().as_nanos() as u64);
+        }
+    }
+    Ok(c)
+}
+
+/// The netserver side of a TCP request/response test on a connected socket.
+pub fn server_stream(
+    fd: RawFd,
+    recv_ring: &mut BufferRing,
+    send_ring: &mut BufferRing,
+    stop: &StopFlag,
+    trans_limit: Option<u64>,
+) -> Result<Counters, DataError> {
+    let mut c = Counters::default();
+    let (req, rsp) = (recv_ring.size(), send_ring.size());
+    while !stop.is_set() {
+        if let Some(limit) = trans_limit {
+            if c.transactions >= limit {
+                break;
+            }
+        }
+        match recv_message(fd, recv_ring.next_ptr(), req, false, stop, false, &mut c)? {
+            Got::Message => {}
+            _ => break,
+        }
+        if !send_message(fd, send_ring.next_ptr(), rsp, None, stop, &mut c)? {
+            break;
+        }
+        c.transactions += 1;
+    }
+    Ok(c)
+}
+
+/// The netserver side of a UDP request/response test: answer each datagram to
+/// its source; a zero-length datagram ends the test.
+pub fn server_datagram(
+    fd: RawFd,
+    recv_ring: &mut BufferRing,
+    send_ring: &mut BufferRing,
+    stop: &StopFlag,
+    trans_limit: Option<u64>,
+) -> Result<Counters, DataError> {
+    let mut c = Counters::default();
+    let (req, rsp) = (recv_ring.size(), send_ring.size());
+    // SAFETY: sockaddr_storage is plain data.
+    let mut from: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let mut from_len: libc::socklen_t = 0;
+    while !stop.is_set() {
+        if let Some(limit) = trans_limit {
+            if c.transactions >= limit {
+                break;
+            }
+        }
+        match io::recv_from(fd, recv_ring.next_ptr(), req, &mut from, &mut from_len) {
+            Io::Moved(n) => {
+                c.recv_calls += 1;
+                c.bytes_received += n as u64;
+            }
+            Io::Zero => break,
+            Io::Retry | Io::NoBuffers => continue,
+            Io::Failed(e) => {
+                if stop.is_set() {
+                    break;
+                }
+                return Err(DataError::Recv(e));
+            }
+        }
+        match io::send_to_raw(fd, send_ring.next_ptr(), rsp, &from, from_len) {
+            Io::Moved(n) => {
+                c.send_calls += 1;
+                c.bytes_sent += n as u64;
+            }
+            Io::NoBuffers => c.failed_sends += 1,
+            Io::Retry | Io::Zero => {}
+            Io::Failed(e) => {
+                if stop.is_set() {
+                    break;
+                }
+                return Err(DataError::Send(e));
+            }
+        }
+        c.transactions += 1;
+    }
+    Ok(c)
+}

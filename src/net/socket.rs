@@ -1,0 +1,161 @@
+//! Data and control sockets: creation with the options a test asks for
+//! (buffer sizes, NODELAY, CORK, DONTROUTE, KEEPALIVE, priority, TOS,
+//! congestion control), and the facts reports need back (buffer sizes, MSS,
+//! retransmissions, congestion control name).
+
+use socket2::{Domain, Protocol as SockProto, SockAddr, Socket, Type};
+use std::io;
+use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
+use std::time::Duration;
+
+/// Socket options to apply before bind/connect/listen.
+#[derive(Debug, Clone, Default)]
+pub struct SocketOptions {
+    pub udp: bool,
+    /// Requested SO_SNDBUF / SO_RCVBUF; <= 0 leaves the system default.
+    pub send_buf: i32,
+    pub recv_buf: i32,
+    pub nodelay: bool,
+    pub cork: bool,
+    pub routing_allowed: bool,
+    pub keepalive: bool,
+    /// SO_PRIORITY and IP_TOS; < 0 leaves them alone.
+    pub priority: i32,
+    pub tos: i32,
+    pub cong_control: Option<String>,
+    pub reuse_address: bool,
+}
+
+/// Create a socket for `family_of` (its family only) with `opts` applied.
+pub fn create(family_of: &SocketAddr, opts: &SocketOptions) -> io::Result<Socket> {
+    let domain = Domain::for_address(*family_of);
+    let (ty, proto) = if opts.udp {
+        (Type::DGRAM, SockProto::UDP)
+    } else {
+        (Type::STREAM, SockProto::TCP)
+    };
+    let s = Socket::new(domain, ty, Some(proto))?;
+    if opts.send_buf > 0 {
+        s.set_send_buffer_size(opts.send_buf as usize)?;
+    }
+    if opts.recv_buf > 0 {
+        s.set_recv_buffer_size(opts.recv_buf as usize)?;
+    }
+    if opts.reuse_address {
+        s.set_reuse_address(true)?;
+    }
+    if !opts.udp {
+        if opts.nodelay {
+            s.set_tcp_nodelay(true)?;
+        }
+        if opts.cork {
+            s.set_tcp_cork(true)?;
+        }
+        if let Some(cc) = &opts.cong_control {
+            if !cc.is_empty() {
+                s.set_tcp_congestion(cc.as_bytes())?;
+            }
+        }
+    }
+    if !opts.routing_allowed {
+        set_int(&s, libc::SOL_SOCKET, libc::SO_DONTROUTE, 1)?;
+    }
+    if opts.keepalive {
+        s.set_keepalive(true)?;
+    }
+    if opts.priority >= 0 {
+        s.set_priority(opts.priority as u32)?;
+    }
+    if opts.tos >= 0 {
+        match family_of {
+            SocketAddr::V4(_) => s.set_tos_v4(opts.tos as u32)?,
+            SocketAddr::V6(_) => s.set_tclass_v6(opts.tos as u32)?,
+        }
+    }
+    Ok(s)
+}
+
+fn set_int(s: &Socket, level: i32, name: i32, value: i32) -> io::Result<()> {
+    // SAFETY: valid fd and a pointer to a live c_int of the given size.
+    let rc = unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            level,
+            name,
+            &value as *const i32 as *const libc::c_void,
+            std::mem::size_of::<i32>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Current (SO_SNDBUF, SO_RCVBUF) as the kernel reports them.
+pub fn buffer_sizes(s: &Socket) -> (i32, i32) {
+    (
+        s.send_buffer_size().map_or(-1, |v| v as i32),
+        s.recv_buffer_size().map_or(-1, |v| v as i32),
+    )
+}
+
+/// TCP_MAXSEG, or -1.
+pub fn mss(s: &Socket) -> i32 {
+    s.tcp_mss().map_or(-1, |v| v as i32)
+}
+
+/// Total TCP retransmissions from TCP_INFO, or -1 when unavailable.
+pub fn retransmissions(fd: i32) -> i32 {
+    // SAFETY: tcp_info is plain data; getsockopt writes at most `len` bytes.
+    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    let rc = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            &mut info as *mut libc::tcp_info as *mut libc::c_void,
+            &mut len,
+        )
+    };
+    if rc == 0 {
+        info.tcpi_total_retrans as i32
+    } else {
+        -1
+    }
+}
+
+/// The congestion control algorithm in use, or "" when unknown.
+pub fn congestion_control(s: &Socket) -> String {
+    s.tcp_congestion()
+        .map(|v| {
+            let end = v.iter().position(|&b| b == 0).unwrap_or(v.len());
+            String::from_utf8_lossy(&v[..end]).into_owned()
+        })
+        .unwrap_or_default()
+}
+
+/// Bound every later blocking send/recv so that no call can hang a test.
+pub fn set_timeouts(s: &Socket, t: Option<Duration>) -> io::Result<()> {
+    s.set_read_timeout(t)?;
+    s.set_write_timeout(t)
+}
+
+/// Bind to `addr`, turning the error into one that names the address.
+pub fn bind(s: &Socket, addr: &SocketAddr) -> io::Result<()> {
+    s.bind(&SockAddr::from(*addr))
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot bind to {addr}: {e}")))
+}
+
+/// Connect with a bound wait: a non-blocking connect polled up to `limit`.
+pub fn connect_timeout(s: &Socket, addr: &SocketAddr, limit: Duration) -> io::Result<()> {
+    s.connect_timeout(&SockAddr::from(*addr), limit)
+}
+
+/// The local address of a socket as a std address.
+pub fn local_addr(s: &Socket) -> Option<SocketAddr> {
+    s.local_addr().ok().and_then(|a| a.as_socket())
+}

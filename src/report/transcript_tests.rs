@@ -1,0 +1,392 @@
+//! Holds the classic output against netperf 2.7.1's own: every classic
+//! transcript in shared/reference is rebuilt from an `Outcome` carrying the
+//! transcript's numbers and compared byte for byte (banner included).
+
+use super::banner::{classic_title, render_banner, Banner, BannerConfidence, BannerEndpoint};
+use super::classic::{render_classic, ClassicKind, ClassicOptions, HeadlineFigures};
+use super::confidence::ConfidenceWidths;
+use super::test_outcomes::{cpu, maerts, rr, stream, udp_buffers, udp_stream};
+use crate::measure::outcome::{LatencyHistogram, Outcome};
+
+const TRANSCRIPT: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../shared/reference/netperf-2.7.1-transcripts.txt"
+);
+
+/// The output of `command` in the transcript (between its `$ ` line and `[exit`).
+fn transcript_output(text: &str, command: &str) -> Option<String> {
+    let start = text.find(&format!("$ {command}\n"))? + command.len() + 3;
+    let end = start + text[start..].find("[exit ")?;
+    Some(text[start..end].to_string())
+}
+
+fn load_transcript() -> Option<String> {
+    match std::fs::read_to_string(TRANSCRIPT) {
+        Ok(text) => Some(text),
+        Err(err) => {
+            eprintln!("skipping transcript comparison: {TRANSCRIPT}: {err}");
+            None
+        }
+    }
+}
+
+/// Parses the histogram rows of a netperf -v 2 print back into counts.
+fn histogram_from(text: &str) -> Option<LatencyHistogram> {
+    let mut h = LatencyHistogram::default();
+    let mut rows = 0;
+    for line in text.lines() {
+        let mut parts = line.split(':').map(str::trim);
+        let title = parts.next()?;
+        if super::histogram::ROW_TITLES
+            .iter()
+            .any(|t| t.trim() == title)
+            && rows < 8
+        {
+            for (slot, value) in h.rows[rows].iter_mut().zip(parts) {
+                *slot = value.parse().ok()?;
+            }
+            rows += 1;
+        } else if title == "HIST_TOTAL" {
+            h.total = parts.next()?.parse().ok()?;
+        }
+    }
+    (rows == 8).then_some(h)
+}
+
+fn ipv4_banner(kind: ClassicKind) -> Banner {
+    Banner {
+        title: classic_title(kind.test_name())
+            .unwrap_or_default()
+            .to_string(),
+        local: BannerEndpoint {
+            name: "0.0.0.0".into(),
+            address: "0.0.0.0".into(),
+            port: 0,
+            family: "AF_INET".into(),
+        },
+        remote: BannerEndpoint {
+            name: "127.0.0.1".into(),
+            address: "127.0.0.1".into(),
+            port: 0,
+            family: "AF_INET".into(),
+        },
+        ..Banner::default()
+    }
+}
+
+/// One transcript command rebuilt.
+struct Case {
+    command: &'static str,
+    kind: ClassicKind,
+    opts: ClassicOptions,
+    outcome: Outcome,
+    banner: Banner,
+}
+
+impl Case {
+    fn new(command: &'static str, kind: ClassicKind, outcome: Outcome) -> Case {
+        let unit = if kind.is_request_response() { 'x' } else { 'm' };
+        Case {
+            command,
+            kind,
+            opts: ClassicOptions {
+                unit,
+                ..ClassicOptions::default()
+            },
+            outcome,
+            banner: ipv4_banner(kind),
+        }
+    }
+
+    fn with(mut self, change: impl FnOnce(&mut ClassicOptions)) -> Case {
+        change(&mut self.opts);
+        self
+    }
+
+    fn cpus(self) -> Case {
+        self.with(|o| {
+            o.local_cpu = true;
+            o.remote_cpu = true;
+        })
+    }
+
+    /// Banner (when headers are on) and result block; interim lines, which
+    /// another module prints, are dropped from the expected text.
+    fn check(&self, transcript: &str) {
+        let Some(expected) = transcript_output(transcript, self.command) else {
+            panic!("transcript has no command {:?}", self.command);
+        };
+        let expected: String = expected
+            .split_inclusive('\n')
+            .filter(|line| !line.starts_with("Interim result:"))
+            .collect();
+        let mut actual = String::new();
+        if self.opts.print_headers {
+            actual.push_str(&render_banner(&self.banner));
+        }
+        actual.push_str(&render_classic(self.kind, &self.outcome, &self.opts));
+        assert_eq!(actual, expected, "command: {}", self.command);
+    }
+}
+
+fn transcript_cases(transcript: &str) -> Vec<Case> {
+    use ClassicKind::*;
+    let stream_v2 = {
+        let mut o = stream(1.000201, 2395619328);
+        o.local.send_calls = 146217;
+        o.remote.recv_calls = 40726;
+        o.local.send_align = 8;
+        o.remote.recv_align = 8;
+        o.transport_mss = 65483;
+        o.histogram = transcript_output(transcript, "netperf -H 127.0.0.1 -l 1 -t TCP_STREAM -v 2")
+            .and_then(|t| histogram_from(&t));
+        o
+    };
+    let rr_v2 = {
+        let mut o = rr(16058.0 / 16056.122, 16058);
+        o.histogram = transcript_output(transcript, "netperf -H 127.0.0.1 -l 1 -t TCP_RR -v 2")
+            .and_then(|t| histogram_from(&t));
+        o
+    };
+    let stream_cpu = {
+        let mut o = stream(1.0, 2973292500);
+        o.local.cpu = cpu(71.72, 2);
+        o.remote.cpu = cpu(71.72, 2);
+        o
+    };
+    let stream_mbytes = {
+        let mut o = stream(1.0, 2517171078);
+        o.local.send_buf = 262144;
+        o.remote.recv_buf = 262144;
+        o.local.send_size = 32768;
+        o
+    };
+    let udp_cpu = {
+        let mut o = udp_stream(1.00017, 275767, 274840);
+        o.local.cpu = cpu(70.14, 2);
+        o.remote.cpu = cpu(70.14, 2);
+        o
+    };
+    let rr_cpu = {
+        let mut o = rr(1.0, 14512);
+        o.elapsed = 14512.0 / 14511.81;
+        o.request_size = 64;
+        o.response_size = 1024;
+        o.local.cpu = cpu(29.8815, 2);
+        o.remote.cpu = cpu(29.8815, 2);
+        o
+    };
+    let udp_rr = {
+        let mut o = rr(17721.0 / 17721.28, 17721);
+        udp_buffers(&mut o);
+        o
+    };
+    let udp_rr_cpu = {
+        let mut o = rr(17688.0 / 17687.75, 17688);
+        udp_buffers(&mut o);
+        o.local.cpu = cpu(29.9127, 2);
+        o.remote.cpu = cpu(29.9127, 2);
+        o
+    };
+    let confidence_rr = ConfidenceWidths {
+        throughput: 55.891,
+        local_cpu: 0.0,
+        remote_cpu: 0.0,
+    };
+    let averaged_stream = HeadlineFigures {
+        elapsed: 1.0,
+        throughput: 24410.22,
+        local_cpu_util: -1.0,
+        remote_cpu_util: -1.0,
+        local_service_demand: -1.0,
+        remote_service_demand: -1.0,
+    };
+    let mut confidence_stream = Case::new(
+        "netperf -H 127.0.0.1 -l 1 -i 5,3 -I 99,5 -t TCP_STREAM",
+        TcpStream,
+        stream(1.0, 1),
+    )
+    .with(|o| {
+        o.confidence_warning = Some(ConfidenceWidths {
+            throughput: 11.102,
+            local_cpu: 0.0,
+            remote_cpu: 0.0,
+        });
+        o.averaged = Some(averaged_stream);
+    });
+    confidence_stream.banner.confidence = Some(BannerConfidence {
+        level: 99,
+        interval_percent: 5.0,
+        result_only: false,
+    });
+    let mut brand_rr = Case::new(
+        "netperf -H 127.0.0.1 -l 1 -t TCP_RR -P 0 -v 0 -B brand here -- -b 8 -D",
+        TcpRr,
+        rr(1.0, 172937),
+    )
+    .with(|o| {
+        o.print_headers = false;
+        o.verbosity = 0;
+        o.brand = Some("brand here".into());
+    });
+    brand_rr.outcome.elapsed = 172937.0 / 172936.70;
+    brand_rr.outcome.first_burst = 8;
+
+    vec![
+        Case::new(
+            "netperf -H 127.0.0.1 -l 1",
+            TcpStream,
+            stream(1.0, 2960133750),
+        ),
+        Case::new(
+            "netperf -H 127.0.0.1 -l 1 -t TCP_STREAM -c -C",
+            TcpStream,
+            stream_cpu,
+        )
+        .cpus(),
+        Case::new(
+            "netperf -H 127.0.0.1 -l 1 -t TCP_STREAM -v 2",
+            TcpStream,
+            stream_v2,
+        )
+        .with(|o| o.verbosity = 2),
+        Case::new(
+            "netperf -H 127.0.0.1 -l 1 -t TCP_STREAM -v 0",
+            TcpStream,
+            stream(1.0, 3073372500),
+        )
+        .with(|o| o.verbosity = 0),
+        Case::new(
+            "netperf -H 127.0.0.1 -l 1 -t TCP_STREAM -P 0",
+            TcpStream,
+            stream(1.0, 2602860000),
+        )
+        .with(|o| o.print_headers = false),
+        Case::new(
+            "netperf -H 127.0.0.1 -l 1 -t TCP_STREAM -f M -- -m 32K -s 128K -S 128K",
+            TcpStream,
+            stream_mbytes,
+        )
+        .with(|o| o.unit = 'M'),
+        Case::new(
+            "netperf -H 127.0.0.1 -l 1 -t TCP_MAERTS",
+            TcpMaerts,
+            maerts(1.0, 2849980000),
+        ),
+        Case::new(
+            "netperf -H 127.0.0.1 -l 1 -t UDP_STREAM -- -m 1024",
+            UdpStream,
+            udp_stream(1.0000889, 271445, 271135),
+        ),
+        Case::new(
+            "netperf -H 127.0.0.1 -l 1 -t UDP_STREAM -c -C -- -m 1024 -R 1",
+            UdpStream,
+            udp_cpu,
+        )
+        .cpus(),
+        Case::new(
+            "netperf -H 127.0.0.1 -l 1 -t TCP_RR",
+            TcpRr,
+            rr(15612.0 / 15612.14, 15612),
+        ),
+        Case::new("netperf -H 127.0.0.1 -l 1 -t TCP_RR -v 2", TcpRr, rr_v2)
+            .with(|o| o.verbosity = 2),
+        Case::new(
+            "netperf -H 127.0.0.1 -l 1 -t TCP_RR -c -C -- -r 64,1024",
+            TcpRr,
+            rr_cpu,
+        )
+        .cpus(),
+        brand_rr,
+        Case::new("netperf -H 127.0.0.1 -l 1 -t UDP_RR", UdpRr, udp_rr),
+        Case::new(
+            "netperf -H 127.0.0.1 -l 1 -t UDP_RR -c -C",
+            UdpRr,
+            udp_rr_cpu,
+        )
+        .cpus(),
+        Case::new(
+            "netperf -H 127.0.0.1 -l 1 -t TCP_CRR",
+            TcpCrr,
+            rr(11507.0 / 11507.36, 11507),
+        ),
+        Case::new(
+            "netperf -H 127.0.0.1 -l 1 -t TCP_CC",
+            TcpCc,
+            rr(9741.0 / 9741.24, 9741),
+        )
+        .with(|o| o.unit = 'm'),
+        Case::new(
+            "netperf -H 127.0.0.1 -l 1 -t TCP_SENDFILE",
+            TcpSendfile,
+            stream(1.0, 3834935000),
+        ),
+        Case::new(
+            "netperf -H 127.0.0.1 -l 3 -t TCP_STREAM -D 1",
+            TcpStream,
+            stream(3.0, 8380200000),
+        ),
+        Case::new(
+            "netperf -H 127.0.0.1 -l 3 -t TCP_RR -D 1",
+            TcpRr,
+            rr(44377.0 / 14792.19, 44377),
+        ),
+        Case::new(
+            "netperf -H 127.0.0.1 -l 3 -t TCP_RR -D -0.5 -f x",
+            TcpRr,
+            rr(43098.0 / 14366.14, 43098),
+        ),
+        confidence_stream,
+        Case::new(
+            "netperf -H 127.0.0.1 -l 1 -i 5,3 -t TCP_RR -P 0",
+            TcpRr,
+            rr(13011.0 / 13011.35, 13011),
+        )
+        .with(|o| {
+            o.print_headers = false;
+            o.confidence_warning = Some(confidence_rr);
+        }),
+        Case::new(
+            "netperf -H 127.0.0.1 -l -100000 -t TCP_RR",
+            TcpRr,
+            rr(100000.0 / 14537.71, 100000),
+        ),
+        Case::new(
+            "netperf -H 127.0.0.1 -l -10000000 -t TCP_STREAM",
+            TcpStream,
+            stream(10000000.0 * 8.0 / 1e6 / 15632.44, 10000000),
+        ),
+        Case::new(
+            "netperf -H 127.0.0.1 -l 1 -t TCP_STREAM -- -m 0",
+            TcpStream,
+            stream(1.0, 2131083750),
+        ),
+        Case::new(
+            "netperf -H 127.0.0.1 -l 1 -t TCP_STREAM -- -m abc",
+            TcpStream,
+            stream(1.0, 2504033750),
+        ),
+    ]
+}
+
+#[test]
+fn classic_outputs_match_the_transcripts() {
+    let Some(transcript) = load_transcript() else {
+        return;
+    };
+    for case in transcript_cases(&transcript) {
+        case.check(&transcript);
+    }
+}
+
+#[test]
+fn brief_stream_line_has_throughput_as_fifth_field() {
+    let outcome = stream(1.0, 2602860000);
+    let opts = ClassicOptions {
+        print_headers: false,
+        ..ClassicOptions::default()
+    };
+    let text = render_classic(ClassicKind::TcpStream, &outcome, &opts);
+    let fields: Vec<&str> = text.split_whitespace().collect();
+    assert_eq!(fields.get(4), Some(&"20822.88"));
+}

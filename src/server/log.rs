@@ -1,0 +1,21 @@
+//! netserver's log lines: one line per event with a timestamp and the
+//! client's address, on stderr, when -v was given (or -d).
+
+use super::options::ServerOptions;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+pub fn enabled(o: &ServerOptions) -> bool {
+    (o.verbosity_given && o.verbosity > 0) || o.debug > 0
+}
+
+pub fn line(o: &ServerOptions, peer: Option<SocketAddr>, text: &str) {
+    if !enabled(o) {
+        return;
+    }
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let who = peer.map_or_else(|| "-".to_string(), |p| p.to_string());
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{}.{:03} netserver {} {}", now.as_secs(), now.subsec_millis(), who, text);
+}

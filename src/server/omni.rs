@@ -1,0 +1,402 @@
+//! netserver's half of an omni test: validate the request, set up the data
+//! socket, answer with its port and sizes, run the data path, send results.
+
+use super::log;
+use super::options::ServerOptions;
+use crate::control::channel::{Channel, ChannelError};
+use crate::control::client::PAD_TIME;
+use crate::engine::ring::BufferRing;
+use crate::engine::timer::{StopFlag, Timer};
+use crate::engine::{self, Counters, DataError};
+use crate::measure::cpu::{self, CpuSampler};
+use crate::net::socket::{self, SocketOptions};
+use crate::spec::Protocol;
+use crate::wire::omni::{self, OmniRequest, OmniResponse, OmniResults};
+use crate::wire::Message;
+use socket2::{SockAddr, Socket};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
+
+/// Bounds on what a client may ask for; beyond them the request is refused.
+pub mod limits {
+    /// Largest message per send/recv call.
+    pub const MAX_MESSAGE: i32 = 16 << 20;
+    /// Largest ring width.
+    pub const MAX_WIDTH: u32 = 4096;
+    /// Largest total ring memory per direction.
+    pub const MAX_RING_BYTES: u64 = 256 << 20;
+    /// Largest socket buffer request.
+    pub const MAX_SOCKET_BUFFER: i32 = 1 << 30;
+    /// Longest timed test, in seconds (one week).
+    pub const MAX_TEST_SECONDS: i32 = 7 * 24 * 3600;
+    /// Largest alignment and offset, as netperf's MAXALIGNMENT and MAXOFFSET.
+    pub const MAX_ALIGNMENT: u32 = 16384;
+    pub const MAX_OFFSET: u32 = 4096;
+    /// How long to wait for the data connection when the test is not timed.
+    pub const ACCEPT_WAIT_SECS: u64 = 60;
+}
+
+const UDP_LENGTH_MAX: i32 = 0xFFFF - 28;
+
+/// A request field that cannot be honoured, and the errno sent back.
+#[derive(Debug)]
+pub struct Refusal {
+    pub errno: i32,
+    pub reason: String,
+}
+
+fn refuse(errno: i32, reason: impl Into<String>) -> Refusal {
+    Refusal { errno, reason: reason.into() }
+}
+
+/// Check every field before anything is allocated or opened.
+pub fn validate(r: &OmniRequest) -> Result<Protocol, Refusal> {
+    let protocol = Protocol::from_ipproto(r.protocol).ok_or_else(|| refuse(libc::EPROTONOSUPPORT, format!("protocol {} not supported", r.protocol)))?;
+    let expected_type = match protocol {
+        Protocol::Tcp => omni::NST_STREAM,
+        Protocol::Udp => omni::NST_DGRAM,
+    };
+    if r.socket_type != expected_type {
+        return Err(refuse(libc::ESOCKTNOSUPPORT, format!("socket type {} does not fit protocol {}", r.socket_type, r.protocol)));
+    }
+    if r.ipfamily != omni::NF_INET && r.ipfamily != omni::NF_INET6 {
+        return Err(refuse(libc::EAFNOSUPPORT, format!("address family {} not supported", r.ipfamily)));
+    }
+    if r.direction & !(omni::DIR_XMIT | omni::DIR_RECV) != 0 {
+        return Err(refuse(libc::EINVAL, format!("invalid direction {:#x}", r.direction)));
+    }
+    if r.data_port > 65535 || r.netperf_port > 65535 {
+        return Err(refuse(libc::EINVAL, "port out of range"));
+    }
+    for (name, v) in [("send size", r.send_size), ("receive size", r.receive_size), ("request size", r.request_size), ("response size", r.response_size)] {
+        if v > limits::MAX_MESSAGE || (v < 0 && v != -1) {
+            return Err(refuse(libc::EINVAL, format!("{name} {v} out of range")));
+        }
+    }
+    for (name, v) in [("send buffer", r.send_buf_size), ("receive buffer", r.recv_buf_size)] {
+        if v > limits::MAX_SOCKET_BUFFER {
+            return Err(refuse(libc::EINVAL, format!("{name} {v} out of range")));
+        }
+    }
+    for (name, v) in [("send width", r.send_width), ("receive width", r.recv_width)] {
+        if v > limits::MAX_WIDTH {
+            return Err(refuse(libc::EINVAL, format!("{name} {v} out of range")));
+        }
+    }
+    if r.send_alignment > limits::MAX_ALIGNMENT || r.recv_alignment > limits::MAX_ALIGNMENT || r.send_offset > limits::MAX_OFFSET || r.recv_offset > limits::MAX_OFFSET {
+        return Err(refuse(libc::EINVAL, "alignment or offset out of range"));
+    }
+    if r.test_length > limits::MAX_TEST_SECONDS {
+        return Err(refuse(libc::EINVAL, format!("test length {} s out of range", r.test_length)));
+    }
+    if !r.fill_file.is_empty() {
+        return Err(refuse(libc::EPERM, "remote fill files are not served"));
+    }
+    Ok(protocol)
+}
+
+fn local_bind_addr(r: &OmniRequest) -> SocketAddr {
+    let port = r.data_port as u16;
+    let ip: IpAddr = if r.ipfamily == omni::NF_INET6 {
+        IpAddr::V6(Ipv6Addr::from(r.netserver_ip))
+    } else {
+        IpAddr::V4(Ipv4Addr::new(r.netserver_ip[0], r.netserver_ip[1], r.netserver_ip[2], r.netserver_ip[3]))
+    };
+    SocketAddr::new(ip, port)
+}
+
+fn peer_data_addr(r: &OmniRequest) -> SocketAddr {
+    let port = r.netperf_port as u16;
+    if r.ipfamily == omni::NF_INET6 {
+        SocketAddr::new(IpAddr::V6(Ipv6Addr::from(r.netperf_ip)), port)
+    } else {
+        SocketAddr::new(IpAddr::V4(Ipv4Addr::new(r.netperf_ip[0], r.netperf_ip[1], r.netperf_ip[2], r.netperf_ip[3])), port)
+    }
+}
+
+/// The sizes netserver settles on, as stock netserver computes them.
+struct Plan {
+    send_size: i32,
+    send_width: u32,
+    recv_size: i32,
+    recv_width: u32,
+}
+
+fn plan(r: &OmniRequest, protocol: Protocol, lss: i32, lsr: i32) -> Result<Plan, Refusal> {
+    let xmit = r.direction & omni::DIR_XMIT != 0;
+    let recv = r.direction & omni::DIR_RECV != 0;
+    let mut p = Plan { send_size: r.send_size, send_width: r.send_width, recv_size: r.receive_size, recv_width: r.recv_width };
+    if xmit {
+        if r.response_size > 0 {
+            p.send_size = r.response_size;
+            p.send_width = r.send_width.max(1);
+        } else {
+            p.send_size = if r.send_size == -1 {
+                match (lss > 0, protocol) {
+                    (true, Protocol::Udp) => lss.min(UDP_LENGTH_MAX),
+                    (true, Protocol::Tcp) => lss,
+                    _ => 4096,
+                }
+            } else {
+                r.send_size
+            };
+            if r.send_width == 0 {
+                p.send_width = (lss.max(0) / p.send_size.max(1)) as u32 + 1;
+                if p.send_width == 1 {
+                    p.send_width = 2;
+                }
+            }
+        }
+    }
+    if recv {
+        if r.request_size > 0 {
+            p.recv_size = r.request_size;
+            p.recv_width = r.recv_width.max(1);
+        } else {
+            p.recv_size = if r.receive_size == -1 { if lsr > 0 { lsr } else { 4096 } } else { r.receive_size };
+            if r.recv_width == 0 {
+                p.recv_width = (lsr.max(0) / p.recv_size.max(1)) as u32 + 1;
+                if p.recv_width == 1 {
+                    p.recv_width = 2;
+                }
+            }
+        }
+    }
+    let ring = |size: i32, width: u32| u64::from(width.max(1)) * (size.max(0) as u64 + 2 * u64::from(limits::MAX_ALIGNMENT));
+    if (xmit && ring(p.send_size, p.send_width) > limits::MAX_RING_BYTES) || (recv && ring(p.recv_size, p.recv_width) > limits::MAX_RING_BYTES) {
+        return Err(refuse(libc::ENOMEM, "buffer ring too large"));
+    }
+    Ok(p)
+}
+
+/// Serve one DO_OMNI request. Errors returned are control-connection
+/// failures; a refused request is answered and logged here.
+pub fn serve(chan: &mut Channel, m: &Message, peer: SocketAddr, opts: &ServerOptions) -> Result<(), ChannelError> {
+    let r = OmniRequest::decode(m);
+    let protocol = match validate(&r) {
+        Ok(p) => p,
+        Err(refusal) => {
+            log::line(opts, Some(peer), &format!("refused omni request: {}", refusal.reason));
+            return chan.send(&OmniResponse { serv_errno: refusal.errno, ..Default::default() }.encode());
+        }
+    };
+    match setup_and_run(chan, &r, protocol)? {
+        Ok(summary) => log::line(opts, Some(peer), &summary),
+        Err(refusal) => {
+            log::line(opts, Some(peer), &format!("omni test failed: {}", refusal.reason));
+        }
+    }
+    Ok(())
+}
+
+fn data_socket_options(r: &OmniRequest, protocol: Protocol) -> SocketOptions {
+    SocketOptions {
+        udp: protocol == Protocol::Udp,
+        send_buf: r.send_buf_size,
+        recv_buf: r.recv_buf_size,
+        nodelay: r.flags & omni::flag::NO_DELAY != 0,
+        cork: false,
+        routing_allowed: r.flags & omni::flag::ROUTING_ALLOWED != 0,
+        keepalive: r.flags & omni::flag::WANT_KEEPALIVE != 0,
+        priority: r.socket_prio,
+        tos: r.socket_tos,
+        cong_control: (!r.cong_control.is_empty()).then(|| r.cong_control.clone()),
+        reuse_address: true,
+    }
+}
+
+/// Set up, answer, run and report. The outer Result is the control channel;
+/// the inner one a test that could not be run (already answered).
+fn setup_and_run(chan: &mut Channel, r: &OmniRequest, protocol: Protocol) -> Result<Result<String, Refusal>, ChannelError> {
+    let bind_addr = local_bind_addr(r);
+    let sopts = data_socket_options(r, protocol);
+    let setup = || -> Result<(Socket, i32, i32, Plan), Refusal> {
+        let s = socket::create(&bind_addr, &sopts).map_err(|e| refuse(e.raw_os_error().unwrap_or(libc::EINVAL), format!("cannot create data socket: {e}")))?;
+        socket::bind(&s, &bind_addr).map_err(|e| refuse(e.raw_os_error().unwrap_or(libc::EADDRINUSE), e.to_string()))?;
+        if protocol == Protocol::Tcp {
+            s.listen(128).map_err(|e| refuse(e.raw_os_error().unwrap_or(libc::EINVAL), format!("listen: {e}")))?;
+        }
+        let (lss, lsr) = socket::buffer_sizes(&s);
+        let p = plan(r, protocol, lss, lsr)?;
+        Ok((s, lss, lsr, p))
+    };
+    let (listener, lss, lsr, p) = match setup() {
+        Ok(v) => v,
+        Err(refusal) => {
+            chan.send(&OmniResponse { serv_errno: refusal.errno, ..Default::default() }.encode())?;
+            return Ok(Err(refusal));
+        }
+    };
+    let measure_cpu = r.flags & omni::flag::MEASURE_CPU != 0;
+    let data_port = socket::local_addr(&listener).map_or(0, |a| a.port());
+    let mut flags = 0;
+    if measure_cpu {
+        flags |= omni::flag::MEASURE_CPU;
+    }
+    if sopts.nodelay {
+        flags |= omni::flag::NO_DELAY;
+    }
+    let response = OmniResponse {
+        serv_errno: 0,
+        recv_buf_size: lsr,
+        receive_size: p.recv_size,
+        recv_width: p.recv_width as i32,
+        send_buf_size: lss,
+        send_size: p.send_size,
+        send_width: p.send_width as i32,
+        flags,
+        cpu_rate: if measure_cpu { cpu::calibrate_rate() } else { 0.0 },
+        data_port: u32::from(data_port),
+        socket_prio: r.socket_prio,
+        socket_tos: r.socket_tos,
+        ..Default::default()
+    };
+    chan.send(&response.encode())?;
+
+    let xmit = r.direction & omni::DIR_XMIT != 0;
+    let recv = r.direction & omni::DIR_RECV != 0;
+    let xmit_only = xmit && !recv;
+    let stop = StopFlag::new();
+    let pad = if xmit_only { 0 } else { PAD_TIME };
+    let (timer_secs, units) = if r.test_length > 0 {
+        (Some(r.test_length as u64 + u64::from(pad)), None)
+    } else if r.test_length < 0 {
+        (None, Some(u64::from(r.test_length.unsigned_abs())))
+    } else {
+        (None, None)
+    };
+    let mut cpu = if measure_cpu { CpuSampler::start(None).ok() } else { None };
+    let started = Instant::now();
+    let timer = Timer::arm(timer_secs.map(Duration::from_secs), stop.clone());
+    let mut send_ring = BufferRing::new(p.send_width, if xmit { p.send_size.max(0) as usize } else { 0 }, r.send_alignment, r.send_offset);
+    let mut recv_ring = BufferRing::new(p.recv_width, if recv { p.recv_size.max(0) as usize } else { 0 }, r.recv_alignment, r.recv_offset);
+    let outcome = run_data(&listener, r, protocol, &mut send_ring, &mut recv_ring, &stop, units);
+    let mut elapsed = started.elapsed().as_secs_f64();
+    let fired = timer.fired();
+    drop(timer);
+    if fired {
+        elapsed = (elapsed - f64::from(pad)).max(0.0);
+    }
+    let usage = cpu.as_mut().and_then(|c| c.stop().ok());
+    let (counters, end_buffers, retrans, cong) = match outcome {
+        Ok(v) => v,
+        Err(e) => {
+            let errno = match &e {
+                DataError::Send(io) | DataError::Recv(io) | DataError::Connect(io) => io.raw_os_error().unwrap_or(libc::EIO),
+            };
+            chan.send(&OmniResults { serv_errno: errno, ..Default::default() }.encode())?;
+            return Ok(Err(refuse(errno, e.to_string())));
+        }
+    };
+    let (end_ss, end_sr) = end_buffers.unwrap_or((lss, lsr));
+    let mut results = OmniResults {
+        bytes_received: counters.bytes_received,
+        recv_calls: counters.recv_calls as u32,
+        recv_buf_size: if r.recv_buf_size < 0 { end_sr } else { lsr },
+        bytes_sent: counters.bytes_sent,
+        send_calls: counters.send_calls as u32,
+        send_buf_size: if r.send_buf_size < 0 { end_ss } else { lss },
+        failed_sends: counters.failed_sends as u32,
+        trans_received: counters.transactions as u32,
+        elapsed_time: elapsed as f32,
+        serv_dem: -1.0,
+        peak_cpu_id: -1,
+        vendor: -2,
+        device: -2,
+        subvendor: -2,
+        subdevice: -2,
+        transport_retrans: retrans,
+        cong_control: if r.flags & omni::flag::ROUTING_ALLOWED != 0 { cong } else { String::new() },
+        ..Default::default()
+    };
+    if let Some(u) = usage {
+        results.cpu_util = u.util as f32;
+        results.cpu_percent_user = u.user as f32;
+        results.cpu_percent_system = u.system as f32;
+        results.cpu_percent_iowait = u.iowait as f32;
+        results.cpu_percent_irq = u.irq as f32;
+        results.cpu_percent_swintr = u.softirq as f32;
+        results.cpu_method = 8;
+        results.num_cpus = u.num_cpus;
+        results.peak_cpu_id = u.peak_id;
+        results.peak_cpu_util = u.peak_util as f32;
+    }
+    chan.send(&results.encode())?;
+    Ok(Ok(format!(
+        "omni test: protocol {} direction {:#x} elapsed {:.2}s sent {} bytes received {} bytes transactions {}",
+        if protocol == Protocol::Tcp { "TCP" } else { "UDP" },
+        r.direction,
+        elapsed,
+        counters.bytes_sent,
+        counters.bytes_received,
+        counters.transactions
+    )))
+}
+
+type DataOutcome = (Counters, Option<(i32, i32)>, i32, String);
+
+/// Accept a connection for stream tests, until `stop` or the accept wait ends.
+fn accept_data(listener: &Socket, stop: &StopFlag, timed: bool) -> Result<Option<Socket>, DataError> {
+    socket::set_timeouts(listener, Some(Duration::from_millis(250))).map_err(DataError::Connect)?;
+    let give_up = Instant::now() + Duration::from_secs(limits::ACCEPT_WAIT_SECS);
+    loop {
+        if stop.is_set() || (!timed && Instant::now() > give_up) {
+            return Ok(None);
+        }
+        match listener.accept() {
+            Ok((s, _)) => return Ok(Some(s)),
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EINTR) | Some(libc::ECONNABORTED)) => {}
+            Err(e) => return Err(DataError::Connect(e)),
+        }
+    }
+}
+
+fn run_data(listener: &Socket, r: &OmniRequest, protocol: Protocol, send_ring: &mut BufferRing, recv_ring: &mut BufferRing, stop: &StopFlag, units: Option<u64>) -> Result<DataOutcome, DataError> {
+    let xmit = r.direction & omni::DIR_XMIT != 0;
+    let recv = r.direction & omni::DIR_RECV != 0;
+    let connection_test = r.flags & omni::flag::CONNECT_TEST != 0;
+    let timed = r.test_length > 0;
+    if protocol == Protocol::Tcp && connection_test {
+        socket::set_timeouts(listener, Some(Duration::from_millis(250))).map_err(DataError::Connect)?;
+        let (c, bufs) = engine::connect::server(listener, send_ring, recv_ring, stop, units)?;
+        return Ok((c, bufs, -1, socket::congestion_control(listener)));
+    }
+    let owned;
+    let data: &Socket = if protocol == Protocol::Tcp {
+        match accept_data(listener, stop, timed)? {
+            Some(s) => {
+                owned = s;
+                &owned
+            }
+            None => return Ok((Counters::default(), None, -1, String::new())),
+        }
+    } else {
+        listener
+    };
+    socket::set_timeouts(data, Some(Duration::from_millis(250))).map_err(DataError::Connect)?;
+    let fd = data.as_raw_fd();
+    let counters = if xmit && recv {
+        match protocol {
+            Protocol::Tcp => engine::rr::server_stream(fd, recv_ring, send_ring, stop, units)?,
+            Protocol::Udp => engine::rr::server_datagram(fd, recv_ring, send_ring, stop, units)?,
+        }
+    } else if recv {
+        engine::stream::recv(fd, recv_ring, stop, units)?
+    } else if xmit {
+        let dest = (protocol == Protocol::Udp).then(|| SockAddr::from(peer_data_addr(r)));
+        engine::stream::send(fd, send_ring, stop, units, dest.as_ref(), None)?
+    } else {
+        Counters::default()
+    };
+    let bufs = socket::buffer_sizes(data);
+    let (retrans, cong) = match protocol {
+        Protocol::Tcp => (socket::retransmissions(fd), socket::congestion_control(data)),
+        Protocol::Udp => (-1, String::new()),
+    };
+    if protocol == Protocol::Tcp {
+        // A sender ends with a half-close so the client sees end of data.
+        let _ = data.shutdown(std::net::Shutdown::Write);
+    }
+    Ok((counters, Some(bufs), retrans, cong))
+}

@@ -1,0 +1,193 @@
+//! netserver's command line (`netserver -h` lists it), parsed getopt-style.
+
+use crate::cli::config::Family;
+use std::time::Duration;
+
+/// What netserver was asked to do.
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// -p portnum. Default 12865.
+    pub port: u16,
+    /// -L name[,family]: listen address.
+    pub listen_host: Option<String>,
+    pub family: Family,
+    /// -D: stay in the foreground (do not daemonize). -f implies it too.
+    pub foreground: bool,
+    /// -f: netperf's "do not spawn children": we always use one thread per
+    /// control connection; -f only keeps us in the foreground.
+    pub serial: bool,
+    pub debug: i32,
+    /// -N: never raise debugging at a client's request.
+    pub suppress_debug: bool,
+    /// -v level: 1 or more logs one line per test.
+    pub verbosity: i32,
+    pub verbosity_given: bool,
+    /// -Z passphrase expected as the first message of each control connection.
+    pub passphrase: Option<String>,
+    /// Upper bound on concurrent control connections.
+    pub max_connections: usize,
+    /// How long a control connection may sit idle between requests.
+    pub idle_timeout: Duration,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        ServerOptions {
+            port: 12865,
+            listen_host: None,
+            family: Family::Unspec,
+            foreground: false,
+            serial: false,
+            debug: 0,
+            suppress_debug: false,
+            verbosity: 1,
+            verbosity_given: false,
+            passphrase: None,
+            max_connections: 512,
+            idle_timeout: Duration::from_secs(3600),
+        }
+    }
+}
+
+/// Result of parsing netserver's argv.
+#[derive(Debug)]
+pub enum ServerInvocation {
+    Run(ServerOptions),
+    Usage,
+    Version,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum ServerArgError {
+    #[error("netserver: option -{0} requires an argument")]
+    MissingValue(char),
+    #[error("netserver: invalid option -- '{0}'")]
+    Unknown(char),
+    #[error("netserver: invalid value '{value}' for -{option}: {why}")]
+    Invalid { option: char, value: String, why: String },
+}
+
+/// Options that take a value.
+const WITH_VALUE: &[char] = &['p', 'L', 'v', 'Z'];
+/// Options that are flags.
+const FLAGS: &[char] = &['h', 'D', 'd', 'f', 'N', '4', '6', 'V'];
+
+fn family_from(text: &str, option: char) -> Result<Family, ServerArgError> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "4" | "inet" | "af_inet" => Ok(Family::Inet),
+        "6" | "inet6" | "af_inet6" => Ok(Family::Inet6),
+        "0" | "unspec" | "af_unspec" | "" => Ok(Family::Unspec),
+        _ => Err(ServerArgError::Invalid { option, value: text.into(), why: "unknown address family".into() }),
+    }
+}
+
+pub fn parse_netserver(args: &[String]) -> Result<ServerInvocation, ServerArgError> {
+    let mut o = ServerOptions::default();
+    let mut i = 0;
+    while i < args.len() {
+        let arg = &args[i];
+        i += 1;
+        let Some(body) = arg.strip_prefix('-').filter(|b| !b.is_empty()) else {
+            continue; // netserver ignores stray operands
+        };
+        let chars: Vec<char> = body.chars().collect();
+        let mut j = 0;
+        while j < chars.len() {
+            let c = chars[j];
+            j += 1;
+            if WITH_VALUE.contains(&c) {
+                let value: String = if j < chars.len() {
+                    let v: String = chars[j..].iter().collect();
+                    j = chars.len();
+                    v
+                } else if i < args.len() {
+                    i += 1;
+                    args[i - 1].clone()
+                } else {
+                    return Err(ServerArgError::MissingValue(c));
+                };
+                match c {
+                    'p' => {
+                        o.port = value.trim().parse().map_err(|_| ServerArgError::Invalid {
+                            option: 'p',
+                            value: value.clone(),
+                            why: "not a port number".into(),
+                        })?
+                    }
+                    'L' => {
+                        let (host, fam) = value.split_once(',').unwrap_or((value.as_str(), ""));
+                        if !host.is_empty() {
+                            o.listen_host = Some(host.to_string());
+                        }
+                        if !fam.is_empty() {
+                            o.family = family_from(fam, 'L')?;
+                        }
+                    }
+                    'v' => {
+                        o.verbosity = value.trim().parse().map_err(|_| ServerArgError::Invalid {
+                            option: 'v',
+                            value: value.clone(),
+                            why: "not a number".into(),
+                        })?;
+                        o.verbosity_given = true;
+                    }
+                    _ => o.passphrase = Some(value),
+                }
+            } else if FLAGS.contains(&c) {
+                match c {
+                    'h' => return Ok(ServerInvocation::Usage),
+                    'V' => return Ok(ServerInvocation::Version),
+                    'D' => o.foreground = true,
+                    'd' => o.debug += 1,
+                    'f' => {
+                        o.serial = true;
+                        o.foreground = true;
+                    }
+                    'N' => o.suppress_debug = true,
+                    '4' => o.family = Family::Inet,
+                    _ => o.family = Family::Inet6,
+                }
+            } else {
+                return Err(ServerArgError::Unknown(c));
+            }
+        }
+    }
+    Ok(ServerInvocation::Run(o))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(args: &[&str]) -> ServerOptions {
+        let v: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        match parse_netserver(&v).unwrap() {
+            ServerInvocation::Run(o) => o,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn options_parse() {
+        let o = run(&["-p", "12900", "-D", "-L", "127.0.0.1,4", "-Z", "secret", "-v2"]);
+        assert_eq!(o.port, 12900);
+        assert!(o.foreground);
+        assert_eq!(o.listen_host.as_deref(), Some("127.0.0.1"));
+        assert_eq!(o.family, Family::Inet);
+        assert_eq!(o.passphrase.as_deref(), Some("secret"));
+        assert_eq!(o.verbosity, 2);
+        let o = run(&["-6", "-p12901", "-f"]);
+        assert!(o.foreground && o.serial && o.family == Family::Inet6 && o.port == 12901);
+    }
+
+    #[test]
+    fn errors_and_usage() {
+        let v = |a: &[&str]| parse_netserver(&a.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert!(matches!(v(&["-h"]), Ok(ServerInvocation::Usage)));
+        assert!(matches!(v(&["-V"]), Ok(ServerInvocation::Version)));
+        assert_eq!(v(&["-p"]).unwrap_err(), ServerArgError::MissingValue('p'));
+        assert!(v(&["-p", "abc"]).is_err());
+        assert!(v(&["-p", "70000"]).is_err());
+        assert_eq!(v(&["-x"]).unwrap_err(), ServerArgError::Unknown('x'));
+    }
+}

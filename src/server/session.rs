@@ -1,0 +1,63 @@
+//! One control connection on the netserver side: check the passphrase, then
+//! serve requests until the client closes, goes silent, or misbehaves.
+
+use super::log;
+use super::options::ServerOptions;
+use crate::control::channel::{Channel, ChannelError};
+use crate::measure::cpu;
+use crate::wire::{self, kind, Message};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+/// How long a client has to present the passphrase (stock netserver: 20 s).
+const PASSPHRASE_WAIT: Duration = Duration::from_secs(20);
+/// serv_errno stock netserver sends for an unknown request type.
+const UNKNOWN_REQUEST_ERRNO: i32 = 998;
+
+pub fn run(stream: TcpStream, peer: SocketAddr, opts: &ServerOptions) {
+    let mut chan = Channel::new(stream);
+    log::line(opts, Some(peer), "control connection opened");
+    if let Some(phrase) = &opts.passphrase {
+        let ok = matches!(chan.recv(PASSPHRASE_WAIT), Ok(m) if m.kind() == kind::PASSPHRASE && wire::decode_passphrase(&m) == *phrase);
+        if !ok {
+            log::line(opts, Some(peer), "Unable to match required passphrase.  Closing control connection");
+            chan.shutdown();
+            return;
+        }
+    }
+    loop {
+        let m = match chan.recv(opts.idle_timeout) {
+            Ok(m) => m,
+            Err(ChannelError::Closed) => break,
+            Err(e) => {
+                log::line(opts, Some(peer), &format!("closing control connection: {e}"));
+                break;
+            }
+        };
+        if let Err(e) = dispatch(&mut chan, &m, peer, opts) {
+            log::line(opts, Some(peer), &format!("closing control connection: {e}"));
+            break;
+        }
+    }
+    chan.shutdown();
+    log::line(opts, Some(peer), "control connection closed");
+}
+
+fn dispatch(chan: &mut Channel, m: &Message, peer: SocketAddr, opts: &ServerOptions) -> Result<(), ChannelError> {
+    match m.kind() {
+        kind::DO_OMNI => super::omni::serve(chan, m, peer, opts),
+        kind::CPU_CALIBRATE => chan.send(&wire::encode_cpu_calibrate_response(cpu::calibrate_rate(), cpu::num_cpus())),
+        kind::DEBUG_ON | kind::DEBUG_OFF => chan.send(&Message::new(kind::DEBUG_OK, 0)),
+        kind::DO_SYSINFO => {
+            let mut r = Message::new(kind::SYSINFO_RESPONSE, 0);
+            r.set_data_str(0, 640, ",Deprecated,Deprecated,Deprecated,Deprecated");
+            chan.send(&r)
+        }
+        // A passphrase we did not ask for is ignored, as stock netserver does.
+        kind::PASSPHRASE => Ok(()),
+        other => {
+            log::line(opts, Some(peer), &format!("unknown test number {other}"));
+            chan.send(&Message::new(0, UNKNOWN_REQUEST_ERRNO))
+        }
+    }
+}
