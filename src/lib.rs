@@ -9,6 +9,7 @@ pub mod engine;
 pub mod measure;
 pub mod net;
 pub mod report;
+pub mod run;
 pub mod server;
 pub mod spec;
 pub mod wire;

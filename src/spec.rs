@@ -58,15 +58,87 @@ struct Preset {
 
 /// The classic names (matched case-insensitively, as netperf does).
 const PRESETS: &[Preset] = &[
-    Preset { name: "TCP_STREAM", test: TestName::TcpStream, protocol: Protocol::Tcp, direction: XMIT, rr_sizes: false, connection: false, sendfile: false },
-    Preset { name: "TCP_MAERTS", test: TestName::TcpMaerts, protocol: Protocol::Tcp, direction: RECV, rr_sizes: false, connection: false, sendfile: false },
-    Preset { name: "TCP_SENDFILE", test: TestName::TcpSendfile, protocol: Protocol::Tcp, direction: XMIT, rr_sizes: false, connection: false, sendfile: true },
-    Preset { name: "UDP_STREAM", test: TestName::UdpStream, protocol: Protocol::Udp, direction: XMIT, rr_sizes: false, connection: false, sendfile: false },
-    Preset { name: "TCP_RR", test: TestName::TcpRr, protocol: Protocol::Tcp, direction: XMIT | RECV, rr_sizes: true, connection: false, sendfile: false },
-    Preset { name: "UDP_RR", test: TestName::UdpRr, protocol: Protocol::Udp, direction: XMIT | RECV, rr_sizes: true, connection: false, sendfile: false },
-    Preset { name: "TCP_CRR", test: TestName::TcpCrr, protocol: Protocol::Tcp, direction: XMIT | RECV, rr_sizes: true, connection: true, sendfile: false },
-    Preset { name: "TCP_CC", test: TestName::TcpCc, protocol: Protocol::Tcp, direction: 0, rr_sizes: false, connection: true, sendfile: false },
-    Preset { name: "OMNI", test: TestName::Omni, protocol: Protocol::Tcp, direction: 0, rr_sizes: false, connection: false, sendfile: false },
+    Preset {
+        name: "TCP_STREAM",
+        test: TestName::TcpStream,
+        protocol: Protocol::Tcp,
+        direction: XMIT,
+        rr_sizes: false,
+        connection: false,
+        sendfile: false,
+    },
+    Preset {
+        name: "TCP_MAERTS",
+        test: TestName::TcpMaerts,
+        protocol: Protocol::Tcp,
+        direction: RECV,
+        rr_sizes: false,
+        connection: false,
+        sendfile: false,
+    },
+    Preset {
+        name: "TCP_SENDFILE",
+        test: TestName::TcpSendfile,
+        protocol: Protocol::Tcp,
+        direction: XMIT,
+        rr_sizes: false,
+        connection: false,
+        sendfile: true,
+    },
+    Preset {
+        name: "UDP_STREAM",
+        test: TestName::UdpStream,
+        protocol: Protocol::Udp,
+        direction: XMIT,
+        rr_sizes: false,
+        connection: false,
+        sendfile: false,
+    },
+    Preset {
+        name: "TCP_RR",
+        test: TestName::TcpRr,
+        protocol: Protocol::Tcp,
+        direction: XMIT | RECV,
+        rr_sizes: true,
+        connection: false,
+        sendfile: false,
+    },
+    Preset {
+        name: "UDP_RR",
+        test: TestName::UdpRr,
+        protocol: Protocol::Udp,
+        direction: XMIT | RECV,
+        rr_sizes: true,
+        connection: false,
+        sendfile: false,
+    },
+    Preset {
+        name: "TCP_CRR",
+        test: TestName::TcpCrr,
+        protocol: Protocol::Tcp,
+        direction: XMIT | RECV,
+        rr_sizes: true,
+        connection: true,
+        sendfile: false,
+    },
+    Preset {
+        name: "TCP_CC",
+        test: TestName::TcpCc,
+        protocol: Protocol::Tcp,
+        direction: 0,
+        rr_sizes: true,
+        connection: true,
+        sendfile: false,
+    },
+    Preset {
+        name: "OMNI",
+        test: TestName::Omni,
+        protocol: Protocol::Tcp,
+        direction: 0,
+        rr_sizes: false,
+        connection: false,
+        sendfile: false,
+    },
 ];
 
 impl TestName {
@@ -176,14 +248,19 @@ fn parse_direction(text: &str) -> Result<u32, SpecError> {
             bits |= b;
             continue;
         }
-        let parsed = if let Some(hex) = part.strip_prefix("0x").or_else(|| part.strip_prefix("0X")) {
+        let parsed = if let Some(hex) = part.strip_prefix("0x").or_else(|| part.strip_prefix("0X"))
+        {
             u32::from_str_radix(hex, 16).ok()
         } else {
             part.parse::<u32>().ok()
         };
         match parsed {
             Some(v) if v & !(XMIT | RECV) == 0 => bits |= v,
-            _ => return Err(SpecError::Invalid(format!("invalid test direction '{text}'"))),
+            _ => {
+                return Err(SpecError::Invalid(format!(
+                    "invalid test direction '{text}'"
+                )))
+            }
         }
     }
     Ok(bits)
@@ -205,14 +282,22 @@ impl TestSpec {
             protocol = match p.to_ascii_lowercase().as_str() {
                 "tcp" => Protocol::Tcp,
                 "udp" => Protocol::Udp,
-                other => return Err(SpecError::Invalid(format!("unsupported protocol '{other}'"))),
+                other => {
+                    return Err(SpecError::Invalid(format!(
+                        "unsupported protocol '{other}'"
+                    )))
+                }
             };
         }
         if let Some(st) = &t.socket_type {
             let wanted = match st.to_ascii_lowercase().as_str() {
                 "stream" => Protocol::Tcp,
                 "dgram" => Protocol::Udp,
-                other => return Err(SpecError::Invalid(format!("unsupported socket type '{other}'"))),
+                other => {
+                    return Err(SpecError::Invalid(format!(
+                        "unsupported socket type '{other}'"
+                    )))
+                }
             };
             if t.protocol.is_none() {
                 protocol = wanted;
@@ -247,7 +332,8 @@ impl TestSpec {
         } else if g.test_length < 0 {
             if protocol == Protocol::Udp && !is_rr {
                 return Err(SpecError::Invalid(
-                    "a byte count (-l negative) is not valid for an unreliable UDP stream test".into(),
+                    "a byte count (-l negative) is not valid for an unreliable UDP stream test"
+                        .into(),
                 ));
             }
             Limit::Units(g.test_length.unsigned_abs())
@@ -343,23 +429,32 @@ mod tests {
     #[test]
     fn presets_match_netperf() {
         let s = spec("tcp_stream");
-        assert_eq!((s.direction, s.request_size, s.protocol), (XMIT, -1, Protocol::Tcp));
+        assert_eq!(
+            (s.direction, s.request_size, s.protocol),
+            (XMIT, -1, Protocol::Tcp)
+        );
         let s = spec("UDP_STREAM");
         assert!(!s.routing_allowed);
         let s = spec("TCP_CRR");
         assert!(s.connection && s.is_rr() && s.request_size == 1);
         let s = spec("TCP_CC");
-        assert!(s.connection && s.direction == 0 && s.request_size == -1);
+        assert!(s.connection && s.direction == 0 && s.request_size == 1);
         let s = spec("UDP_RR");
         assert!(s.routing_allowed && s.protocol == Protocol::Udp);
     }
 
     #[test]
     fn unknown_test_names_the_test() {
-        let mut cfg = Config { global: Default::default(), test: Default::default(), unsupported: vec![] };
+        let mut cfg = Config {
+            global: Default::default(),
+            test: Default::default(),
+            unsupported: vec![],
+        };
         cfg.global.test_name = "BOGUS_TEST".into();
         let e = TestSpec::from_config(&cfg).unwrap_err();
-        assert!(e.to_string().starts_with("The test you requested (BOGUS_TEST) is unknown"));
+        assert!(e
+            .to_string()
+            .starts_with("The test you requested (BOGUS_TEST) is unknown"));
     }
 
     #[test]

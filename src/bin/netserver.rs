@@ -26,11 +26,17 @@ fn main() -> ExitCode {
     let listener = match server::listen(&opts) {
         Ok(l) => l,
         Err(e) => {
-            eprintln!("Unable to start netserver with  '{host}' port '{}' and family {family}: {e}", opts.port);
+            eprintln!(
+                "Unable to start netserver with  '{host}' port '{}' and family {family}: {e}",
+                opts.port
+            );
             return ExitCode::from(1);
         }
     };
-    println!("Starting netserver with host '{host}' port '{}' and family {family}", opts.port);
+    println!(
+        "Starting netserver with host '{host}' port '{}' and family {family}",
+        opts.port
+    );
     if !opts.foreground {
         if let Err(e) = server::daemonize() {
             eprintln!("netserver: cannot daemonize: {e}");

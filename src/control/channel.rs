@@ -54,15 +54,30 @@ impl Channel {
         while got < MESSAGE_LEN {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                return Err(if got == 0 { ChannelError::TimedOut(limit) } else { ChannelError::Partial(got) });
+                return Err(if got == 0 {
+                    ChannelError::TimedOut(limit)
+                } else {
+                    ChannelError::Partial(got)
+                });
             }
-            self.stream.set_read_timeout(Some(left.max(Duration::from_millis(1))))?;
+            self.stream
+                .set_read_timeout(Some(left.max(Duration::from_millis(1))))?;
             match self.stream.read(&mut buf[got..]) {
                 Ok(0) => {
-                    return Err(if got == 0 { ChannelError::Closed } else { ChannelError::Partial(got) });
+                    return Err(if got == 0 {
+                        ChannelError::Closed
+                    } else {
+                        ChannelError::Partial(got)
+                    });
                 }
                 Ok(n) => got += n,
-                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted) => {}
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock
+                            | io::ErrorKind::TimedOut
+                            | io::ErrorKind::Interrupted
+                    ) => {}
                 Err(e) => return Err(ChannelError::Io(e)),
             }
         }

@@ -73,7 +73,13 @@ pub fn establish(g: &GlobalOptions) -> Result<Channel, ClientError> {
     for mut addr in addrs.iter().copied() {
         addr.set_port(port);
         let attempt = || -> std::io::Result<TcpStream> {
-            let s = socket::create(&addr, &SocketOptions { routing_allowed: true, ..Default::default() })?;
+            let s = socket::create(
+                &addr,
+                &SocketOptions {
+                    routing_allowed: true,
+                    ..Default::default()
+                },
+            )?;
             if local.is_some() || local_port != 0 {
                 let mut l = local.unwrap_or_else(|| resolve::unspecified_like(&addr));
                 l.set_port(local_port);
@@ -166,7 +172,12 @@ struct LocalSizes {
 }
 
 fn local_sizes(spec: &TestSpec, lss: i32, lsr: i32) -> LocalSizes {
-    let mut s = LocalSizes { send_size: 0, recv_size: 0, send_width: spec.send_width, recv_width: spec.recv_width };
+    let mut s = LocalSizes {
+        send_size: 0,
+        recv_size: 0,
+        send_width: spec.send_width,
+        recv_width: spec.recv_width,
+    };
     if spec.xmit() {
         if spec.request_size > 0 {
             s.send_size = spec.request_size;
@@ -175,7 +186,11 @@ fn local_sizes(spec: &TestSpec, lss: i32, lsr: i32) -> LocalSizes {
             s.send_size = if spec.send_size > 0 {
                 spec.send_size as i32
             } else if lss > 0 {
-                if spec.protocol == Protocol::Udp { lss.min(UDP_LENGTH_MAX) } else { lss }
+                if spec.protocol == Protocol::Udp {
+                    lss.min(UDP_LENGTH_MAX)
+                } else {
+                    lss
+                }
             } else {
                 4096
             };
@@ -192,7 +207,13 @@ fn local_sizes(spec: &TestSpec, lss: i32, lsr: i32) -> LocalSizes {
             s.recv_size = spec.response_size;
             s.recv_width = s.recv_width.max(1);
         } else {
-            s.recv_size = if spec.recv_size > 0 { spec.recv_size as i32 } else if lsr > 0 { lsr } else { 4096 };
+            s.recv_size = if spec.recv_size > 0 {
+                spec.recv_size as i32
+            } else if lsr > 0 {
+                lsr
+            } else {
+                4096
+            };
             if s.recv_width == 0 {
                 s.recv_width = (lsr.max(0) / s.recv_size.max(1)) as u32 + 1;
                 if s.recv_width == 1 {
@@ -249,7 +270,14 @@ impl RunOptions {
     }
 }
 
-fn build_request(spec: &TestSpec, run: &RunOptions, sizes: &LocalSizes, local: &SocketAddr, remote: &SocketAddr, explicit_remote: bool) -> OmniRequest {
+fn build_request(
+    spec: &TestSpec,
+    run: &RunOptions,
+    sizes: &LocalSizes,
+    local: &SocketAddr,
+    remote: &SocketAddr,
+    explicit_remote: bool,
+) -> OmniRequest {
     let mut flags = 0;
     let table = [
         (spec.remote_nodelay, omni::flag::NO_DELAY),
@@ -299,14 +327,22 @@ fn build_request(spec: &TestSpec, run: &RunOptions, sizes: &LocalSizes, local: &
         recv_clean_count: -1,
         data_port: u32::from(spec.remote_data_port),
         ipfamily: nf_family(remote),
-        socket_type: if spec.protocol == Protocol::Udp { omni::NST_DGRAM } else { omni::NST_STREAM },
+        socket_type: if spec.protocol == Protocol::Udp {
+            omni::NST_DGRAM
+        } else {
+            omni::NST_STREAM
+        },
         protocol: spec.protocol.ipproto(),
         direction,
         netperf_port: u32::from(local.port()),
         interval_burst: 0,
         interval_usecs: 0,
         netperf_ip: ip_bytes(local),
-        netserver_ip: if explicit_remote { ip_bytes(remote) } else { [0; 16] },
+        netserver_ip: if explicit_remote {
+            ip_bytes(remote)
+        } else {
+            [0; 16]
+        },
         socket_prio: spec.remote_socket_prio,
         socket_tos: spec.remote_socket_tos,
         cong_control: spec.remote_cong_control.clone(),
@@ -321,16 +357,23 @@ pub struct Iteration {
 }
 
 /// Run one iteration of `spec` over an established control connection.
-pub fn run_iteration(chan: &mut Channel, spec: &TestSpec, run: &RunOptions, explicit_remote: bool) -> Result<Iteration, ClientError> {
+pub fn run_iteration(
+    chan: &mut Channel,
+    spec: &TestSpec,
+    run: &RunOptions,
+    explicit_remote: bool,
+) -> Result<Iteration, ClientError> {
     let (remote0, local_bind) = data_endpoints(spec)?;
     let opts = local_socket_options(spec);
-    let sock = socket::create(&remote0, &opts).map_err(|e| ClientError::Setup(format!("unable to create data socket: {e}")))?;
+    let sock = socket::create(&remote0, &opts)
+        .map_err(|e| ClientError::Setup(format!("unable to create data socket: {e}")))?;
     if let Some(l) = &local_bind {
         socket::bind(&sock, l).map_err(|e| ClientError::Setup(e.to_string()))?;
     }
     let (lss, lsr) = socket::buffer_sizes(&sock);
     let sizes = local_sizes(spec, lss, lsr);
-    let local_addr = socket::local_addr(&sock).unwrap_or_else(|| resolve::unspecified_like(&remote0));
+    let local_addr =
+        socket::local_addr(&sock).unwrap_or_else(|| resolve::unspecified_like(&remote0));
 
     let request = build_request(spec, run, &sizes, &local_addr, &remote0, explicit_remote);
     chan.send(&request.encode())?;
@@ -342,7 +385,12 @@ pub fn run_iteration(chan: &mut Channel, spec: &TestSpec, run: &RunOptions, expl
     if reply.kind() != kind::OMNI_RESPONSE {
         return Err(ClientError::Unexpected(reply.kind()));
     }
-    let port = u16::try_from(response.data_port).map_err(|_| ClientError::Setup(format!("netserver sent an invalid data port {}", response.data_port)))?;
+    let port = u16::try_from(response.data_port).map_err(|_| {
+        ClientError::Setup(format!(
+            "netserver sent an invalid data port {}",
+            response.data_port
+        ))
+    })?;
     let mut remote = remote0;
     remote.set_port(port);
 
@@ -350,7 +398,11 @@ pub fn run_iteration(chan: &mut Channel, spec: &TestSpec, run: &RunOptions, expl
         std::thread::sleep(Duration::from_secs(u64::from(run.wait_secs)));
     }
     let mut hist = spec.keep_histogram.then(Histogram::new);
-    let mut cpu = if run.local_cpu { CpuSampler::start(run.num_cpus).ok() } else { None };
+    let mut cpu = if run.local_cpu {
+        CpuSampler::start(run.num_cpus).ok()
+    } else {
+        None
+    };
     let stop = StopFlag::new();
     let (seconds, units) = match spec.limit {
         Limit::Seconds(0) => (None, None),
@@ -359,7 +411,18 @@ pub fn run_iteration(chan: &mut Channel, spec: &TestSpec, run: &RunOptions, expl
     };
     let started = Instant::now();
     let timer = Timer::arm(seconds, stop.clone());
-    let (counters, mss_seen, data_sock) = run_data(spec, sock, &remote, local_bind, &opts, &sizes, run, &stop, units, hist.as_mut())?;
+    let (counters, mss_seen, data_sock) = run_data(
+        spec,
+        sock,
+        &remote,
+        local_bind,
+        &opts,
+        &sizes,
+        run,
+        &stop,
+        units,
+        hist.as_mut(),
+    )?;
     let elapsed = started.elapsed().as_secs_f64();
     drop(timer);
     let local_cpu = cpu.as_mut().and_then(|c| c.stop().ok());
@@ -404,7 +467,8 @@ pub fn run_iteration(chan: &mut Channel, spec: &TestSpec, run: &RunOptions, expl
     }
     drop(data_sock);
 
-    let wait = RESPONSE_WAIT + seconds.unwrap_or_default() + Duration::from_secs(u64::from(PAD_TIME));
+    let wait =
+        RESPONSE_WAIT + seconds.unwrap_or_default() + Duration::from_secs(u64::from(PAD_TIME));
     let res_msg = chan.recv(wait)?;
     let results = OmniResults::decode(&res_msg);
     if results.serv_errno != 0 {
@@ -418,10 +482,20 @@ pub fn run_iteration(chan: &mut Channel, spec: &TestSpec, run: &RunOptions, expl
         request_size: spec.request_size,
         response_size: spec.response_size,
         first_burst: spec.first_burst,
-        transport_mss: if spec.protocol == Protocol::Tcp { mss } else { -1 },
+        transport_mss: if spec.protocol == Protocol::Tcp {
+            mss
+        } else {
+            -1
+        },
         histogram: hist.map(|h| h.to_outcome()),
     };
-    Ok(Iteration { outcome, endpoints: Endpoints { local: local_bind.unwrap_or(local_addr), remote: remote0 } })
+    Ok(Iteration {
+        outcome,
+        endpoints: Endpoints {
+            local: local_bind.unwrap_or(local_addr),
+            remote: remote0,
+        },
+    })
 }
 
 fn fill_counters(side: &mut SideStats, c: &Counters) {
@@ -433,7 +507,12 @@ fn fill_counters(side: &mut SideStats, c: &Counters) {
     side.transactions = c.transactions;
 }
 
-fn remote_side(spec: &TestSpec, resp: &OmniResponse, res: &OmniResults, measured_cpu: bool) -> SideStats {
+fn remote_side(
+    spec: &TestSpec,
+    resp: &OmniResponse,
+    res: &OmniResults,
+    measured_cpu: bool,
+) -> SideStats {
     let cpu = (measured_cpu && resp.flags & omni::flag::MEASURE_CPU != 0).then(|| CpuUsage {
         util: f64::from(res.cpu_util),
         user: f64::from(res.cpu_percent_user),
@@ -490,19 +569,40 @@ fn run_data(
     hist: Option<&mut Histogram>,
 ) -> Result<DataRun, ClientError> {
     let udp = spec.protocol == Protocol::Udp;
-    let mut send_ring = BufferRing::new(sizes.send_width, sizes.send_size.max(0) as usize, spec.local_send_align, spec.local_send_offset);
-    let mut recv_ring = BufferRing::new(sizes.recv_width, sizes.recv_size.max(0) as usize, spec.local_recv_align, spec.local_recv_offset);
+    let mut send_ring = BufferRing::new(
+        sizes.send_width,
+        sizes.send_size.max(0) as usize,
+        spec.local_send_align,
+        spec.local_send_offset,
+    );
+    let mut recv_ring = BufferRing::new(
+        sizes.recv_width,
+        sizes.recv_size.max(0) as usize,
+        spec.local_recv_align,
+        spec.local_recv_offset,
+    );
     if let Some(path) = &run.local_fill_file {
-        let data = std::fs::read(path).map_err(|e| ClientError::Setup(format!("cannot read fill file '{path}': {e}")))?;
+        let data = std::fs::read(path)
+            .map_err(|e| ClientError::Setup(format!("cannot read fill file '{path}': {e}")))?;
         send_ring.fill(&data);
     }
     if spec.connection {
         drop(sock);
-        let (c, mss) = engine::connect::client(remote, local_bind.filter(|l| l.port() != 0 || !l.ip().is_unspecified()), opts, &mut send_ring, &mut recv_ring, stop, units, hist)?;
+        let (c, mss) = engine::connect::client(
+            remote,
+            local_bind.filter(|l| l.port() != 0 || !l.ip().is_unspecified()),
+            opts,
+            &mut send_ring,
+            &mut recv_ring,
+            stop,
+            units,
+            hist,
+        )?;
         return Ok((c, mss, None));
     }
     // Blocking calls wake up at least this often to look at the stop flag.
-    socket::set_timeouts(&sock, Some(Duration::from_millis(250))).map_err(|e| ClientError::Setup(e.to_string()))?;
+    socket::set_timeouts(&sock, Some(Duration::from_millis(250)))
+        .map_err(|e| ClientError::Setup(e.to_string()))?;
     let connected = !udp || spec.local_connected;
     if connected {
         if let Err(e) = socket::connect_timeout(&sock, remote, CONNECT_WAIT) {
@@ -516,12 +616,30 @@ fn run_data(
         if let Some(secs) = spec.receive_timeout {
             let _ = sock.set_read_timeout(Some(Duration::from_secs(secs.max(1) as u64)));
         }
-        engine::rr::client(fd, &mut send_ring, &mut recv_ring, udp, spec.first_burst, stop, units, dest.as_ref(), loss_timeout, hist)?
+        engine::rr::client(
+            fd,
+            &mut send_ring,
+            &mut recv_ring,
+            udp,
+            spec.first_burst,
+            stop,
+            units,
+            dest.as_ref(),
+            loss_timeout,
+            hist,
+        )?
     } else if spec.xmit() {
         if spec.sendfile {
             let file = sendfile_source(run, sizes.send_size.max(1) as usize, &send_ring)?;
             let len = file.metadata().map(|m| m.len() as usize).unwrap_or(0);
-            engine::stream::send_file(fd, file.as_raw_fd(), len, sizes.send_size.max(1) as usize, stop, units)?
+            engine::stream::send_file(
+                fd,
+                file.as_raw_fd(),
+                len,
+                sizes.send_size.max(1) as usize,
+                stop,
+                units,
+            )?
         } else {
             engine::stream::send(fd, &mut send_ring, stop, units, dest.as_ref(), hist)?
         }
@@ -534,18 +652,33 @@ fn run_data(
 
 /// The file TCP_SENDFILE sends from: the -F fill file, or a temporary file
 /// holding the send ring's pattern (unlinked at once, so nothing is left).
-fn sendfile_source(run: &RunOptions, size: usize, _ring: &BufferRing) -> Result<std::fs::File, ClientError> {
+fn sendfile_source(
+    run: &RunOptions,
+    size: usize,
+    _ring: &BufferRing,
+) -> Result<std::fs::File, ClientError> {
     use std::io::{Seek, Write};
     if let Some(path) = &run.local_fill_file {
-        return std::fs::File::open(path).map_err(|e| ClientError::Setup(format!("cannot open fill file '{path}': {e}")));
+        return std::fs::File::open(path)
+            .map_err(|e| ClientError::Setup(format!("cannot open fill file '{path}': {e}")));
     }
     let dir = std::env::temp_dir();
-    let path = dir.join(format!("netperf-ng-sendfile-{}-{}", std::process::id(), size));
-    let mut f = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&path).map_err(|e| ClientError::Setup(format!("cannot create sendfile source: {e}")))?;
+    let path = dir.join(format!(
+        "netperf-ng-sendfile-{}-{}",
+        std::process::id(),
+        size
+    ));
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .map_err(|e| ClientError::Setup(format!("cannot create sendfile source: {e}")))?;
     let _ = std::fs::remove_file(&path);
     let chunk = vec![b'n'; size];
     for _ in 0..4 {
-        f.write_all(&chunk).map_err(|e| ClientError::Setup(e.to_string()))?;
+        f.write_all(&chunk)
+            .map_err(|e| ClientError::Setup(e.to_string()))?;
     }
     f.rewind().map_err(|e| ClientError::Setup(e.to_string()))?;
     Ok(f)

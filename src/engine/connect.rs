@@ -16,7 +16,13 @@ use std::time::{Duration, Instant};
 const CONNECT_LIMIT: Duration = Duration::from_secs(10);
 
 /// Exchange one request/response on `s`; false when the peer went away.
-fn exchange(s: &Socket, send_ring: &mut BufferRing, recv_ring: &mut BufferRing, stop: &StopFlag, c: &mut Counters) -> Result<bool, DataError> {
+fn exchange(
+    s: &Socket,
+    send_ring: &mut BufferRing,
+    recv_ring: &mut BufferRing,
+    stop: &StopFlag,
+    c: &mut Counters,
+) -> Result<bool, DataError> {
     let fd = s.as_raw_fd();
     let (req, rsp) = (send_ring.size(), recv_ring.size());
     if req > 0 {
@@ -96,7 +102,10 @@ pub fn client(
                 break;
             }
             // Out of local ports or a transient refusal: try again, as netperf does.
-            if matches!(e.raw_os_error(), Some(libc::EADDRNOTAVAIL) | Some(libc::EADDRINUSE)) {
+            if matches!(
+                e.raw_os_error(),
+                Some(libc::EADDRNOTAVAIL) | Some(libc::EADDRINUSE)
+            ) {
                 continue;
             }
             return Err(DataError::Connect(e));
@@ -138,7 +147,14 @@ pub fn server(
         }
         let (s, _) = match listener.accept() {
             Ok(pair) => pair,
-            Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EINTR) | Some(libc::ECONNABORTED)) => continue,
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::EAGAIN) | Some(libc::EINTR) | Some(libc::ECONNABORTED)
+                ) =>
+            {
+                continue
+            }
             Err(e) => return Err(DataError::Connect(e)),
         };
         let _ = socket::set_timeouts(&s, Some(Duration::from_millis(500)));
@@ -155,7 +171,13 @@ pub fn server(
     Ok((c, buffers))
 }
 
-fn exchange_server(s: &Socket, recv_ring: &mut BufferRing, send_ring: &mut BufferRing, stop: &StopFlag, c: &mut Counters) -> Result<bool, DataError> {
+fn exchange_server(
+    s: &Socket,
+    recv_ring: &mut BufferRing,
+    send_ring: &mut BufferRing,
+    stop: &StopFlag,
+    c: &mut Counters,
+) -> Result<bool, DataError> {
     let fd = s.as_raw_fd();
     let (req, rsp) = (recv_ring.size(), send_ring.size());
     if req > 0 {

@@ -64,7 +64,13 @@ pub fn recv(fd: RawFd, buf: *mut u8, len: usize) -> Io {
 
 /// recvfrom(2), storing the source address in `from`.
 #[inline]
-pub fn recv_from(fd: RawFd, buf: *mut u8, len: usize, from: &mut libc::sockaddr_storage, from_len: &mut libc::socklen_t) -> Io {
+pub fn recv_from(
+    fd: RawFd,
+    buf: *mut u8,
+    len: usize,
+    from: &mut libc::sockaddr_storage,
+    from_len: &mut libc::socklen_t,
+) -> Io {
     *from_len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
     // SAFETY: buffer and address storage are valid for the sizes given.
     let ret = unsafe {
@@ -82,7 +88,13 @@ pub fn recv_from(fd: RawFd, buf: *mut u8, len: usize, from: &mut libc::sockaddr_
 
 /// sendto(2) to a raw address previously filled by recv_from.
 #[inline]
-pub fn send_to_raw(fd: RawFd, buf: *const u8, len: usize, to: &libc::sockaddr_storage, to_len: libc::socklen_t) -> Io {
+pub fn send_to_raw(
+    fd: RawFd,
+    buf: *const u8,
+    len: usize,
+    to: &libc::sockaddr_storage,
+    to_len: libc::socklen_t,
+) -> Io {
     // SAFETY: buffer and address valid for the sizes given.
     let ret = unsafe {
         libc::sendto(

@@ -11,7 +11,8 @@ pub struct BufferRing {
 }
 
 /// The byte pattern buffers are filled with when no fill file is given.
-const FILL_PATTERN: &[u8] = b"netperf-ng data buffer fill pattern: abcdefghijklmnopqrstuvwxyz0123456789\n";
+const FILL_PATTERN: &[u8] =
+    b"netperf-ng data buffer fill pattern: abcdefghijklmnopqrstuvwxyz0123456789\n";
 
 impl BufferRing {
     pub fn new(width: u32, size: usize, align: u32, offset: u32) -> Self {
@@ -43,7 +44,10 @@ impl BufferRing {
             return;
         }
         for &start in &self.starts {
-            for (i, b) in self.storage[start..start + self.size].iter_mut().enumerate() {
+            for (i, b) in self.storage[start..start + self.size]
+                .iter_mut()
+                .enumerate()
+            {
                 *b = pattern[i % pattern.len()];
             }
         }

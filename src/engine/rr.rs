@@ -131,7 +131,15 @@ pub fn client(
             break;
         }
         outstanding += 1;
-        match recv_message(fd, recv_ring.next_ptr(), rsp, udp, stop, loss_timeout, &mut c)? {
+        match recv_message(
+            fd,
+            recv_ring.next_ptr(),
+            rsp,
+            udp,
+            stop,
+            loss_timeout,
+            &mut c,
+        )? {
             Got::Message => {}
             Got::TimedOut => {
                 // Lost request or response: start the burst over, as netperf -e does.

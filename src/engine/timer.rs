@@ -36,7 +36,11 @@ impl Timer {
     pub fn arm(after: Option<Duration>, flag: StopFlag) -> Timer {
         let fired = Arc::new(AtomicBool::new(false));
         let Some(after) = after else {
-            return Timer { cancel: None, thread: None, fired };
+            return Timer {
+                cancel: None,
+                thread: None,
+                fired,
+            };
         };
         let (tx, rx) = mpsc::channel::<()>();
         let fired_in_thread = fired.clone();

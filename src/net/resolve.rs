@@ -47,11 +47,16 @@ pub fn resolve(
         code,
         text,
     };
-    let c_host = CString::new(host).map_err(|_| fail(libc::EAI_NONAME, "invalid host name".into()))?;
+    let c_host =
+        CString::new(host).map_err(|_| fail(libc::EAI_NONAME, "invalid host name".into()))?;
     // SAFETY: zeroed addrinfo is a valid "no hints" value; fields set below.
     let mut hints: libc::addrinfo = unsafe { std::mem::zeroed() };
     hints.ai_family = af_of(family);
-    hints.ai_socktype = if datagram { libc::SOCK_DGRAM } else { libc::SOCK_STREAM };
+    hints.ai_socktype = if datagram {
+        libc::SOCK_DGRAM
+    } else {
+        libc::SOCK_STREAM
+    };
     let mut list: *mut libc::addrinfo = std::ptr::null_mut();
     // SAFETY: valid C string and hints; list is freed below.
     let rc = unsafe { libc::getaddrinfo(c_host.as_ptr(), std::ptr::null(), &hints, &mut list) };
@@ -99,7 +104,10 @@ fn sockaddr_to_std(sa: *const libc::sockaddr, len: libc::socklen_t) -> Option<So
             // SAFETY: checked family and length.
             let sin = unsafe { &*(sa as *const libc::sockaddr_in) };
             let ip = Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr));
-            Some(SocketAddr::V4(SocketAddrV4::new(ip, u16::from_be(sin.sin_port))))
+            Some(SocketAddr::V4(SocketAddrV4::new(
+                ip,
+                u16::from_be(sin.sin_port),
+            )))
         }
         libc::AF_INET6 if len as usize >= std::mem::size_of::<libc::sockaddr_in6>() => {
             // SAFETY: checked family and length.

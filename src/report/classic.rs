@@ -58,6 +58,11 @@ impl ClassicKind {
             .map_or("", |(name, _)| *name)
     }
 
+    /// The banner title ("MIGRATED TCP STREAM TEST", "TCP Connect/Close TEST", ...).
+    pub fn title(self) -> &'static str {
+        super::banner::classic_title(self.test_name()).unwrap_or_default()
+    }
+
     /// netperf's rule for the default unit: test names containing "RR"
     /// report transactions. TCP_CC does not, so it defaults to 'm'.
     pub fn is_request_response(self) -> bool {

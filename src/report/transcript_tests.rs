@@ -2,7 +2,7 @@
 //! transcript in shared/reference is rebuilt from an `Outcome` carrying the
 //! transcript's numbers and compared byte for byte (banner included).
 
-use super::banner::{classic_title, render_banner, Banner, BannerConfidence, BannerEndpoint};
+use super::banner::{render_banner, Banner, BannerConfidence, BannerEndpoint};
 use super::classic::{render_classic, ClassicKind, ClassicOptions, HeadlineFigures};
 use super::confidence::ConfidenceWidths;
 use super::test_outcomes::{cpu, maerts, rr, stream, udp_buffers, udp_stream};
@@ -55,9 +55,7 @@ fn histogram_from(text: &str) -> Option<LatencyHistogram> {
 
 fn ipv4_banner(kind: ClassicKind) -> Banner {
     Banner {
-        title: classic_title(kind.test_name())
-            .unwrap_or_default()
-            .to_string(),
+        title: kind.title().to_string(),
         local: BannerEndpoint {
             name: "0.0.0.0".into(),
             address: "0.0.0.0".into(),

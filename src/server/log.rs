@@ -14,8 +14,17 @@ pub fn line(o: &ServerOptions, peer: Option<SocketAddr>, text: &str) {
     if !enabled(o) {
         return;
     }
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
     let who = peer.map_or_else(|| "-".to_string(), |p| p.to_string());
     let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "{}.{:03} netserver {} {}", now.as_secs(), now.subsec_millis(), who, text);
+    let _ = writeln!(
+        err,
+        "{}.{:03} netserver {} {}",
+        now.as_secs(),
+        now.subsec_millis(),
+        who,
+        text
+    );
 }

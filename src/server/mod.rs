@@ -2,6 +2,7 @@
 //! (`session`), run the netserver half of omni tests (`omni`) and of the
 //! legacy tests stock netperf still sends (`legacy`).
 
+pub mod legacy;
 pub mod log;
 pub mod omni;
 pub mod options;
@@ -18,7 +19,10 @@ use std::sync::Arc;
 
 /// The "Starting netserver ..." banner text pieces, as stock netserver prints them.
 pub fn describe_listen(o: &ServerOptions) -> (String, &'static str) {
-    let host = o.listen_host.clone().unwrap_or_else(|| "IN(6)ADDR_ANY".to_string());
+    let host = o
+        .listen_host
+        .clone()
+        .unwrap_or_else(|| "IN(6)ADDR_ANY".to_string());
     (host, resolve::family_name(o.family))
 }
 
@@ -49,7 +53,11 @@ pub fn listen(o: &ServerOptions) -> io::Result<TcpListener> {
     let dual = o.listen_host.is_none() && o.family == Family::Unspec;
     match bind(addr, dual) {
         // No IPv6 on this host: fall back to IPv4 for the unspecified family.
-        Err(e) if dual => bind(SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), o.port), false).map_err(|_| e),
+        Err(e) if dual => bind(
+            SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), o.port),
+            false,
+        )
+        .map_err(|_| e),
         other => other,
     }
 }
@@ -61,7 +69,17 @@ pub fn serve(listener: TcpListener, opts: ServerOptions) -> io::Result<()> {
     loop {
         let (stream, peer) = match listener.accept() {
             Ok(pair) => pair,
-            Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR) | Some(libc::ECONNABORTED) | Some(libc::EMFILE) | Some(libc::ENFILE) | Some(libc::ENOBUFS) | Some(libc::ENOMEM)) => {
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::EINTR)
+                        | Some(libc::ECONNABORTED)
+                        | Some(libc::EMFILE)
+                        | Some(libc::ENFILE)
+                        | Some(libc::ENOBUFS)
+                        | Some(libc::ENOMEM)
+                ) =>
+            {
                 log::line(&opts, None, &format!("accept: {e}"));
                 std::thread::sleep(std::time::Duration::from_millis(10));
                 continue;
@@ -75,18 +93,27 @@ pub fn serve(listener: TcpListener, opts: ServerOptions) -> io::Result<()> {
         }
         active.fetch_add(1, Ordering::Relaxed);
         let (opts, active) = (opts.clone(), active.clone());
-        let spawned = std::thread::Builder::new().name("control".into()).spawn(move || {
-            session::run(stream, peer, &opts);
-            active.fetch_sub(1, Ordering::Relaxed);
-        });
+        let spawned = std::thread::Builder::new()
+            .name("control".into())
+            .spawn(move || {
+                session::run(stream, peer, &opts);
+                active.fetch_sub(1, Ordering::Relaxed);
+            });
         if spawned.is_err() {
-            log::line(&opts_for_log(), Some(peer), "cannot start a thread for this connection");
+            log::line(
+                &opts_for_log(),
+                Some(peer),
+                "cannot start a thread for this connection",
+            );
         }
     }
 }
 
 fn opts_for_log() -> ServerOptions {
-    ServerOptions { verbosity_given: true, ..Default::default() }
+    ServerOptions {
+        verbosity_given: true,
+        ..Default::default()
+    }
 }
 
 /// Detach from the terminal like stock netserver: fork, let the parent exit,

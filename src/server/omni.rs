@@ -47,48 +47,86 @@ pub struct Refusal {
 }
 
 fn refuse(errno: i32, reason: impl Into<String>) -> Refusal {
-    Refusal { errno, reason: reason.into() }
+    Refusal {
+        errno,
+        reason: reason.into(),
+    }
 }
 
 /// Check every field before anything is allocated or opened.
 pub fn validate(r: &OmniRequest) -> Result<Protocol, Refusal> {
-    let protocol = Protocol::from_ipproto(r.protocol).ok_or_else(|| refuse(libc::EPROTONOSUPPORT, format!("protocol {} not supported", r.protocol)))?;
+    let protocol = Protocol::from_ipproto(r.protocol).ok_or_else(|| {
+        refuse(
+            libc::EPROTONOSUPPORT,
+            format!("protocol {} not supported", r.protocol),
+        )
+    })?;
     let expected_type = match protocol {
         Protocol::Tcp => omni::NST_STREAM,
         Protocol::Udp => omni::NST_DGRAM,
     };
     if r.socket_type != expected_type {
-        return Err(refuse(libc::ESOCKTNOSUPPORT, format!("socket type {} does not fit protocol {}", r.socket_type, r.protocol)));
+        return Err(refuse(
+            libc::ESOCKTNOSUPPORT,
+            format!(
+                "socket type {} does not fit protocol {}",
+                r.socket_type, r.protocol
+            ),
+        ));
     }
     if r.ipfamily != omni::NF_INET && r.ipfamily != omni::NF_INET6 {
-        return Err(refuse(libc::EAFNOSUPPORT, format!("address family {} not supported", r.ipfamily)));
+        return Err(refuse(
+            libc::EAFNOSUPPORT,
+            format!("address family {} not supported", r.ipfamily),
+        ));
     }
     if r.direction & !(omni::DIR_XMIT | omni::DIR_RECV) != 0 {
-        return Err(refuse(libc::EINVAL, format!("invalid direction {:#x}", r.direction)));
+        return Err(refuse(
+            libc::EINVAL,
+            format!("invalid direction {:#x}", r.direction),
+        ));
     }
     if r.data_port > 65535 || r.netperf_port > 65535 {
         return Err(refuse(libc::EINVAL, "port out of range"));
     }
-    for (name, v) in [("send size", r.send_size), ("receive size", r.receive_size), ("request size", r.request_size), ("response size", r.response_size)] {
+    for (name, v) in [
+        ("send size", r.send_size),
+        ("receive size", r.receive_size),
+        ("request size", r.request_size),
+        ("response size", r.response_size),
+    ] {
         if v > limits::MAX_MESSAGE || (v < 0 && v != -1) {
             return Err(refuse(libc::EINVAL, format!("{name} {v} out of range")));
         }
     }
-    for (name, v) in [("send buffer", r.send_buf_size), ("receive buffer", r.recv_buf_size)] {
+    for (name, v) in [
+        ("send buffer", r.send_buf_size),
+        ("receive buffer", r.recv_buf_size),
+    ] {
         if v > limits::MAX_SOCKET_BUFFER {
             return Err(refuse(libc::EINVAL, format!("{name} {v} out of range")));
         }
     }
-    for (name, v) in [("send width", r.send_width), ("receive width", r.recv_width)] {
+    for (name, v) in [
+        ("send width", r.send_width),
+        ("receive width", r.recv_width),
+    ] {
         if v > limits::MAX_WIDTH {
             return Err(refuse(libc::EINVAL, format!("{name} {v} out of range")));
         }
     }
-    if r.send_alignment > limits::MAX_ALIGNMENT || r.recv_alignment > limits::MAX_ALIGNMENT || r.send_offset > limits::MAX_OFFSET || r.recv_offset > limits::MAX_OFFSET {
+    if r.send_alignment > limits::MAX_ALIGNMENT
+        || r.recv_alignment > limits::MAX_ALIGNMENT
+        || r.send_offset > limits::MAX_OFFSET
+        || r.recv_offset > limits::MAX_OFFSET
+    {
         return Err(refuse(libc::EINVAL, "alignment or offset out of range"));
     }
     if r.test_length > limits::MAX_TEST_SECONDS {
-        return Err(refuse(libc::EINVAL, format!("test length {} s out of range", r.test_length)));
+        return Err(refuse(
+            libc::EINVAL,
+            format!("test length {} s out of range", r.test_length),
+        ));
     }
     if !r.fill_file.is_empty() {
         return Err(refuse(libc::EPERM, "remote fill files are not served"));
@@ -101,7 +139,12 @@ fn local_bind_addr(r: &OmniRequest) -> SocketAddr {
     let ip: IpAddr = if r.ipfamily == omni::NF_INET6 {
         IpAddr::V6(Ipv6Addr::from(r.netserver_ip))
     } else {
-        IpAddr::V4(Ipv4Addr::new(r.netserver_ip[0], r.netserver_ip[1], r.netserver_ip[2], r.netserver_ip[3]))
+        IpAddr::V4(Ipv4Addr::new(
+            r.netserver_ip[0],
+            r.netserver_ip[1],
+            r.netserver_ip[2],
+            r.netserver_ip[3],
+        ))
     };
     SocketAddr::new(ip, port)
 }
@@ -111,7 +154,15 @@ fn peer_data_addr(r: &OmniRequest) -> SocketAddr {
     if r.ipfamily == omni::NF_INET6 {
         SocketAddr::new(IpAddr::V6(Ipv6Addr::from(r.netperf_ip)), port)
     } else {
-        SocketAddr::new(IpAddr::V4(Ipv4Addr::new(r.netperf_ip[0], r.netperf_ip[1], r.netperf_ip[2], r.netperf_ip[3])), port)
+        SocketAddr::new(
+            IpAddr::V4(Ipv4Addr::new(
+                r.netperf_ip[0],
+                r.netperf_ip[1],
+                r.netperf_ip[2],
+                r.netperf_ip[3],
+            )),
+            port,
+        )
     }
 }
 
@@ -126,7 +177,12 @@ struct Plan {
 fn plan(r: &OmniRequest, protocol: Protocol, lss: i32, lsr: i32) -> Result<Plan, Refusal> {
     let xmit = r.direction & omni::DIR_XMIT != 0;
     let recv = r.direction & omni::DIR_RECV != 0;
-    let mut p = Plan { send_size: r.send_size, send_width: r.send_width, recv_size: r.receive_size, recv_width: r.recv_width };
+    let mut p = Plan {
+        send_size: r.send_size,
+        send_width: r.send_width,
+        recv_size: r.receive_size,
+        recv_width: r.recv_width,
+    };
     if xmit {
         if r.response_size > 0 {
             p.send_size = r.response_size;
@@ -154,7 +210,15 @@ fn plan(r: &OmniRequest, protocol: Protocol, lss: i32, lsr: i32) -> Result<Plan,
             p.recv_size = r.request_size;
             p.recv_width = r.recv_width.max(1);
         } else {
-            p.recv_size = if r.receive_size == -1 { if lsr > 0 { lsr } else { 4096 } } else { r.receive_size };
+            p.recv_size = if r.receive_size == -1 {
+                if lsr > 0 {
+                    lsr
+                } else {
+                    4096
+                }
+            } else {
+                r.receive_size
+            };
             if r.recv_width == 0 {
                 p.recv_width = (lsr.max(0) / p.recv_size.max(1)) as u32 + 1;
                 if p.recv_width == 1 {
@@ -163,8 +227,12 @@ fn plan(r: &OmniRequest, protocol: Protocol, lss: i32, lsr: i32) -> Result<Plan,
             }
         }
     }
-    let ring = |size: i32, width: u32| u64::from(width.max(1)) * (size.max(0) as u64 + 2 * u64::from(limits::MAX_ALIGNMENT));
-    if (xmit && ring(p.send_size, p.send_width) > limits::MAX_RING_BYTES) || (recv && ring(p.recv_size, p.recv_width) > limits::MAX_RING_BYTES) {
+    let ring = |size: i32, width: u32| {
+        u64::from(width.max(1)) * (size.max(0) as u64 + 2 * u64::from(limits::MAX_ALIGNMENT))
+    };
+    if (xmit && ring(p.send_size, p.send_width) > limits::MAX_RING_BYTES)
+        || (recv && ring(p.recv_size, p.recv_width) > limits::MAX_RING_BYTES)
+    {
         return Err(refuse(libc::ENOMEM, "buffer ring too large"));
     }
     Ok(p)
@@ -172,19 +240,38 @@ fn plan(r: &OmniRequest, protocol: Protocol, lss: i32, lsr: i32) -> Result<Plan,
 
 /// Serve one DO_OMNI request. Errors returned are control-connection
 /// failures; a refused request is answered and logged here.
-pub fn serve(chan: &mut Channel, m: &Message, peer: SocketAddr, opts: &ServerOptions) -> Result<(), ChannelError> {
+pub fn serve(
+    chan: &mut Channel,
+    m: &Message,
+    peer: SocketAddr,
+    opts: &ServerOptions,
+) -> Result<(), ChannelError> {
     let r = OmniRequest::decode(m);
     let protocol = match validate(&r) {
         Ok(p) => p,
         Err(refusal) => {
-            log::line(opts, Some(peer), &format!("refused omni request: {}", refusal.reason));
-            return chan.send(&OmniResponse { serv_errno: refusal.errno, ..Default::default() }.encode());
+            log::line(
+                opts,
+                Some(peer),
+                &format!("refused omni request: {}", refusal.reason),
+            );
+            return chan.send(
+                &OmniResponse {
+                    serv_errno: refusal.errno,
+                    ..Default::default()
+                }
+                .encode(),
+            );
         }
     };
     match setup_and_run(chan, &r, protocol)? {
         Ok(summary) => log::line(opts, Some(peer), &summary),
         Err(refusal) => {
-            log::line(opts, Some(peer), &format!("omni test failed: {}", refusal.reason));
+            log::line(
+                opts,
+                Some(peer),
+                &format!("omni test failed: {}", refusal.reason),
+            );
         }
     }
     Ok(())
@@ -208,14 +295,29 @@ fn data_socket_options(r: &OmniRequest, protocol: Protocol) -> SocketOptions {
 
 /// Set up, answer, run and report. The outer Result is the control channel;
 /// the inner one a test that could not be run (already answered).
-fn setup_and_run(chan: &mut Channel, r: &OmniRequest, protocol: Protocol) -> Result<Result<String, Refusal>, ChannelError> {
+fn setup_and_run(
+    chan: &mut Channel,
+    r: &OmniRequest,
+    protocol: Protocol,
+) -> Result<Result<String, Refusal>, ChannelError> {
     let bind_addr = local_bind_addr(r);
     let sopts = data_socket_options(r, protocol);
     let setup = || -> Result<(Socket, i32, i32, Plan), Refusal> {
-        let s = socket::create(&bind_addr, &sopts).map_err(|e| refuse(e.raw_os_error().unwrap_or(libc::EINVAL), format!("cannot create data socket: {e}")))?;
-        socket::bind(&s, &bind_addr).map_err(|e| refuse(e.raw_os_error().unwrap_or(libc::EADDRINUSE), e.to_string()))?;
+        let s = socket::create(&bind_addr, &sopts).map_err(|e| {
+            refuse(
+                e.raw_os_error().unwrap_or(libc::EINVAL),
+                format!("cannot create data socket: {e}"),
+            )
+        })?;
+        socket::bind(&s, &bind_addr)
+            .map_err(|e| refuse(e.raw_os_error().unwrap_or(libc::EADDRINUSE), e.to_string()))?;
         if protocol == Protocol::Tcp {
-            s.listen(128).map_err(|e| refuse(e.raw_os_error().unwrap_or(libc::EINVAL), format!("listen: {e}")))?;
+            s.listen(128).map_err(|e| {
+                refuse(
+                    e.raw_os_error().unwrap_or(libc::EINVAL),
+                    format!("listen: {e}"),
+                )
+            })?;
         }
         let (lss, lsr) = socket::buffer_sizes(&s);
         let p = plan(r, protocol, lss, lsr)?;
@@ -224,7 +326,13 @@ fn setup_and_run(chan: &mut Channel, r: &OmniRequest, protocol: Protocol) -> Res
     let (listener, lss, lsr, p) = match setup() {
         Ok(v) => v,
         Err(refusal) => {
-            chan.send(&OmniResponse { serv_errno: refusal.errno, ..Default::default() }.encode())?;
+            chan.send(
+                &OmniResponse {
+                    serv_errno: refusal.errno,
+                    ..Default::default()
+                }
+                .encode(),
+            )?;
             return Ok(Err(refusal));
         }
     };
@@ -246,7 +354,11 @@ fn setup_and_run(chan: &mut Channel, r: &OmniRequest, protocol: Protocol) -> Res
         send_size: p.send_size,
         send_width: p.send_width as i32,
         flags,
-        cpu_rate: if measure_cpu { cpu::calibrate_rate() } else { 0.0 },
+        cpu_rate: if measure_cpu {
+            cpu::calibrate_rate()
+        } else {
+            0.0
+        },
         data_port: u32::from(data_port),
         socket_prio: r.socket_prio,
         socket_tos: r.socket_tos,
@@ -266,12 +378,34 @@ fn setup_and_run(chan: &mut Channel, r: &OmniRequest, protocol: Protocol) -> Res
     } else {
         (None, None)
     };
-    let mut cpu = if measure_cpu { CpuSampler::start(None).ok() } else { None };
+    let mut cpu = if measure_cpu {
+        CpuSampler::start(None).ok()
+    } else {
+        None
+    };
     let started = Instant::now();
     let timer = Timer::arm(timer_secs.map(Duration::from_secs), stop.clone());
-    let mut send_ring = BufferRing::new(p.send_width, if xmit { p.send_size.max(0) as usize } else { 0 }, r.send_alignment, r.send_offset);
-    let mut recv_ring = BufferRing::new(p.recv_width, if recv { p.recv_size.max(0) as usize } else { 0 }, r.recv_alignment, r.recv_offset);
-    let outcome = run_data(&listener, r, protocol, &mut send_ring, &mut recv_ring, &stop, units);
+    let mut send_ring = BufferRing::new(
+        p.send_width,
+        if xmit { p.send_size.max(0) as usize } else { 0 },
+        r.send_alignment,
+        r.send_offset,
+    );
+    let mut recv_ring = BufferRing::new(
+        p.recv_width,
+        if recv { p.recv_size.max(0) as usize } else { 0 },
+        r.recv_alignment,
+        r.recv_offset,
+    );
+    let outcome = run_data(
+        &listener,
+        r,
+        protocol,
+        &mut send_ring,
+        &mut recv_ring,
+        &stop,
+        units,
+    );
     let mut elapsed = started.elapsed().as_secs_f64();
     let fired = timer.fired();
     drop(timer);
@@ -283,9 +417,17 @@ fn setup_and_run(chan: &mut Channel, r: &OmniRequest, protocol: Protocol) -> Res
         Ok(v) => v,
         Err(e) => {
             let errno = match &e {
-                DataError::Send(io) | DataError::Recv(io) | DataError::Connect(io) => io.raw_os_error().unwrap_or(libc::EIO),
+                DataError::Send(io) | DataError::Recv(io) | DataError::Connect(io) => {
+                    io.raw_os_error().unwrap_or(libc::EIO)
+                }
             };
-            chan.send(&OmniResults { serv_errno: errno, ..Default::default() }.encode())?;
+            chan.send(
+                &OmniResults {
+                    serv_errno: errno,
+                    ..Default::default()
+                }
+                .encode(),
+            )?;
             return Ok(Err(refuse(errno, e.to_string())));
         }
     };
@@ -307,7 +449,11 @@ fn setup_and_run(chan: &mut Channel, r: &OmniRequest, protocol: Protocol) -> Res
         subvendor: -2,
         subdevice: -2,
         transport_retrans: retrans,
-        cong_control: if r.flags & omni::flag::ROUTING_ALLOWED != 0 { cong } else { String::new() },
+        cong_control: if r.flags & omni::flag::ROUTING_ALLOWED != 0 {
+            cong
+        } else {
+            String::new()
+        },
         ..Default::default()
     };
     if let Some(u) = usage {
@@ -337,7 +483,11 @@ fn setup_and_run(chan: &mut Channel, r: &OmniRequest, protocol: Protocol) -> Res
 type DataOutcome = (Counters, Option<(i32, i32)>, i32, String);
 
 /// Accept a connection for stream tests, until `stop` or the accept wait ends.
-fn accept_data(listener: &Socket, stop: &StopFlag, timed: bool) -> Result<Option<Socket>, DataError> {
+fn accept_data(
+    listener: &Socket,
+    stop: &StopFlag,
+    timed: bool,
+) -> Result<Option<Socket>, DataError> {
     socket::set_timeouts(listener, Some(Duration::from_millis(250))).map_err(DataError::Connect)?;
     let give_up = Instant::now() + Duration::from_secs(limits::ACCEPT_WAIT_SECS);
     loop {
@@ -346,19 +496,32 @@ fn accept_data(listener: &Socket, stop: &StopFlag, timed: bool) -> Result<Option
         }
         match listener.accept() {
             Ok((s, _)) => return Ok(Some(s)),
-            Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EINTR) | Some(libc::ECONNABORTED)) => {}
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::EAGAIN) | Some(libc::EINTR) | Some(libc::ECONNABORTED)
+                ) => {}
             Err(e) => return Err(DataError::Connect(e)),
         }
     }
 }
 
-fn run_data(listener: &Socket, r: &OmniRequest, protocol: Protocol, send_ring: &mut BufferRing, recv_ring: &mut BufferRing, stop: &StopFlag, units: Option<u64>) -> Result<DataOutcome, DataError> {
+fn run_data(
+    listener: &Socket,
+    r: &OmniRequest,
+    protocol: Protocol,
+    send_ring: &mut BufferRing,
+    recv_ring: &mut BufferRing,
+    stop: &StopFlag,
+    units: Option<u64>,
+) -> Result<DataOutcome, DataError> {
     let xmit = r.direction & omni::DIR_XMIT != 0;
     let recv = r.direction & omni::DIR_RECV != 0;
     let connection_test = r.flags & omni::flag::CONNECT_TEST != 0;
     let timed = r.test_length > 0;
     if protocol == Protocol::Tcp && connection_test {
-        socket::set_timeouts(listener, Some(Duration::from_millis(250))).map_err(DataError::Connect)?;
+        socket::set_timeouts(listener, Some(Duration::from_millis(250)))
+            .map_err(DataError::Connect)?;
         let (c, bufs) = engine::connect::server(listener, send_ring, recv_ring, stop, units)?;
         return Ok((c, bufs, -1, socket::congestion_control(listener)));
     }
@@ -391,7 +554,10 @@ fn run_data(listener: &Socket, r: &OmniRequest, protocol: Protocol, send_ring: &
     };
     let bufs = socket::buffer_sizes(data);
     let (retrans, cong) = match protocol {
-        Protocol::Tcp => (socket::retransmissions(fd), socket::congestion_control(data)),
+        Protocol::Tcp => (
+            socket::retransmissions(fd),
+            socket::congestion_control(data),
+        ),
         Protocol::Udp => (-1, String::new()),
     };
     if protocol == Protocol::Tcp {

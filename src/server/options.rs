@@ -64,7 +64,11 @@ pub enum ServerArgError {
     #[error("netserver: invalid option -- '{0}'")]
     Unknown(char),
     #[error("netserver: invalid value '{value}' for -{option}: {why}")]
-    Invalid { option: char, value: String, why: String },
+    Invalid {
+        option: char,
+        value: String,
+        why: String,
+    },
 }
 
 /// Options that take a value.
@@ -77,7 +81,11 @@ fn family_from(text: &str, option: char) -> Result<Family, ServerArgError> {
         "4" | "inet" | "af_inet" => Ok(Family::Inet),
         "6" | "inet6" | "af_inet6" => Ok(Family::Inet6),
         "0" | "unspec" | "af_unspec" | "" => Ok(Family::Unspec),
-        _ => Err(ServerArgError::Invalid { option, value: text.into(), why: "unknown address family".into() }),
+        _ => Err(ServerArgError::Invalid {
+            option,
+            value: text.into(),
+            why: "unknown address family".into(),
+        }),
     }
 }
 
@@ -124,11 +132,12 @@ pub fn parse_netserver(args: &[String]) -> Result<ServerInvocation, ServerArgErr
                         }
                     }
                     'v' => {
-                        o.verbosity = value.trim().parse().map_err(|_| ServerArgError::Invalid {
-                            option: 'v',
-                            value: value.clone(),
-                            why: "not a number".into(),
-                        })?;
+                        o.verbosity =
+                            value.trim().parse().map_err(|_| ServerArgError::Invalid {
+                                option: 'v',
+                                value: value.clone(),
+                                why: "not a number".into(),
+                            })?;
                         o.verbosity_given = true;
                     }
                     _ => o.passphrase = Some(value),
@@ -169,7 +178,16 @@ mod tests {
 
     #[test]
     fn options_parse() {
-        let o = run(&["-p", "12900", "-D", "-L", "127.0.0.1,4", "-Z", "secret", "-v2"]);
+        let o = run(&[
+            "-p",
+            "12900",
+            "-D",
+            "-L",
+            "127.0.0.1,4",
+            "-Z",
+            "secret",
+            "-v2",
+        ]);
         assert_eq!(o.port, 12900);
         assert!(o.foreground);
         assert_eq!(o.listen_host.as_deref(), Some("127.0.0.1"));

@@ -20,7 +20,11 @@ pub fn run(stream: TcpStream, peer: SocketAddr, opts: &ServerOptions) {
     if let Some(phrase) = &opts.passphrase {
         let ok = matches!(chan.recv(PASSPHRASE_WAIT), Ok(m) if m.kind() == kind::PASSPHRASE && wire::decode_passphrase(&m) == *phrase);
         if !ok {
-            log::line(opts, Some(peer), "Unable to match required passphrase.  Closing control connection");
+            log::line(
+                opts,
+                Some(peer),
+                "Unable to match required passphrase.  Closing control connection",
+            );
             chan.shutdown();
             return;
         }
@@ -30,12 +34,20 @@ pub fn run(stream: TcpStream, peer: SocketAddr, opts: &ServerOptions) {
             Ok(m) => m,
             Err(ChannelError::Closed) => break,
             Err(e) => {
-                log::line(opts, Some(peer), &format!("closing control connection: {e}"));
+                log::line(
+                    opts,
+                    Some(peer),
+                    &format!("closing control connection: {e}"),
+                );
                 break;
             }
         };
         if let Err(e) = dispatch(&mut chan, &m, peer, opts) {
-            log::line(opts, Some(peer), &format!("closing control connection: {e}"));
+            log::line(
+                opts,
+                Some(peer),
+                &format!("closing control connection: {e}"),
+            );
             break;
         }
     }
@@ -43,10 +55,20 @@ pub fn run(stream: TcpStream, peer: SocketAddr, opts: &ServerOptions) {
     log::line(opts, Some(peer), "control connection closed");
 }
 
-fn dispatch(chan: &mut Channel, m: &Message, peer: SocketAddr, opts: &ServerOptions) -> Result<(), ChannelError> {
+fn dispatch(
+    chan: &mut Channel,
+    m: &Message,
+    peer: SocketAddr,
+    opts: &ServerOptions,
+) -> Result<(), ChannelError> {
     match m.kind() {
         kind::DO_OMNI => super::omni::serve(chan, m, peer, opts),
-        kind::CPU_CALIBRATE => chan.send(&wire::encode_cpu_calibrate_response(cpu::calibrate_rate(), cpu::num_cpus())),
+        kind::DO_TCP_STREAM => super::legacy::serve_tcp_stream(chan, m, peer, opts),
+        kind::DO_TCP_CC => super::legacy::serve_tcp_cc(chan, m, peer, opts),
+        kind::CPU_CALIBRATE => chan.send(&wire::encode_cpu_calibrate_response(
+            cpu::calibrate_rate(),
+            cpu::num_cpus(),
+        )),
         kind::DEBUG_ON | kind::DEBUG_OFF => chan.send(&Message::new(kind::DEBUG_OK, 0)),
         kind::DO_SYSINFO => {
             let mut r = Message::new(kind::SYSINFO_RESPONSE, 0);

@@ -42,7 +42,12 @@ pub struct Message {
 
 impl std::fmt::Debug for Message {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Message(type={}, errno={})", self.kind(), self.serv_errno())
+        write!(
+            f,
+            "Message(type={}, errno={})",
+            self.kind(),
+            self.serv_errno()
+        )
     }
 }
 

@@ -1,0 +1,173 @@
+//! A classic test run as netperf runs it: control connection, banner,
+//! iterations until the confidence interval is met (or -i max), then the
+//! classic result block.
+
+use super::EXIT_FAILURE;
+use crate::cli::config::Config;
+use crate::control::client::{self, ClientError, RunOptions};
+use crate::measure::confidence::Confidence;
+use crate::measure::outcome::Outcome;
+use crate::net::resolve::af_text;
+use crate::report::banner::{render_banner, Banner, BannerConfidence, BannerEndpoint};
+use crate::report::classic::{render_classic, ClassicKind, ClassicOptions, HeadlineFigures};
+use crate::report::confidence::{should_warn, ConfidenceWidths};
+use crate::spec::{TestName, TestSpec};
+use std::io::Write;
+use std::net::SocketAddr;
+
+/// Bind the calling thread (which runs the data loop) to one CPU (-T).
+pub fn bind_to_cpu(cpu: i32) -> std::io::Result<()> {
+    if cpu < 0 {
+        return Ok(());
+    }
+    // SAFETY: cpu_set_t is plain data manipulated with the libc macros.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_ZERO(&mut set);
+        libc::CPU_SET(cpu as usize, &mut set);
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+fn endpoint(name: String, addr: &SocketAddr) -> BannerEndpoint {
+    BannerEndpoint {
+        name,
+        address: addr.ip().to_string(),
+        port: addr.port(),
+        family: af_text(addr).to_string(),
+    }
+}
+
+fn banner(config: &Config, spec: &TestSpec, kind: ClassicKind) -> Result<Banner, ClientError> {
+    let (remote, local) = client::data_endpoints(spec)?;
+    let local = local.unwrap_or_else(|| {
+        let mut l = crate::net::resolve::unspecified_like(&remote);
+        l.set_port(spec.local_data_port);
+        l
+    });
+    let mut remote_shown = remote;
+    remote_shown.set_port(spec.remote_data_port);
+    let g = &config.global;
+    Ok(Banner {
+        title: kind.title().to_string(),
+        local: endpoint(
+            spec.data_local
+                .clone()
+                .unwrap_or_else(|| local.ip().to_string()),
+            &local,
+        ),
+        remote: endpoint(spec.data_host.clone(), &remote_shown),
+        confidence: (g.iterations_max > 1).then_some(BannerConfidence {
+            level: g.confidence_level as i32,
+            interval_percent: g.confidence_width,
+            result_only: g.result_confidence_only,
+        }),
+        nodelay: spec.local_nodelay || spec.remote_nodelay,
+        copy_avoidance: false,
+        no_control: false,
+        features: Default::default(),
+        first_burst: spec.first_burst as i32,
+        cpu_bind: g.local_cpu_bind >= 0 || g.remote_cpu_bind >= 0,
+    })
+}
+
+/// Run the test and print its result; returns the exit status.
+pub fn run(config: &Config, spec: &TestSpec) -> i32 {
+    let g = &config.global;
+    let Some(kind) = ClassicKind::from_test_name(&g.test_name) else {
+        eprintln!(
+            "netperf: the {} test's output (-t omni, -o/-O/-k) is not yet supported by netperf-ng",
+            g.test_name
+        );
+        return 1;
+    };
+    if let Err(e) = bind_to_cpu(g.local_cpu_bind) {
+        eprintln!("netperf: cannot bind to CPU {}: {e}", g.local_cpu_bind);
+        return 1;
+    }
+    match run_iterations(config, spec, kind) {
+        Ok(text) => {
+            print!("{text}");
+            0
+        }
+        Err(e) => {
+            let _ = std::io::stdout().flush();
+            eprintln!("{e}");
+            EXIT_FAILURE
+        }
+    }
+}
+
+fn run_iterations(
+    config: &Config,
+    spec: &TestSpec,
+    kind: ClassicKind,
+) -> Result<String, ClientError> {
+    let g = &config.global;
+    let mut chan = client::establish(g)?;
+    if g.print_headers {
+        print!("{}", render_banner(&banner(config, spec, kind)?));
+        let _ = std::io::stdout().flush();
+    }
+    let mut opts = ClassicOptions {
+        print_headers: g.print_headers,
+        verbosity: g.verbosity,
+        unit: g.format_units,
+        brand: g.brand.clone(),
+        local_cpu: g.local_cpu,
+        remote_cpu: g.remote_cpu,
+        confidence_warning: None,
+        averaged: None,
+    };
+    let run = RunOptions::from_global(g);
+    let explicit_remote = config.test.data_host.is_some();
+    let (min, max) = if g.iterations_max > 1 {
+        (g.iterations_min.max(1), g.iterations_max)
+    } else {
+        (1, 1)
+    };
+    let mut confidence = Confidence::new(g.confidence_level, g.confidence_width)
+        .with_result_only(g.result_confidence_only);
+    let classic_loop = matches!(spec.test, TestName::TcpCc | TestName::TcpSendfile);
+    let mut figures = Vec::new();
+    let mut last: Option<Outcome> = None;
+    let mut iteration = 1;
+    loop {
+        let go_on = if classic_loop {
+            confidence.should_continue_classic(iteration, min, max)
+        } else {
+            confidence.should_continue(iteration, min, max)
+        };
+        if !go_on && last.is_some() {
+            break;
+        }
+        let it = client::run_iteration(&mut chan, spec, &run, explicit_remote)?;
+        let f = HeadlineFigures::from_outcome(kind, &it.outcome, &opts);
+        let cpu = |measured: bool, v: f64| if measured { v } else { -1.0 };
+        confidence.add(
+            f.throughput,
+            cpu(g.local_cpu, f.local_cpu_util),
+            cpu(g.remote_cpu, f.remote_cpu_util),
+        );
+        figures.push(f);
+        last = Some(it.outcome);
+        iteration += 1;
+    }
+    chan.shutdown();
+    if max > 1 {
+        opts.averaged = HeadlineFigures::mean(&figures);
+        if should_warn(max, confidence.met()) {
+            let (t, l, r) = confidence.interval_widths();
+            opts.confidence_warning = Some(ConfidenceWidths {
+                throughput: t,
+                local_cpu: l,
+                remote_cpu: r,
+            });
+        }
+    }
+    let outcome = last.unwrap_or_default();
+    Ok(render_classic(kind, &outcome, &opts))
+}

@@ -1,0 +1,65 @@
+//! What the `netperf` program does, end to end: parse argv, run the requested
+//! test (classic tests in `classic`, the no-traffic ones in `special`), print
+//! netperf's output, and give the exit status. The binary only calls `main`.
+
+pub mod classic;
+pub mod special;
+
+use crate::cli::{self, Invocation};
+use crate::spec::{SpecError, TestSpec};
+use std::io::Write;
+
+/// netperf's exit status for failures reported by its library (exit(-1)).
+pub const EXIT_FAILURE: i32 = 255;
+
+/// Run netperf with `args` (without argv[0]); returns the exit status.
+pub fn main(args: &[String]) -> i32 {
+    let config = match cli::parse_netperf(args) {
+        Ok(Invocation::Run(c)) => c,
+        Ok(inv @ Invocation::Usage { .. }) => {
+            let to_stderr = inv.usage_goes_to_stderr();
+            if let Invocation::Usage { text, exit_code } = inv {
+                if to_stderr {
+                    eprint!("{text}");
+                } else {
+                    print!("{text}");
+                }
+                return exit_code;
+            }
+            return 1;
+        }
+        Ok(Invocation::Version) => {
+            print!("{}", cli::usage::VERSION_TEXT);
+            return 0;
+        }
+        Err(e) => {
+            eprintln!("netperf: {e}");
+            return 1;
+        }
+    };
+    for option in config
+        .unsupported
+        .iter()
+        .chain(config.test.unsupported.iter())
+    {
+        eprintln!(
+            "netperf: warning: option {option} is not yet supported by netperf-ng; it is ignored"
+        );
+    }
+    let code = match special::lookup(&config.global.test_name) {
+        Some(test) => special::run(test, &config),
+        None => match TestSpec::from_config(&config) {
+            Ok(spec) => classic::run(&config, &spec),
+            Err(e @ SpecError::UnknownTest(_)) => {
+                println!("{e}");
+                1
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                1
+            }
+        },
+    };
+    let _ = std::io::stdout().flush();
+    code
+}
