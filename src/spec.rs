@@ -342,7 +342,7 @@ impl TestSpec {
         };
         let routing_allowed = t
             .routing_allowed
-            .unwrap_or(!(protocol == Protocol::Udp && !is_rr));
+            .unwrap_or(protocol != Protocol::Udp || is_rr);
         let data_family = match (t.data_family, g.host_family) {
             (Family::Unspec, f) => f,
             (f, _) => f,

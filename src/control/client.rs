@@ -29,16 +29,10 @@ pub const PAD_TIME: u32 = 4;
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
     #[error(transparent)]
-    Resolve(#[from] ResolveError),
-    #[error("establish control: are you sure there is a netserver listening on {host} at port {port}?\nestablish_control could not establish the control connection from {local} port {local_port} address family {local_family} to {host} port {port} address family {family}")]
-    NoServer {
-        host: String,
-        port: String,
-        local: String,
-        local_port: String,
-        local_family: &'static str,
-        family: &'static str,
-    },
+    Resolve(Box<ResolveError>),
+    /// netperf's two-line "are you sure there is a netserver" message.
+    #[error("{0}")]
+    NoServer(String),
     #[error("netperf: {0}")]
     Control(#[from] ChannelError),
     #[error("netperf: remote error {errno}: {text}")]
@@ -49,6 +43,12 @@ pub enum ClientError {
     Data(#[from] DataError),
     #[error("netperf: {0}")]
     Setup(String),
+}
+
+impl From<ResolveError> for ClientError {
+    fn from(e: ResolveError) -> Self {
+        ClientError::Resolve(Box::new(e))
+    }
 }
 
 fn remote_error(errno: i32) -> ClientError {
@@ -96,14 +96,17 @@ pub fn establish(g: &GlobalOptions) -> Result<Channel, ClientError> {
             return Ok(chan);
         }
     }
-    Err(ClientError::NoServer {
-        host: g.host.clone(),
-        port: g.port.clone(),
-        local: g.local_host.clone().unwrap_or_else(|| "0.0.0.0".into()),
-        local_port: g.local_port.clone().unwrap_or_else(|| "0".into()),
-        local_family: resolve::family_name(g.local_family),
-        family: addrs.first().map_or("AF_UNSPEC", af_text),
-    })
+    Err(ClientError::NoServer(format!(
+        "establish control: are you sure there is a netserver listening on {host} at port {port}?\n\
+         establish_control could not establish the control connection from {local} port {local_port} \
+         address family {local_family} to {host} port {port} address family {family}",
+        host = g.host,
+        port = g.port,
+        local = g.local_host.as_deref().unwrap_or("0.0.0.0"),
+        local_port = g.local_port.as_deref().unwrap_or("0"),
+        local_family = resolve::family_name(g.local_family),
+        family = addrs.first().map_or("AF_UNSPEC", af_text),
+    )))
 }
 
 /// REM_CPU: ask netserver for its CPU rate. Returns (rate, cpus).

@@ -25,9 +25,7 @@ use std::time::{Duration, Instant};
 /// The wildcard address netserver listens on for a legacy test's family.
 fn wildcard(ipfamily: i32, port: i32) -> SocketAddr {
     let port = u16::try_from(port).unwrap_or(0);
-    if ipfamily as u32 == NF_INET6 {
-        SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), port)
-    } else if ipfamily as u32 == NF_UNSPEC {
+    if ipfamily as u32 == NF_INET6 || ipfamily as u32 == NF_UNSPEC {
         SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), port)
     } else {
         SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), port)

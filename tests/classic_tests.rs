@@ -1,0 +1,228 @@
+//! Every classic test end to end against our netserver on 127.0.0.1 and ::1:
+//! the output parses, the results are positive, the layout is netperf's.
+
+mod common;
+use common::*;
+
+/// (test, extra args, index of the result in the -P 0 first line)
+const TESTS: &[(&str, &[&str], usize)] = &[
+    ("TCP_STREAM", &["-l", "1"], 4),
+    ("TCP_MAERTS", &["-l", "1"], 4),
+    ("TCP_SENDFILE", &["-l", "1"], 4),
+    ("UDP_STREAM", &["-l", "1", "--", "-m", "1024"], 5),
+    ("TCP_RR", &["-l", "1"], 5),
+    ("UDP_RR", &["-l", "1"], 5),
+    ("TCP_CRR", &["-l", "-300"], 5),
+    ("TCP_CC", &["-l", "-300"], 5),
+];
+
+fn check_all(host: &str) {
+    let server = Server::start(host);
+    for (test, extra, field) in TESTS {
+        let mut args = vec!["-t", test, "-P", "0"];
+        args.extend_from_slice(extra);
+        let out = netperf(&server, &args);
+        let stdout = text(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{test} on {host} failed: {}{}",
+            stdout,
+            text(&out.stderr)
+        );
+        let first = stdout
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or_default();
+        let nums = numbers(first);
+        let value = nums.get(*field).copied().unwrap_or(-1.0);
+        assert!(
+            value > 0.0,
+            "{test} on {host}: no positive result in {first:?}"
+        );
+    }
+}
+
+#[test]
+fn every_test_runs_on_ipv4_loopback() {
+    check_all("127.0.0.1");
+}
+
+#[test]
+fn every_test_runs_on_ipv6_loopback() {
+    if !have_ipv6() {
+        eprintln!("skipping: no IPv6 loopback here");
+        return;
+    }
+    check_all("::1");
+}
+
+#[test]
+fn stream_output_has_netperf_layout_and_awk_field_five() {
+    let server = Server::start("127.0.0.1");
+    let out = netperf(&server, &["-l", "1"]);
+    let s = text(&out.stdout);
+    let lines: Vec<&str> = s.lines().collect();
+    assert!(lines[0].starts_with("MIGRATED TCP STREAM TEST from 0.0.0.0 (0.0.0.0) port 0 AF_INET to 127.0.0.1 () port 0 AF_INET"), "{s}");
+    assert_eq!(lines[1], "Recv   Send    Send                          ");
+    assert_eq!(lines[4], "bytes  bytes   bytes    secs.    10^6bits/sec  ");
+    let row = lines[6];
+    let fields: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(fields[0..4], ["131072", "16384", "16384", fields[3]]);
+    assert!(
+        fields[4].parse::<f64>().unwrap() > 0.0,
+        "awk $5 is the throughput: {row}"
+    );
+}
+
+#[test]
+fn rr_with_cpu_and_verbose_histogram() {
+    let server = Server::start("127.0.0.1");
+    let out = netperf(&server, &["-t", "TCP_RR", "-l", "1", "-c", "-C", "-v", "2"]);
+    let s = text(&out.stdout);
+    assert!(out.status.success(), "{s}");
+    assert!(s.contains("local  remote local   remote"), "{s}");
+    let row = s
+        .lines()
+        .find(|l| l.starts_with("16384  131072 1"))
+        .expect("result row");
+    let n = numbers(row);
+    assert!(
+        n.len() >= 10 && n[5] > 0.0 && n[6] >= 0.0 && n[8] >= 0.0,
+        "{row}"
+    );
+    assert!(s.contains("Histogram of request/response times"), "{s}");
+    let total = s
+        .lines()
+        .find(|l| l.starts_with("HIST_TOTAL:"))
+        .expect("histogram total");
+    assert!(numbers(total)[0] > 0.0, "{total}");
+}
+
+#[test]
+fn brand_and_brief_output() {
+    let server = Server::start("127.0.0.1");
+    let out = netperf(
+        &server,
+        &[
+            "-t",
+            "TCP_RR",
+            "-l",
+            "1",
+            "-P",
+            "0",
+            "-v",
+            "0",
+            "-B",
+            "brand here",
+            "--",
+            "-b",
+            "4",
+            "-D",
+        ],
+    );
+    let s = text(&out.stdout);
+    assert!(s.trim_end().ends_with(" brand here"), "{s:?}");
+    assert!(numbers(&s)[0] > 0.0);
+}
+
+#[test]
+fn transaction_count_ends_the_test() {
+    let server = Server::start("127.0.0.1");
+    let out = netperf(
+        &server,
+        &["-t", "TCP_RR", "-l", "-5000", "-P", "0", "-v", "2"],
+    );
+    let s = text(&out.stdout);
+    assert!(out.status.success(), "{s}");
+    let total = s
+        .lines()
+        .find(|l| l.starts_with("HIST_TOTAL:"))
+        .expect("histogram total");
+    assert_eq!(numbers(total)[0], 5000.0, "{s}");
+}
+
+#[test]
+fn confidence_iterations_show_in_the_banner() {
+    let server = Server::start("127.0.0.1");
+    let out = netperf(
+        &server,
+        &["-t", "TCP_RR", "-l", "1", "-i", "3,3", "-I", "99,5"],
+    );
+    let s = text(&out.stdout);
+    assert!(out.status.success(), "{s}");
+    assert!(
+        s.lines()
+            .next()
+            .unwrap()
+            .contains(" : +/-2.500% @ 99% conf. "),
+        "{s}"
+    );
+}
+
+#[test]
+fn special_tests_print_without_newline() {
+    let server = Server::start("127.0.0.1");
+    let out = netperf(&server, &["-t", "REM_CPU"]);
+    assert_eq!(text(&out.stdout), "100");
+    let out = netperf(&server, &["-t", "LOC_CPU"]);
+    assert_eq!(text(&out.stdout), "100");
+    let out = netperf(&server, &["-t", "UUID"]);
+    let u = text(&out.stdout);
+    assert_eq!(u.len(), 36, "{u:?}");
+}
+
+#[test]
+fn many_clients_at_once() {
+    let server = Server::start("127.0.0.1");
+    let port = server.port.to_string();
+    let handles: Vec<_> = (0..4)
+        .map(|_| {
+            let port = port.clone();
+            std::thread::spawn(move || {
+                run_with_limit(
+                    NETPERF,
+                    &[
+                        "-H",
+                        "127.0.0.1",
+                        "-p",
+                        &port,
+                        "-t",
+                        "TCP_RR",
+                        "-l",
+                        "1",
+                        "-P",
+                        "0",
+                    ],
+                    std::time::Duration::from_secs(60),
+                )
+            })
+        })
+        .collect();
+    for h in handles {
+        let out = h.join().unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert!(numbers(&text(&out.stdout))[5] > 0.0);
+    }
+}
+
+#[test]
+fn passphrase_is_required_when_set() {
+    let server = Server::start_with("127.0.0.1", &["-Z", "s3cret"]);
+    let ok = netperf(
+        &server,
+        &["-t", "TCP_RR", "-l", "-100", "-P", "0", "-Z", "s3cret"],
+    );
+    assert!(ok.status.success(), "{}", text(&ok.stderr));
+    let bad = netperf(
+        &server,
+        &["-t", "TCP_RR", "-l", "-100", "-P", "0", "-Z", "wrong"],
+    );
+    assert!(!bad.status.success());
+    assert!(
+        text(&bad.stderr).contains("control connection"),
+        "{}",
+        text(&bad.stderr)
+    );
+    let none = netperf(&server, &["-t", "TCP_RR", "-l", "-100", "-P", "0"]);
+    assert!(!none.status.success());
+}

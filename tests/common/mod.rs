@@ -1,0 +1,135 @@
+//! Shared test harness: start our netserver on a free loopback port, run
+//! netperf with a hard time limit, and clean up even when a test fails.
+#![allow(dead_code)]
+
+use std::io::Read;
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+pub const NETPERF: &str = env!("CARGO_BIN_EXE_netperf");
+pub const NETSERVER: &str = env!("CARGO_BIN_EXE_netserver");
+
+/// A netserver child process, killed when dropped.
+pub struct Server {
+    child: Child,
+    pub port: u16,
+    pub host: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port(host: &str) -> u16 {
+    let l = TcpListener::bind((host, 0)).expect("bind an ephemeral port");
+    l.local_addr().unwrap().port()
+}
+
+impl Server {
+    /// Start `netserver -D -L host -p <free port>` plus `extra` arguments.
+    pub fn start_with(host: &str, extra: &[&str]) -> Server {
+        for _ in 0..20 {
+            let port = free_port(host);
+            let mut cmd = Command::new(NETSERVER);
+            cmd.args(["-D", "-L", host, "-p", &port.to_string()])
+                .args(extra);
+            cmd.stdout(Stdio::null()).stderr(Stdio::null());
+            let mut child = cmd.spawn().expect("spawn netserver");
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = child.try_wait() {
+                    break; // lost the port race; try another
+                }
+                if TcpStream::connect((host, port)).is_ok() {
+                    return Server {
+                        child,
+                        port,
+                        host: host.to_string(),
+                    };
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        panic!("could not start netserver on {host}");
+    }
+
+    pub fn start(host: &str) -> Server {
+        Server::start_with(host, &[])
+    }
+
+    /// Kill the server now (to test a netserver that vanishes).
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Run a program with `args`, killing it after `limit`.
+pub fn run_with_limit(program: &str, args: &[&str], limit: Duration) -> Output {
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let out_reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = out.read_to_end(&mut v);
+        v
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = err.read_to_end(&mut v);
+        v
+    });
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let s = child.wait().expect("wait after kill");
+            panic!("{program} {args:?} did not finish within {limit:?} (killed: {s})");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    Output {
+        status,
+        stdout: out_reader.join().unwrap(),
+        stderr: err_reader.join().unwrap(),
+    }
+}
+
+/// Run our netperf against `server` with extra arguments.
+pub fn netperf(server: &Server, args: &[&str]) -> Output {
+    let port = server.port.to_string();
+    let mut all = vec!["-H", server.host.as_str(), "-p", port.as_str()];
+    all.extend_from_slice(args);
+    run_with_limit(NETPERF, &all, Duration::from_secs(60))
+}
+
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The numeric fields of a whitespace-separated line.
+pub fn numbers(line: &str) -> Vec<f64> {
+    line.split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect()
+}
+
+/// Whether IPv6 loopback works here.
+pub fn have_ipv6() -> bool {
+    TcpListener::bind("[::1]:0").is_ok()
+}
