@@ -229,43 +229,6 @@ pub enum SpecError {
     Invalid(String),
 }
 
-/// Parse omni's -d value: words or a numeric bitmask of 0x2 (send) | 0x4 (recv).
-fn parse_direction(text: &str) -> Result<u32, SpecError> {
-    const WORDS: &[(&str, u32)] = &[
-        ("send", XMIT),
-        ("xmit", XMIT),
-        ("transmit", XMIT),
-        ("stream", XMIT),
-        ("recv", RECV),
-        ("receive", RECV),
-        ("maerts", RECV),
-        ("rr", XMIT | RECV),
-    ];
-    let mut bits = 0;
-    for part in text.split(['|', ',']) {
-        let part = part.trim();
-        if let Some((_, b)) = WORDS.iter().find(|(w, _)| w.eq_ignore_ascii_case(part)) {
-            bits |= b;
-            continue;
-        }
-        let parsed = if let Some(hex) = part.strip_prefix("0x").or_else(|| part.strip_prefix("0X"))
-        {
-            u32::from_str_radix(hex, 16).ok()
-        } else {
-            part.parse::<u32>().ok()
-        };
-        match parsed {
-            Some(v) if v & !(XMIT | RECV) == 0 => bits |= v,
-            _ => {
-                return Err(SpecError::Invalid(format!(
-                    "invalid test direction '{text}'"
-                )))
-            }
-        }
-    }
-    Ok(bits)
-}
-
 impl TestSpec {
     /// Resolve a parsed command line into a test, applying the classic preset
     /// first and the test-specific options on top, as netperf does.
@@ -305,8 +268,8 @@ impl TestSpec {
         }
         let connection = preset.connection || t.connection_test;
         let mut direction = preset.direction;
-        if let Some(d) = &t.direction {
-            direction = parse_direction(d)?;
+        if let Some(mask) = t.direction_mask {
+            direction = mask;
         }
         if direction == 0 && !connection {
             direction = XMIT;
@@ -455,13 +418,5 @@ mod tests {
         assert!(e
             .to_string()
             .starts_with("The test you requested (BOGUS_TEST) is unknown"));
-    }
-
-    #[test]
-    fn directions_parse() {
-        assert_eq!(parse_direction("rr").unwrap(), XMIT | RECV);
-        assert_eq!(parse_direction("send|recv").unwrap(), XMIT | RECV);
-        assert_eq!(parse_direction("0x4").unwrap(), RECV);
-        assert!(parse_direction("sideways").is_err());
     }
 }

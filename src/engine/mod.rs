@@ -2,6 +2,7 @@
 //! with first burst, and connect tests. Blocking sockets, one thread per stream;
 //! the loops read a relaxed atomic to stop and allocate nothing per call.
 
+pub mod affinity;
 pub mod connect;
 pub mod io;
 pub mod ring;

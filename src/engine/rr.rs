@@ -5,6 +5,7 @@ use super::io::{self, Io};
 use super::ring::BufferRing;
 use super::timer::StopFlag;
 use super::{Counters, DataError, Histogram};
+use crate::measure::histogram::InFlightTimer;
 use std::os::fd::RawFd;
 use std::time::Instant;
 
@@ -114,21 +115,31 @@ pub fn client(
     let mut c = Counters::default();
     let (req, rsp) = (send_ring.size(), recv_ring.size());
     let mut outstanding: u32 = 0;
+    // Timestamps only when the user asked for timing; pairs each response
+    // with the oldest request in flight, as netperf does with bursts.
+    let mut in_flight = hist
+        .as_ref()
+        .map(|_| InFlightTimer::new(first_burst as usize + 1));
     while !stop.is_set() {
         if let Some(limit) = trans_limit {
             if c.transactions >= limit {
                 break;
             }
         }
-        let started = hist.as_ref().map(|_| Instant::now());
         while outstanding < first_burst {
             if !send_message(fd, send_ring.next_ptr(), req, dest, stop, &mut c)? {
                 return Ok(c);
+            }
+            if let Some(t) = in_flight.as_mut() {
+                t.start(Instant::now());
             }
             outstanding += 1;
         }
         if !send_message(fd, send_ring.next_ptr(), req, dest, stop, &mut c)? {
             break;
+        }
+        if let Some(t) = in_flight.as_mut() {
+            t.start(Instant::now());
         }
         outstanding += 1;
         match recv_message(
@@ -144,14 +155,17 @@ pub fn client(
             Got::TimedOut => {
                 // Lost request or response: start the burst over, as netperf -e does.
                 outstanding = 0;
+                if let Some(t) = in_flight.as_mut() {
+                    t.purge();
+                }
                 continue;
             }
             Got::Closed | Got::Interrupted => break,
         }
         outstanding -= 1;
         c.transactions += 1;
-        if let (Some(h), Some(t0)) = (hist.as_deref_mut(), started) {
-            h.record_ns(t0.elapsed().as_nanos() as u64);
+        if let (Some(h), Some(t)) = (hist.as_deref_mut(), in_flight.as_mut()) {
+            t.stop(Instant::now(), h);
         }
     }
     Ok(c)

@@ -15,23 +15,6 @@ use crate::spec::{TestName, TestSpec};
 use std::io::Write;
 use std::net::SocketAddr;
 
-/// Bind the calling thread (which runs the data loop) to one CPU (-T).
-pub fn bind_to_cpu(cpu: i32) -> std::io::Result<()> {
-    if cpu < 0 {
-        return Ok(());
-    }
-    // SAFETY: cpu_set_t is plain data manipulated with the libc macros.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_ZERO(&mut set);
-        libc::CPU_SET(cpu as usize, &mut set);
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-    }
-    Ok(())
-}
-
 fn endpoint(name: String, addr: &SocketAddr) -> BannerEndpoint {
     BannerEndpoint {
         name,
@@ -84,7 +67,7 @@ pub fn run(config: &Config, spec: &TestSpec) -> i32 {
         );
         return 1;
     };
-    if let Err(e) = bind_to_cpu(g.local_cpu_bind) {
+    if let Err(e) = crate::engine::affinity::bind_current_thread(g.local_cpu_bind) {
         eprintln!("netperf: cannot bind to CPU {}: {e}", g.local_cpu_bind);
         return 1;
     }

@@ -4,6 +4,7 @@
 
 pub mod classic;
 pub mod special;
+pub mod unsupported;
 
 use crate::cli::{self, Invocation};
 use crate::spec::{SpecError, TestSpec};
@@ -37,11 +38,7 @@ pub fn main(args: &[String]) -> i32 {
             return 1;
         }
     };
-    for option in config
-        .unsupported
-        .iter()
-        .chain(config.test.unsupported.iter())
-    {
+    for option in unsupported::in_use(&config) {
         eprintln!(
             "netperf: warning: option {option} is not yet supported by netperf-ng; it is ignored"
         );

@@ -247,6 +247,13 @@ pub fn serve(
     opts: &ServerOptions,
 ) -> Result<(), ChannelError> {
     let r = OmniRequest::decode(m);
+    if let Err(e) = crate::engine::affinity::bind_current_thread(r.cpu_bind) {
+        log::line(
+            opts,
+            Some(peer),
+            &format!("cannot bind to CPU {}: {e}", r.cpu_bind),
+        );
+    }
     let protocol = match validate(&r) {
         Ok(p) => p,
         Err(refusal) => {

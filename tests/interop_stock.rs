@@ -1,0 +1,160 @@
+//! Interoperability with a stock netperf 2.7.1, both ways: stock netperf
+//! against our netserver, and our netperf against a stock netserver.
+//!
+//! Runs only when NETPERF_STOCK_DIR names a directory holding a locally built
+//! stock `netperf` and `netserver` (this project never builds or ships them);
+//! otherwise each test says it is skipped.
+
+mod common;
+use common::*;
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn stock_dir() -> Option<String> {
+    match std::env::var("NETPERF_STOCK_DIR") {
+        Ok(d) if std::path::Path::new(&d).join("netperf").exists() => Some(d),
+        _ => {
+            eprintln!(
+                "skipping: set NETPERF_STOCK_DIR to a directory with a stock netperf 2.7.1 build"
+            );
+            None
+        }
+    }
+}
+
+/// A stock netserver; it forks a child per control connection, which ends
+/// with its connection, so killing the parent cleans up.
+struct StockServer {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for StockServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_stock(dir: &str) -> StockServer {
+    for _ in 0..20 {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut child = Command::new(format!("{dir}/netserver"))
+            .args(["-D", "-4", "-L", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn stock netserver");
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return StockServer { child, port };
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    panic!("could not start the stock netserver");
+}
+
+const TESTS: &[(&str, &[&str], usize)] = &[
+    ("TCP_STREAM", &["-l", "1"], 4),
+    ("TCP_MAERTS", &["-l", "1"], 4),
+    ("TCP_SENDFILE", &["-l", "1"], 4),
+    ("UDP_STREAM", &["-l", "1", "--", "-m", "1024"], 5),
+    ("TCP_RR", &["-l", "1"], 5),
+    ("UDP_RR", &["-l", "1"], 5),
+    ("TCP_CRR", &["-l", "-500"], 5),
+    ("TCP_CC", &["-l", "-500"], 5),
+];
+
+fn result_of(program: &str, port: u16, test: &str, extra: &[&str], field: usize) -> f64 {
+    let port = port.to_string();
+    let mut args = vec![
+        "-H",
+        "127.0.0.1",
+        "-p",
+        port.as_str(),
+        "-t",
+        test,
+        "-P",
+        "0",
+        "-c",
+        "-C",
+    ];
+    args.extend_from_slice(extra);
+    let out = run_with_limit(program, &args, Duration::from_secs(60));
+    let stdout = text(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{program} {test}: {stdout}{}",
+        text(&out.stderr)
+    );
+    let first = stdout
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default();
+    let v = numbers(first).get(field).copied().unwrap_or(-1.0);
+    assert!(v > 0.0, "{program} {test}: no result in {first:?}");
+    v
+}
+
+#[test]
+fn stock_netperf_runs_every_test_against_our_netserver() {
+    let Some(dir) = stock_dir() else { return };
+    let ours = Server::start("127.0.0.1");
+    let stock = start_stock(&dir);
+    let stock_netperf = format!("{dir}/netperf");
+    for (test, extra, field) in TESTS {
+        let mixed = result_of(&stock_netperf, ours.port, test, extra, *field);
+        let pure = result_of(&stock_netperf, stock.port, test, extra, *field);
+        let ratio = mixed / pure;
+        // Loopback on a shared 2-core machine is noisy: this only catches
+        // results that are off by a factor, not a few percent.
+        assert!(
+            (0.2..5.0).contains(&ratio),
+            "{test}: stock netperf gets {mixed} from our netserver vs {pure} from its own"
+        );
+    }
+}
+
+#[test]
+fn our_netperf_runs_every_test_against_a_stock_netserver() {
+    let Some(dir) = stock_dir() else { return };
+    let stock = start_stock(&dir);
+    let stock_netperf = format!("{dir}/netperf");
+    for (test, extra, field) in TESTS {
+        let mixed = result_of(NETPERF, stock.port, test, extra, *field);
+        let pure = result_of(&stock_netperf, stock.port, test, extra, *field);
+        let ratio = mixed / pure;
+        assert!(
+            (0.2..5.0).contains(&ratio),
+            "{test}: our netperf gets {mixed} from a stock netserver vs stock's {pure}"
+        );
+    }
+}
+
+#[test]
+fn remote_cpu_rate_from_a_stock_netserver() {
+    let Some(dir) = stock_dir() else { return };
+    let stock = start_stock(&dir);
+    let out = run_with_limit(
+        NETPERF,
+        &[
+            "-H",
+            "127.0.0.1",
+            "-p",
+            &stock.port.to_string(),
+            "-t",
+            "REM_CPU",
+        ],
+        Duration::from_secs(30),
+    );
+    assert_eq!(text(&out.stdout), "100");
+}
