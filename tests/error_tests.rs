@@ -126,3 +126,22 @@ fn netserver_port_in_use_fails_cleanly() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn request_the_server_cannot_honour() {
+    let server = Server::start("127.0.0.1");
+    // A remote socket buffer beyond netserver's limit is refused with EINVAL.
+    let out = netperf(
+        &server,
+        &["-t", "TCP_STREAM", "-l", "1", "--", "-S", "1500M"],
+    );
+    assert_eq!(out.status.code(), Some(255), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stderr).contains("netperf: remote error 22"),
+        "{}",
+        text(&out.stderr)
+    );
+    // The server is still there and serves the next test.
+    let out = netperf(&server, &["-t", "TCP_RR", "-l", "-100", "-P", "0"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}

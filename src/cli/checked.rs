@@ -9,11 +9,14 @@ use super::sizespec::{self, Halves};
 /// signed fields, so nothing larger is accepted.
 pub const INT_MAX: u64 = i32::MAX as u64;
 
-fn range_reason(min: u64, max: u64) -> String {
-    if max >= INT_MAX {
-        format!("must be at least {min}")
-    } else {
+/// Why `value` is outside `min..=max`, in the words a user needs.
+fn range_reason(value: i128, min: i128, max: i128) -> String {
+    if max < i128::from(i32::MAX) {
         format!("must be between {min} and {max}")
+    } else if value > max {
+        format!("must be at most {max}")
+    } else {
+        format!("must be at least {min}")
     }
 }
 
@@ -22,7 +25,11 @@ pub fn size(option: OptionName, text: &str, min: u64, max: u64) -> Result<u64, C
     let value =
         sizespec::parse_size(text).map_err(|reason| CliError::invalid(option, text, reason))?;
     if value < min || value > max {
-        return Err(CliError::invalid(option, text, range_reason(min, max)));
+        return Err(CliError::invalid(
+            option,
+            text,
+            range_reason(value.into(), min.into(), max.into()),
+        ));
     }
     Ok(value)
 }
@@ -45,11 +52,7 @@ pub fn plain_int(option: OptionName, text: &str, min: i64, max: i64) -> Result<i
     let value = sizespec::parse_plain_int(text)
         .map_err(|reason| CliError::invalid(option, text, reason))?;
     if value < min || value > max {
-        let reason = if max >= i64::from(i32::MAX) {
-            format!("must be at least {min}")
-        } else {
-            format!("must be between {min} and {max}")
-        };
+        let reason = range_reason(value.into(), min.into(), max.into());
         return Err(CliError::invalid(option, text, reason));
     }
     Ok(value)

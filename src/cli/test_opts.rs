@@ -415,7 +415,7 @@ mod tests {
                 format!("invalid value 'abc' for test option -{option}: not a number")
             );
         }
-        assert!(error("-- -s 3G").contains("must be at least 1"));
+        assert!(error("-- -s 3G").contains("must be at most 2147483647"));
         assert!(error("-- -m 32KB").contains("unknown unit suffix 'KB'"));
         assert!(error("-- -r 1,x").contains("'x'"));
     }
