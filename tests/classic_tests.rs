@@ -4,21 +4,9 @@
 mod common;
 use common::*;
 
-/// (test, extra args, index of the result in the -P 0 first line)
-const TESTS: &[(&str, &[&str], usize)] = &[
-    ("TCP_STREAM", &["-l", "1"], 4),
-    ("TCP_MAERTS", &["-l", "1"], 4),
-    ("TCP_SENDFILE", &["-l", "1"], 4),
-    ("UDP_STREAM", &["-l", "1", "--", "-m", "1024"], 5),
-    ("TCP_RR", &["-l", "1"], 5),
-    ("UDP_RR", &["-l", "1"], 5),
-    ("TCP_CRR", &["-l", "-300"], 5),
-    ("TCP_CC", &["-l", "-300"], 5),
-];
-
 fn check_all(host: &str) {
     let server = Server::start(host);
-    for (test, extra, field) in TESTS {
+    for (test, extra, field) in CLASSIC_TESTS {
         let mut args = vec!["-t", test, "-P", "0"];
         args.extend_from_slice(extra);
         let out = netperf(&server, &args);

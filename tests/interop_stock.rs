@@ -63,17 +63,6 @@ fn start_stock(dir: &str) -> StockServer {
     panic!("could not start the stock netserver");
 }
 
-const TESTS: &[(&str, &[&str], usize)] = &[
-    ("TCP_STREAM", &["-l", "1"], 4),
-    ("TCP_MAERTS", &["-l", "1"], 4),
-    ("TCP_SENDFILE", &["-l", "1"], 4),
-    ("UDP_STREAM", &["-l", "1", "--", "-m", "1024"], 5),
-    ("TCP_RR", &["-l", "1"], 5),
-    ("UDP_RR", &["-l", "1"], 5),
-    ("TCP_CRR", &["-l", "-500"], 5),
-    ("TCP_CC", &["-l", "-500"], 5),
-];
-
 fn result_of(program: &str, port: u16, test: &str, extra: &[&str], field: usize) -> f64 {
     let port = port.to_string();
     let mut args = vec![
@@ -111,7 +100,7 @@ fn stock_netperf_runs_every_test_against_our_netserver() {
     let ours = Server::start("127.0.0.1");
     let stock = start_stock(&dir);
     let stock_netperf = format!("{dir}/netperf");
-    for (test, extra, field) in TESTS {
+    for (test, extra, field) in CLASSIC_TESTS {
         let mixed = result_of(&stock_netperf, ours.port, test, extra, *field);
         let pure = result_of(&stock_netperf, stock.port, test, extra, *field);
         let ratio = mixed / pure;
@@ -129,7 +118,7 @@ fn our_netperf_runs_every_test_against_a_stock_netserver() {
     let Some(dir) = stock_dir() else { return };
     let stock = start_stock(&dir);
     let stock_netperf = format!("{dir}/netperf");
-    for (test, extra, field) in TESTS {
+    for (test, extra, field) in CLASSIC_TESTS {
         let mixed = result_of(NETPERF, stock.port, test, extra, *field);
         let pure = result_of(&stock_netperf, stock.port, test, extra, *field);
         let ratio = mixed / pure;

@@ -457,24 +457,8 @@ fn resolve_format_units(global: &mut GlobalOptions) {
 
 #[cfg(test)]
 mod tests {
-    use crate::cli::config::{Config, Family};
-    use crate::cli::{parse_netperf, Invocation};
-
-    fn run(line: &str) -> Config {
-        let args: Vec<String> = line.split_whitespace().map(String::from).collect();
-        match parse_netperf(&args) {
-            Ok(Invocation::Run(config)) => config,
-            other => panic!("`{line}` gave {other:?}"),
-        }
-    }
-
-    fn error(line: &str) -> String {
-        let args: Vec<String> = line.split_whitespace().map(String::from).collect();
-        match parse_netperf(&args) {
-            Err(error) => error.to_string(),
-            other => panic!("`{line}` gave {other:?}"),
-        }
-    }
+    use crate::cli::config::Family;
+    use crate::cli::test_support::{error, run};
 
     #[test]
     fn cpu_options_and_their_optional_rates() {

@@ -11,6 +11,8 @@ pub mod global_opts;
 pub mod parse;
 pub mod sizespec;
 pub mod test_opts;
+#[cfg(test)]
+pub(crate) mod test_support;
 pub mod usage;
 pub mod values;
 

@@ -337,24 +337,8 @@ fn select_output(test: &mut TestOptions, style: OutputStyle, selection: Option<&
 
 #[cfg(test)]
 mod tests {
-    use crate::cli::config::{Config, Family};
-    use crate::cli::{parse_netperf, Invocation};
-
-    fn run(line: &str) -> Config {
-        let args: Vec<String> = line.split_whitespace().map(String::from).collect();
-        match parse_netperf(&args) {
-            Ok(Invocation::Run(config)) => config,
-            other => panic!("`{line}` gave {other:?}"),
-        }
-    }
-
-    fn error(line: &str) -> String {
-        let args: Vec<String> = line.split_whitespace().map(String::from).collect();
-        match parse_netperf(&args) {
-            Err(error) => error.to_string(),
-            other => panic!("`{line}` gave {other:?}"),
-        }
-    }
+    use crate::cli::config::Family;
+    use crate::cli::test_support::{error, run};
 
     #[test]
     fn send_sizes_are_starred() {

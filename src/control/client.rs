@@ -5,6 +5,7 @@
 use super::channel::{Channel, ChannelError, RESPONSE_WAIT};
 use crate::cli::config::{Family, GlobalOptions};
 use crate::engine::ring::BufferRing;
+use crate::engine::sizing::{choose, UDP_LENGTH_MAX};
 use crate::engine::timer::{StopFlag, Timer};
 use crate::engine::{self, Counters, DataError, Histogram};
 use crate::measure::cpu::CpuSampler;
@@ -19,8 +20,6 @@ use std::net::{SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
-/// Largest UDP payload netperf will choose by itself.
-const UDP_LENGTH_MAX: i32 = 0xFFFF - 28;
 /// How long connecting the control or data connection may take.
 const CONNECT_WAIT: Duration = Duration::from_secs(30);
 /// netperf's PAD_TIME: extra seconds a receiving netserver waits.
@@ -175,57 +174,39 @@ struct LocalSizes {
 }
 
 fn local_sizes(spec: &TestSpec, lss: i32, lsr: i32) -> LocalSizes {
-    let mut s = LocalSizes {
-        send_size: 0,
-        recv_size: 0,
-        send_width: spec.send_width,
-        recv_width: spec.recv_width,
+    let udp_cap = if spec.protocol == Protocol::Udp {
+        UDP_LENGTH_MAX
+    } else {
+        i32::MAX
     };
-    if spec.xmit() {
-        if spec.request_size > 0 {
-            s.send_size = spec.request_size;
-            s.send_width = s.send_width.max(1);
+    let send = choose(
+        spec.request_size,
+        spec.send_size as i32,
+        spec.send_width,
+        lss,
+        udp_cap,
+    );
+    let recv = choose(
+        spec.response_size,
+        spec.recv_size as i32,
+        spec.recv_width,
+        lsr,
+        i32::MAX,
+    );
+    LocalSizes {
+        send_size: if spec.xmit() { send.size } else { 0 },
+        send_width: if spec.xmit() {
+            send.width
         } else {
-            s.send_size = if spec.send_size > 0 {
-                spec.send_size as i32
-            } else if lss > 0 {
-                if spec.protocol == Protocol::Udp {
-                    lss.min(UDP_LENGTH_MAX)
-                } else {
-                    lss
-                }
-            } else {
-                4096
-            };
-            if s.send_width == 0 {
-                s.send_width = (lss.max(0) / s.send_size.max(1)) as u32 + 1;
-            }
-            if s.send_width == 1 {
-                s.send_width = 2;
-            }
-        }
-    }
-    if spec.recv() {
-        if spec.response_size > 0 {
-            s.recv_size = spec.response_size;
-            s.recv_width = s.recv_width.max(1);
+            spec.send_width
+        },
+        recv_size: if spec.recv() { recv.size } else { 0 },
+        recv_width: if spec.recv() {
+            recv.width
         } else {
-            s.recv_size = if spec.recv_size > 0 {
-                spec.recv_size as i32
-            } else if lsr > 0 {
-                lsr
-            } else {
-                4096
-            };
-            if s.recv_width == 0 {
-                s.recv_width = (lsr.max(0) / s.recv_size.max(1)) as u32 + 1;
-                if s.recv_width == 1 {
-                    s.recv_width = 2;
-                }
-            }
-        }
+            spec.recv_width
+        },
     }
-    s
 }
 
 fn nf_family(a: &SocketAddr) -> u32 {

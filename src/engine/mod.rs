@@ -7,6 +7,7 @@ pub mod connect;
 pub mod io;
 pub mod ring;
 pub mod rr;
+pub mod sizing;
 pub mod stream;
 pub mod timer;
 

@@ -43,20 +43,12 @@ pub fn in_use(config: &Config) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{parse_netperf, Invocation};
-
-    fn config(args: &[&str]) -> Config {
-        let v: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        match parse_netperf(&v).unwrap() {
-            Invocation::Run(c) => c,
-            _ => panic!(),
-        }
-    }
+    use crate::cli::test_support::run as config;
 
     #[test]
     fn named_when_used_and_silent_otherwise() {
-        assert!(in_use(&config(&["-H", "x", "-l", "1"])).is_empty());
-        let used = in_use(&config(&["-D", "1", "-N", "--", "-k", "THROUGHPUT"]));
+        assert!(in_use(&config("-H x -l 1")).is_empty());
+        let used = in_use(&config("-D 1 -N -- -k THROUGHPUT"));
         assert!(used.iter().any(|u| u.starts_with("-D")), "{used:?}");
         assert!(used.iter().any(|u| u.starts_with("-N")), "{used:?}");
         assert!(used.iter().any(|u| u.starts_with("-- -k")), "{used:?}");

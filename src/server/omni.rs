@@ -6,6 +6,7 @@ use super::options::ServerOptions;
 use crate::control::channel::{Channel, ChannelError};
 use crate::control::client::PAD_TIME;
 use crate::engine::ring::BufferRing;
+use crate::engine::sizing::{choose, UDP_LENGTH_MAX};
 use crate::engine::timer::{StopFlag, Timer};
 use crate::engine::{self, Counters, DataError};
 use crate::measure::cpu::{self, CpuSampler};
@@ -36,8 +37,6 @@ pub mod limits {
     /// How long to wait for the data connection when the test is not timed.
     pub const ACCEPT_WAIT_SECS: u64 = 60;
 }
-
-const UDP_LENGTH_MAX: i32 = 0xFFFF - 28;
 
 /// A request field that cannot be honoured, and the errno sent back.
 #[derive(Debug)]
@@ -177,6 +176,11 @@ struct Plan {
 fn plan(r: &OmniRequest, protocol: Protocol, lss: i32, lsr: i32) -> Result<Plan, Refusal> {
     let xmit = r.direction & omni::DIR_XMIT != 0;
     let recv = r.direction & omni::DIR_RECV != 0;
+    let udp_cap = if protocol == Protocol::Udp {
+        UDP_LENGTH_MAX
+    } else {
+        i32::MAX
+    };
     let mut p = Plan {
         send_size: r.send_size,
         send_width: r.send_width,
@@ -184,48 +188,12 @@ fn plan(r: &OmniRequest, protocol: Protocol, lss: i32, lsr: i32) -> Result<Plan,
         recv_width: r.recv_width,
     };
     if xmit {
-        if r.response_size > 0 {
-            p.send_size = r.response_size;
-            p.send_width = r.send_width.max(1);
-        } else {
-            p.send_size = if r.send_size == -1 {
-                match (lss > 0, protocol) {
-                    (true, Protocol::Udp) => lss.min(UDP_LENGTH_MAX),
-                    (true, Protocol::Tcp) => lss,
-                    _ => 4096,
-                }
-            } else {
-                r.send_size
-            };
-            if r.send_width == 0 {
-                p.send_width = (lss.max(0) / p.send_size.max(1)) as u32 + 1;
-                if p.send_width == 1 {
-                    p.send_width = 2;
-                }
-            }
-        }
+        let s = choose(r.response_size, r.send_size, r.send_width, lss, udp_cap);
+        (p.send_size, p.send_width) = (s.size, s.width);
     }
     if recv {
-        if r.request_size > 0 {
-            p.recv_size = r.request_size;
-            p.recv_width = r.recv_width.max(1);
-        } else {
-            p.recv_size = if r.receive_size == -1 {
-                if lsr > 0 {
-                    lsr
-                } else {
-                    4096
-                }
-            } else {
-                r.receive_size
-            };
-            if r.recv_width == 0 {
-                p.recv_width = (lsr.max(0) / p.recv_size.max(1)) as u32 + 1;
-                if p.recv_width == 1 {
-                    p.recv_width = 2;
-                }
-            }
-        }
+        let s = choose(r.request_size, r.receive_size, r.recv_width, lsr, i32::MAX);
+        (p.recv_size, p.recv_width) = (s.size, s.width);
     }
     let ring = |size: i32, width: u32| {
         u64::from(width.max(1)) * (size.max(0) as u64 + 2 * u64::from(limits::MAX_ALIGNMENT))

@@ -133,3 +133,17 @@ pub fn numbers(line: &str) -> Vec<f64> {
 pub fn have_ipv6() -> bool {
     TcpListener::bind("[::1]:0").is_ok()
 }
+
+/// Every classic test with short arguments, and the index of its result in
+/// the first `-P 0` line. Connection tests use counts: a timed one waits
+/// netserver's 4-second pad, as with stock netperf.
+pub const CLASSIC_TESTS: &[(&str, &[&str], usize)] = &[
+    ("TCP_STREAM", &["-l", "1"], 4),
+    ("TCP_MAERTS", &["-l", "1"], 4),
+    ("TCP_SENDFILE", &["-l", "1"], 4),
+    ("UDP_STREAM", &["-l", "1", "--", "-m", "1024"], 5),
+    ("TCP_RR", &["-l", "1"], 5),
+    ("UDP_RR", &["-l", "1"], 5),
+    ("TCP_CRR", &["-l", "-300"], 5),
+    ("TCP_CC", &["-l", "-300"], 5),
+];
