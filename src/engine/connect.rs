@@ -3,6 +3,7 @@
 //! connection.
 
 use super::io::{self, Io};
+use super::message::{recv_message, send_message, Got};
 use super::ring::BufferRing;
 use super::timer::StopFlag;
 use super::{Counters, DataError, Histogram};
@@ -16,48 +17,42 @@ use std::time::{Duration, Instant};
 const CONNECT_LIMIT: Duration = Duration::from_secs(10);
 
 /// Exchange one request/response on `s`; false when the peer went away.
+/// The client sends first; the server (`server_side`) receives first.
 fn exchange(
     s: &Socket,
-    send_ring: &mut BufferRing,
-    recv_ring: &mut BufferRing,
+    out_ring: &mut BufferRing,
+    in_ring: &mut BufferRing,
     stop: &StopFlag,
     c: &mut Counters,
+    server_side: bool,
 ) -> Result<bool, DataError> {
     let fd = s.as_raw_fd();
-    let (req, rsp) = (send_ring.size(), recv_ring.size());
-    if req > 0 {
-        let buf = send_ring.next_ptr();
-        let mut done = 0;
-        while done < req {
-            // SAFETY: inside the ring buffer.
-            match io::send(fd, unsafe { buf.add(done) }, req - done, None) {
-                Io::Moved(n) => done += n,
-                Io::Retry if !stop.is_set() => {}
-                Io::Failed(e) if !stop.is_set() => return Err(DataError::Send(e)),
-                _ => return Ok(false),
-            }
+    let (out_len, in_len) = (out_ring.size(), in_ring.size());
+    let send = |ring: &mut BufferRing, c: &mut Counters| -> Result<bool, DataError> {
+        if out_len == 0 {
+            Ok(true)
+        } else {
+            send_message(fd, ring.next_ptr(), out_len, None, stop, c)
         }
-        c.send_calls += 1;
-        c.bytes_sent += req as u64;
-    }
-    if rsp > 0 {
-        let buf = recv_ring.next_ptr();
-        let mut got = 0;
-        while got < rsp {
-            // SAFETY: inside the ring buffer.
-            match io::recv(fd, unsafe { buf.add(got) }, rsp - got) {
-                Io::Moved(n) => {
-                    got += n;
-                    c.recv_calls += 1;
-                    c.bytes_received += n as u64;
-                }
-                Io::Retry if !stop.is_set() => {}
-                Io::Failed(e) if !stop.is_set() => return Err(DataError::Recv(e)),
-                _ => return Ok(false),
-            }
+    };
+    let recv = |ring: &mut BufferRing, c: &mut Counters| -> Result<bool, DataError> {
+        if in_len == 0 {
+            return Ok(true);
         }
-    }
-    Ok(true)
+        Ok(matches!(
+            recv_message(fd, ring.next_ptr(), in_len, false, stop, false, c)?,
+            Got::Message
+        ))
+    };
+    // A connection test's server reads the request before it answers.
+    let ok = if server_side {
+        let got = recv(in_ring, c)?;
+        got && send(out_ring, c)?
+    } else {
+        let sent = send(out_ring, c)?;
+        sent && recv(in_ring, c)?
+    };
+    Ok(ok)
 }
 
 /// Wait for the peer's close after our shutdown; bounded by the socket timeout.
@@ -114,7 +109,7 @@ pub fn client(
         if mss < 0 {
             mss = socket::mss(&s);
         }
-        if !exchange(&s, send_ring, recv_ring, stop, &mut c)? {
+        if !exchange(&s, send_ring, recv_ring, stop, &mut c, false)? {
             break;
         }
         let _ = s.shutdown(std::net::Shutdown::Write);
@@ -162,53 +157,11 @@ pub fn server(
             buffers = Some(socket::buffer_sizes(&s));
         }
         // The server side reads the request first, then answers.
-        if !exchange_server(&s, recv_ring, send_ring, stop, &mut c)? {
+        if !exchange(&s, send_ring, recv_ring, stop, &mut c, true)? {
             continue;
         }
         drop(s);
         c.transactions += 1;
     }
     Ok((c, buffers))
-}
-
-fn exchange_server(
-    s: &Socket,
-    recv_ring: &mut BufferRing,
-    send_ring: &mut BufferRing,
-    stop: &StopFlag,
-    c: &mut Counters,
-) -> Result<bool, DataError> {
-    let fd = s.as_raw_fd();
-    let (req, rsp) = (recv_ring.size(), send_ring.size());
-    if req > 0 {
-        let buf = recv_ring.next_ptr();
-        let mut got = 0;
-        while got < req {
-            // SAFETY: inside the ring buffer.
-            match io::recv(fd, unsafe { buf.add(got) }, req - got) {
-                Io::Moved(n) => {
-                    got += n;
-                    c.recv_calls += 1;
-                    c.bytes_received += n as u64;
-                }
-                Io::Retry if !stop.is_set() => {}
-                _ => return Ok(false),
-            }
-        }
-    }
-    if rsp > 0 {
-        let buf = send_ring.next_ptr();
-        let mut done = 0;
-        while done < rsp {
-            // SAFETY: inside the ring buffer.
-            match io::send(fd, unsafe { buf.add(done) }, rsp - done, None) {
-                Io::Moved(n) => done += n,
-                Io::Retry if !stop.is_set() => {}
-                _ => return Ok(false),
-            }
-        }
-        c.send_calls += 1;
-        c.bytes_sent += rsp as u64;
-    }
-    Ok(true)
 }

@@ -5,6 +5,7 @@
 pub mod affinity;
 pub mod connect;
 pub mod io;
+pub mod message;
 pub mod ring;
 pub mod rr;
 pub mod sizing;

@@ -5,16 +5,7 @@ use super::cfmt::{sprintf, Arg};
 use crate::measure::outcome::LatencyHistogram;
 
 /// Row titles, padded to 14 columns as netperf prints them; row 0 is 1..9 µs.
-pub const ROW_TITLES: [&str; 8] = [
-    "UNIT_USEC     ",
-    "TEN_USEC      ",
-    "HUNDRED_USEC  ",
-    "UNIT_MSEC     ",
-    "TEN_MSEC      ",
-    "HUNDRED_MSEC  ",
-    "UNIT_SEC      ",
-    "TEN_SEC       ",
-];
+pub use crate::measure::histogram::ROW_LABELS as ROW_TITLES;
 
 /// The histogram body without a title line.
 pub fn render_histogram(histogram: &LatencyHistogram) -> String {
