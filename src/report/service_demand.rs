@@ -61,8 +61,13 @@ pub fn service_demand(
     cpu_util_percent: f64,
     num_cpus: u32,
 ) -> f64 {
-    let units_per_second = work / unit.divisor() / elapsed;
-    (cpu_util_percent * 10_000.0 / units_per_second) * f64::from(num_cpus)
+    crate::measure::cpu::service_demand(
+        work,
+        unit == DemandUnit::PerKilobyte,
+        elapsed,
+        cpu_util_percent,
+        num_cpus,
+    )
 }
 
 #[cfg(test)]
