@@ -614,7 +614,7 @@ fn run_data(
         )?
     } else if spec.xmit() {
         if spec.sendfile {
-            let file = sendfile_source(run, sizes.send_size.max(1) as usize, &send_ring)?;
+            let file = sendfile_source(run, sizes.send_size.max(1) as usize)?;
             let len = file.metadata().map(|m| m.len() as usize).unwrap_or(0);
             engine::stream::send_file(
                 fd,
@@ -623,6 +623,7 @@ fn run_data(
                 sizes.send_size.max(1) as usize,
                 stop,
                 units,
+                hist,
             )?
         } else {
             engine::stream::send(fd, &mut send_ring, stop, units, dest.as_ref(), hist)?
@@ -636,11 +637,7 @@ fn run_data(
 
 /// The file TCP_SENDFILE sends from: the -F fill file, or a temporary file
 /// holding the send ring's pattern (unlinked at once, so nothing is left).
-fn sendfile_source(
-    run: &RunOptions,
-    size: usize,
-    _ring: &BufferRing,
-) -> Result<std::fs::File, ClientError> {
+fn sendfile_source(run: &RunOptions, size: usize) -> Result<std::fs::File, ClientError> {
     use std::io::{Seek, Write};
     if let Some(path) = &run.local_fill_file {
         return std::fs::File::open(path)

@@ -72,6 +72,7 @@ pub fn send_file(
     size: usize,
     stop: &StopFlag,
     byte_limit: Option<u64>,
+    mut hist: Option<&mut Histogram>,
 ) -> Result<Counters, DataError> {
     let mut c = Counters::default();
     let mut offset: libc::off_t = 0;
@@ -84,10 +85,14 @@ pub fn send_file(
         if offset as usize + size > file_len {
             offset = 0;
         }
+        let started = hist.as_ref().map(|_| Instant::now());
         match io::sendfile(fd, file_fd, &mut offset, size) {
             Io::Moved(n) => {
                 c.bytes_sent += n as u64;
                 c.send_calls += 1;
+                if let (Some(h), Some(t0)) = (hist.as_deref_mut(), started) {
+                    h.record_ns(t0.elapsed().as_nanos() as u64);
+                }
             }
             Io::Retry | Io::NoBuffers => {}
             Io::Zero => offset = 0,
