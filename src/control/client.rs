@@ -161,7 +161,8 @@ fn local_socket_options(spec: &TestSpec) -> SocketOptions {
         priority: spec.local_socket_prio,
         tos: spec.local_socket_tos,
         cong_control: spec.local_cong_control.clone(),
-        reuse_address: spec.connection,
+        // Only an explicit local port needs reuse across a connection test's sockets.
+        reuse_address: spec.connection && spec.local_data_port != 0,
     }
 }
 

@@ -8,13 +8,15 @@ use super::ring::BufferRing;
 use super::timer::StopFlag;
 use super::{Counters, DataError, Histogram};
 use crate::net::socket::{self, SocketOptions};
-use socket2::Socket;
+use socket2::{SockAddr, Socket};
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
-/// How long one connect may take before the test gives up.
+/// How long connecting may keep failing before the test gives up.
 const CONNECT_LIMIT: Duration = Duration::from_secs(10);
+/// Bound on each blocking call of a connection's life.
+const IO_WAIT: Duration = Duration::from_millis(500);
 
 /// Exchange one request/response on `s`; false when the peer went away.
 /// The client sends first; the server (`server_side`) receives first.
@@ -81,6 +83,7 @@ pub fn client(
 ) -> Result<(Counters, i32), DataError> {
     let mut c = Counters::default();
     let mut mss = -1;
+    let mut failing_since: Option<Instant> = None;
     while !stop.is_set() {
         if let Some(limit) = trans_limit {
             if c.transactions >= limit {
@@ -89,30 +92,42 @@ pub fn client(
         }
         let started = hist.as_ref().map(|_| Instant::now());
         let s = socket::create(remote, opts).map_err(DataError::Connect)?;
+        // One timeout bounds the blocking connect, the send and the receives,
+        // so a connection costs no more system calls than netperf's.
+        socket::set_timeouts(&s, Some(IO_WAIT)).map_err(DataError::Connect)?;
         if let Some(l) = local {
             socket::bind(&s, &l).map_err(DataError::Connect)?;
         }
-        if let Err(e) = socket::connect_timeout(&s, remote, CONNECT_LIMIT) {
+        if let Err(e) = s.connect(&SockAddr::from(*remote)) {
             if stop.is_set() {
                 break;
             }
-            // Out of local ports or a transient refusal: try again, as netperf does.
-            if matches!(
+            // Out of local ports, a full backlog or a slow handshake: try
+            // again with a new socket, as netperf does, for a bounded time.
+            let transient = matches!(
                 e.raw_os_error(),
-                Some(libc::EADDRNOTAVAIL) | Some(libc::EADDRINUSE)
-            ) {
+                Some(
+                    libc::EADDRNOTAVAIL
+                        | libc::EADDRINUSE
+                        | libc::EINPROGRESS
+                        | libc::EAGAIN
+                        | libc::EINTR
+                )
+            );
+            let since = *failing_since.get_or_insert_with(Instant::now);
+            if transient && since.elapsed() < CONNECT_LIMIT {
                 continue;
             }
             return Err(DataError::Connect(e));
         }
-        let _ = socket::set_timeouts(&s, Some(Duration::from_millis(500)));
+        failing_since = None;
         if mss < 0 {
             mss = socket::mss(&s);
         }
         if !exchange(&s, send_ring, recv_ring, stop, &mut c, false)? {
             break;
         }
-        let _ = s.shutdown(std::net::Shutdown::Write);
+        // The server closes after its response; wait for that, as netperf does.
         drain_until_close(&s, stop);
         drop(s);
         c.transactions += 1;
@@ -152,7 +167,7 @@ pub fn server(
             }
             Err(e) => return Err(DataError::Connect(e)),
         };
-        let _ = socket::set_timeouts(&s, Some(Duration::from_millis(500)));
+        // The accepted socket inherits the listener's timeouts.
         if buffers.is_none() {
             buffers = Some(socket::buffer_sizes(&s));
         }

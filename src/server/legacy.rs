@@ -138,7 +138,6 @@ pub fn serve_tcp_stream(
     let mut elapsed = 0.0;
     let mut usage = None;
     if let Some(d) = data {
-        let _ = socket::set_timeouts(&d, Some(Duration::from_millis(250)));
         let mut cpu = if measure {
             CpuSampler::start(None).ok()
         } else {

@@ -463,7 +463,6 @@ fn accept_data(
     stop: &StopFlag,
     timed: bool,
 ) -> Result<Option<Socket>, DataError> {
-    socket::set_timeouts(listener, Some(Duration::from_millis(250))).map_err(DataError::Connect)?;
     let give_up = Instant::now() + Duration::from_secs(limits::ACCEPT_WAIT_SECS);
     loop {
         if stop.is_set() || (!timed && Instant::now() > give_up) {
@@ -494,9 +493,10 @@ fn run_data(
     let recv = r.direction & omni::DIR_RECV != 0;
     let connection_test = r.flags & omni::flag::CONNECT_TEST != 0;
     let timed = r.test_length > 0;
+    // Blocking calls wake at least this often to look at the stop flag;
+    // accepted sockets inherit the timeouts from the listener.
+    socket::set_timeouts(listener, Some(Duration::from_millis(250))).map_err(DataError::Connect)?;
     if protocol == Protocol::Tcp && connection_test {
-        socket::set_timeouts(listener, Some(Duration::from_millis(250)))
-            .map_err(DataError::Connect)?;
         let (c, bufs) = engine::connect::server(listener, send_ring, recv_ring, stop, units)?;
         return Ok((c, bufs, -1, socket::congestion_control(listener)));
     }
@@ -512,7 +512,6 @@ fn run_data(
     } else {
         listener
     };
-    socket::set_timeouts(data, Some(Duration::from_millis(250))).map_err(DataError::Connect)?;
     let fd = data.as_raw_fd();
     let counters = if xmit && recv {
         match protocol {
