@@ -3,25 +3,27 @@
 //! collect netserver's results, and return what both ends measured.
 
 use super::channel::{Channel, ChannelError, RESPONSE_WAIT};
+use super::data::{finish_data, run_data};
+pub use super::request::RunOptions;
+use super::request::{build_request, local_sizes, local_socket_options};
 use crate::cli::config::{Family, GlobalOptions};
-use crate::engine::ring::BufferRing;
-use crate::engine::sizing::{choose, UDP_LENGTH_MAX};
 use crate::engine::timer::{StopFlag, Timer};
-use crate::engine::{self, Counters, DataError, Histogram};
+use crate::engine::{Counters, DataError, Histogram};
 use crate::measure::cpu::CpuSampler;
 use crate::measure::outcome::{CpuUsage, Outcome, SideStats};
 use crate::net::resolve::{self, af_text, ResolveError};
 use crate::net::socket::{self, SocketOptions};
 use crate::spec::{Limit, Protocol, TestSpec};
-use crate::wire::omni::{self, OmniRequest, OmniResponse, OmniResults};
-use crate::wire::{self, kind, Message};
-use socket2::{SockAddr, Socket};
+use crate::wire::omni::{self, OmniResponse, OmniResults};
+use crate::wire::{self, kind};
 use std::net::{SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 /// How long connecting the control or data connection may take.
 const CONNECT_WAIT: Duration = Duration::from_secs(30);
+/// How often a blocking call of an untimed test wakes to look at the stop flag.
+const UNTIMED_IO_WAIT: Duration = Duration::from_millis(250);
 /// netperf's PAD_TIME: extra seconds a receiving netserver waits.
 pub const PAD_TIME: u32 = 4;
 
@@ -149,192 +151,6 @@ pub fn data_endpoints(spec: &TestSpec) -> Result<(SocketAddr, Option<SocketAddr>
     Ok((remote, local))
 }
 
-fn local_socket_options(spec: &TestSpec) -> SocketOptions {
-    SocketOptions {
-        udp: spec.protocol == Protocol::Udp,
-        send_buf: spec.local_send_buf,
-        recv_buf: spec.local_recv_buf,
-        nodelay: spec.local_nodelay,
-        cork: spec.cork,
-        routing_allowed: spec.routing_allowed,
-        keepalive: spec.keepalive,
-        priority: spec.local_socket_prio,
-        tos: spec.local_socket_tos,
-        cong_control: spec.local_cong_control.clone(),
-        // Only an explicit local port needs reuse across a connection test's sockets.
-        reuse_address: spec.connection && spec.local_data_port != 0,
-    }
-}
-
-/// The local message sizes and ring widths, chosen as netperf chooses them.
-struct LocalSizes {
-    send_size: i32,
-    recv_size: i32,
-    send_width: u32,
-    recv_width: u32,
-}
-
-fn local_sizes(spec: &TestSpec, lss: i32, lsr: i32) -> LocalSizes {
-    let udp_cap = if spec.protocol == Protocol::Udp {
-        UDP_LENGTH_MAX
-    } else {
-        i32::MAX
-    };
-    let send = choose(
-        spec.request_size,
-        spec.send_size as i32,
-        spec.send_width,
-        lss,
-        udp_cap,
-    );
-    let recv = choose(
-        spec.response_size,
-        spec.recv_size as i32,
-        spec.recv_width,
-        lsr,
-        i32::MAX,
-    );
-    LocalSizes {
-        send_size: if spec.xmit() { send.size } else { 0 },
-        send_width: if spec.xmit() {
-            send.width
-        } else {
-            spec.send_width
-        },
-        recv_size: if spec.recv() { recv.size } else { 0 },
-        recv_width: if spec.recv() {
-            recv.width
-        } else {
-            spec.recv_width
-        },
-    }
-}
-
-fn nf_family(a: &SocketAddr) -> u32 {
-    match a {
-        SocketAddr::V4(_) => omni::NF_INET,
-        SocketAddr::V6(_) => omni::NF_INET6,
-    }
-}
-
-fn ip_bytes(a: &SocketAddr) -> [u8; 16] {
-    let mut out = [0u8; 16];
-    match a {
-        SocketAddr::V4(v4) => out[..4].copy_from_slice(&v4.ip().octets()),
-        SocketAddr::V6(v6) => out = v6.ip().octets(),
-    }
-    out
-}
-
-/// The knobs of one run that come from the global options.
-#[derive(Debug, Clone)]
-pub struct RunOptions {
-    pub local_cpu: bool,
-    pub remote_cpu: bool,
-    pub remote_cpu_rate: f32,
-    pub remote_cpu_bind: i32,
-    pub num_cpus: Option<u32>,
-    pub wait_secs: u32,
-    pub remote_fill_file: String,
-    /// File whose bytes fill local send buffers and back TCP_SENDFILE.
-    pub local_fill_file: Option<String>,
-}
-
-impl RunOptions {
-    pub fn from_global(g: &GlobalOptions) -> Self {
-        RunOptions {
-            local_cpu: g.local_cpu,
-            remote_cpu: g.remote_cpu,
-            remote_cpu_rate: g.remote_cpu_rate,
-            remote_cpu_bind: g.remote_cpu_bind,
-            num_cpus: g.num_cpus,
-            wait_secs: g.wait_secs,
-            remote_fill_file: g.remote_fill_file.clone().unwrap_or_default(),
-            local_fill_file: g.local_fill_file.clone(),
-        }
-    }
-}
-
-fn build_request(
-    spec: &TestSpec,
-    run: &RunOptions,
-    sizes: &LocalSizes,
-    local: &SocketAddr,
-    remote: &SocketAddr,
-    explicit_remote: bool,
-) -> OmniRequest {
-    let mut flags = 0;
-    let table = [
-        (spec.remote_nodelay, omni::flag::NO_DELAY),
-        (spec.connection, omni::flag::CONNECT_TEST),
-        (run.remote_cpu, omni::flag::MEASURE_CPU),
-        (spec.routing_allowed, omni::flag::ROUTING_ALLOWED),
-        (spec.remote_connected, omni::flag::USE_CONNECTED),
-        (spec.keepalive, omni::flag::WANT_KEEPALIVE),
-    ];
-    for (on, bit) in table {
-        if on {
-            flags |= bit;
-        }
-    }
-    let mut direction = 0;
-    if spec.xmit() {
-        direction |= omni::DIR_RECV;
-    }
-    if spec.recv() {
-        direction |= omni::DIR_XMIT;
-    }
-    let test_length = match spec.limit {
-        Limit::Seconds(s) => s.min(i32::MAX as u32) as i32,
-        Limit::Units(n) => -(n.min(i32::MAX as u64) as i32),
-    };
-    OmniRequest {
-        cpu_bind: run.remote_cpu_bind,
-        send_buf_size: spec.remote_send_buf,
-        send_size: spec.remote_send_size,
-        send_alignment: spec.remote_send_align,
-        send_offset: spec.remote_send_offset,
-        send_width: sizes.send_width,
-        request_size: spec.request_size,
-        recv_buf_size: spec.remote_recv_buf,
-        receive_size: spec.remote_recv_size,
-        recv_alignment: spec.remote_recv_align,
-        recv_offset: spec.remote_recv_offset,
-        recv_width: sizes.recv_width,
-        response_size: spec.response_size,
-        flags,
-        cpu_rate: run.remote_cpu_rate,
-        test_length,
-        so_rcvavoid: 0,
-        so_sndavoid: 0,
-        send_dirty_count: -1,
-        recv_dirty_count: -1,
-        recv_clean_count: -1,
-        data_port: u32::from(spec.remote_data_port),
-        ipfamily: nf_family(remote),
-        socket_type: if spec.protocol == Protocol::Udp {
-            omni::NST_DGRAM
-        } else {
-            omni::NST_STREAM
-        },
-        protocol: spec.protocol.ipproto(),
-        direction,
-        netperf_port: u32::from(local.port()),
-        interval_burst: 0,
-        interval_usecs: 0,
-        netperf_ip: ip_bytes(local),
-        netserver_ip: if explicit_remote {
-            ip_bytes(remote)
-        } else {
-            [0; 16]
-        },
-        socket_prio: spec.remote_socket_prio,
-        socket_tos: spec.remote_socket_tos,
-        cong_control: spec.remote_cong_control.clone(),
-        fill_file: run.remote_fill_file.clone(),
-    }
-}
-
 /// What the netperf side learned about one iteration beyond the Outcome.
 pub struct Iteration {
     pub outcome: Outcome,
@@ -394,6 +210,9 @@ pub fn run_iteration(
         Limit::Seconds(s) => (Some(Duration::from_secs(u64::from(s))), None),
         Limit::Units(n) => (None, Some(n)),
     };
+    // A timed test is ended by the timer's signal; any other needs socket
+    // timeouts so that no call can block for ever.
+    let io_wait = seconds.is_none().then_some(UNTIMED_IO_WAIT);
     let started = Instant::now();
     let timer = Timer::arm(seconds, stop.clone());
     let (counters, mss_seen, data_sock) = run_data(
@@ -406,6 +225,7 @@ pub fn run_iteration(
         run,
         &stop,
         units,
+        io_wait,
         hist.as_mut(),
     )?;
     let elapsed = started.elapsed().as_secs_f64();
@@ -535,170 +355,4 @@ fn remote_side(
         elapsed: f64::from(res.elapsed_time),
         cpu,
     }
-}
-
-type DataRun = (Counters, i32, Option<Socket>);
-
-/// Connect (when the test needs it) and run our half of the data path.
-#[allow(clippy::too_many_arguments)]
-fn run_data(
-    spec: &TestSpec,
-    sock: Socket,
-    remote: &SocketAddr,
-    local_bind: Option<SocketAddr>,
-    opts: &SocketOptions,
-    sizes: &LocalSizes,
-    run: &RunOptions,
-    stop: &StopFlag,
-    units: Option<u64>,
-    hist: Option<&mut Histogram>,
-) -> Result<DataRun, ClientError> {
-    let udp = spec.protocol == Protocol::Udp;
-    let mut send_ring = BufferRing::new(
-        sizes.send_width,
-        sizes.send_size.max(0) as usize,
-        spec.local_send_align,
-        spec.local_send_offset,
-    );
-    let mut recv_ring = BufferRing::new(
-        sizes.recv_width,
-        sizes.recv_size.max(0) as usize,
-        spec.local_recv_align,
-        spec.local_recv_offset,
-    );
-    if let Some(path) = &run.local_fill_file {
-        let data = std::fs::read(path)
-            .map_err(|e| ClientError::Setup(format!("cannot read fill file '{path}': {e}")))?;
-        send_ring.fill(&data);
-    }
-    if spec.connection {
-        drop(sock);
-        let (c, mss) = engine::connect::client(
-            remote,
-            local_bind.filter(|l| l.port() != 0 || !l.ip().is_unspecified()),
-            opts,
-            &mut send_ring,
-            &mut recv_ring,
-            stop,
-            units,
-            hist,
-        )?;
-        return Ok((c, mss, None));
-    }
-    // Blocking calls wake up at least this often to look at the stop flag.
-    socket::set_timeouts(&sock, Some(Duration::from_millis(250)))
-        .map_err(|e| ClientError::Setup(e.to_string()))?;
-    let connected = !udp || spec.local_connected;
-    if connected {
-        if let Err(e) = socket::connect_timeout(&sock, remote, CONNECT_WAIT) {
-            return Err(ClientError::Data(DataError::Connect(e)));
-        }
-    }
-    let dest = (!connected).then(|| SockAddr::from(*remote));
-    let fd = sock.as_raw_fd();
-    let counters = if spec.is_rr() {
-        let loss_timeout = spec.receive_timeout.is_some();
-        if let Some(secs) = spec.receive_timeout {
-            let _ = sock.set_read_timeout(Some(Duration::from_secs(secs.max(1) as u64)));
-        }
-        engine::rr::client(
-            fd,
-            &mut send_ring,
-            &mut recv_ring,
-            udp,
-            spec.first_burst,
-            stop,
-            units,
-            dest.as_ref(),
-            loss_timeout,
-            hist,
-        )?
-    } else if spec.xmit() {
-        if spec.sendfile {
-            let file = sendfile_source(run, sizes.send_size.max(1) as usize)?;
-            let len = file.metadata().map(|m| m.len() as usize).unwrap_or(0);
-            engine::stream::send_file(
-                fd,
-                file.as_raw_fd(),
-                len,
-                sizes.send_size.max(1) as usize,
-                stop,
-                units,
-                hist,
-            )?
-        } else {
-            engine::stream::send(fd, &mut send_ring, stop, units, dest.as_ref(), hist)?
-        }
-    } else {
-        engine::stream::recv(fd, &mut recv_ring, stop, units)?
-    };
-    let mss = if udp { -1 } else { socket::mss(&sock) };
-    Ok((counters, mss, Some(sock)))
-}
-
-/// The file TCP_SENDFILE sends from: the -F fill file, or a temporary file
-/// holding the send ring's pattern (unlinked at once, so nothing is left).
-fn sendfile_source(run: &RunOptions, size: usize) -> Result<std::fs::File, ClientError> {
-    use std::io::{Seek, Write};
-    if let Some(path) = &run.local_fill_file {
-        return std::fs::File::open(path)
-            .map_err(|e| ClientError::Setup(format!("cannot open fill file '{path}': {e}")));
-    }
-    let dir = std::env::temp_dir();
-    let path = dir.join(format!(
-        "netperf-ng-sendfile-{}-{}",
-        std::process::id(),
-        size
-    ));
-    let mut f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(&path)
-        .map_err(|e| ClientError::Setup(format!("cannot create sendfile source: {e}")))?;
-    let _ = std::fs::remove_file(&path);
-    let chunk = vec![b'n'; size];
-    for _ in 0..4 {
-        f.write_all(&chunk)
-            .map_err(|e| ClientError::Setup(e.to_string()))?;
-    }
-    f.rewind().map_err(|e| ClientError::Setup(e.to_string()))?;
-    Ok(f)
-}
-
-/// End the data connection the way netserver expects: a TCP half-close and a
-/// wait for its close, or three zero-length datagrams for UDP.
-fn finish_data(s: &Socket, spec: &TestSpec, remote: &SocketAddr, _stop: &StopFlag) {
-    if spec.protocol == Protocol::Udp {
-        let dest = SockAddr::from(*remote);
-        for _ in 0..3 {
-            let _ = s.send_to(&[], &dest);
-        }
-        return;
-    }
-    let _ = s.shutdown(std::net::Shutdown::Write);
-    let _ = socket::set_timeouts(s, Some(Duration::from_millis(200)));
-    let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 4096];
-    // Drain what the peer still sends (MAERTS) until it closes; bounded.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < deadline {
-        match s.recv(&mut buf) {
-            Ok(0) => break,
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-            Err(_) => break,
-        }
-    }
-}
-
-/// Read a message and insist on its type.
-pub fn expect(chan: &mut Channel, wanted: u32) -> Result<Message, ClientError> {
-    let m = chan.recv(RESPONSE_WAIT)?;
-    if m.serv_errno() != 0 {
-        return Err(remote_error(m.serv_errno()));
-    }
-    if m.kind() != wanted {
-        return Err(ClientError::Unexpected(m.kind()));
-    }
-    Ok(m)
 }

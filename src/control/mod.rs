@@ -1,5 +1,9 @@
-//! The control connection: framed 656-byte messages with bounded waits
-//! (`channel`), and the netperf side of a test run over it (`client`).
+//! The control connection and the netperf side of a test run over it:
+//! framed 656-byte messages with bounded waits (`channel`), what netperf asks
+//! netserver for (`request`), its half of the data phase (`data`), and one
+//! iteration end to end (`client`).
 
 pub mod channel;
 pub mod client;
+pub mod data;
+pub mod request;

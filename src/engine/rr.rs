@@ -112,26 +112,35 @@ pub fn server_stream(
 }
 
 /// The netserver side of a UDP request/response test: answer each datagram to
-/// its source; a zero-length datagram ends the test.
+/// its source; a zero-length datagram ends the test. With `connect_to_peer`
+/// (netperf's `-- -N`) the socket is connected to the first sender, and
+/// plain send/recv are used from then on.
 pub fn server_datagram(
     fd: RawFd,
     recv_ring: &mut BufferRing,
     send_ring: &mut BufferRing,
     stop: &StopFlag,
     trans_limit: Option<u64>,
+    connect_to_peer: bool,
 ) -> Result<Counters, DataError> {
     let mut c = Counters::default();
     let (req, rsp) = (recv_ring.size(), send_ring.size());
     // SAFETY: sockaddr_storage is plain data.
     let mut from: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
     let mut from_len: libc::socklen_t = 0;
+    let mut connected = false;
     while !stop.is_set() {
         if let Some(limit) = trans_limit {
             if c.transactions >= limit {
                 break;
             }
         }
-        match io::recv_from(fd, recv_ring.next_ptr(), req, &mut from, &mut from_len) {
+        let got = if connected {
+            io::recv(fd, recv_ring.next_ptr(), req)
+        } else {
+            io::recv_from(fd, recv_ring.next_ptr(), req, &mut from, &mut from_len)
+        };
+        match got {
             Io::Moved(n) => {
                 c.recv_calls += 1;
                 c.bytes_received += n as u64;
@@ -145,7 +154,26 @@ pub fn server_datagram(
                 return Err(DataError::Recv(e));
             }
         }
-        match io::send_to_raw(fd, send_ring.next_ptr(), rsp, &from, from_len) {
+        if connect_to_peer && !connected {
+            // SAFETY: `from` holds the address recvfrom just filled in.
+            let rc = unsafe {
+                libc::connect(
+                    fd,
+                    &from as *const libc::sockaddr_storage as *const libc::sockaddr,
+                    from_len,
+                )
+            };
+            if rc != 0 {
+                return Err(DataError::Connect(std::io::Error::last_os_error()));
+            }
+            connected = true;
+        }
+        let sent = if connected {
+            io::send(fd, send_ring.next_ptr(), rsp, None)
+        } else {
+            io::send_to_raw(fd, send_ring.next_ptr(), rsp, &from, from_len)
+        };
+        match sent {
             Io::Moved(n) => {
                 c.send_calls += 1;
                 c.bytes_sent += n as u64;

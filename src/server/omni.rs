@@ -493,9 +493,13 @@ fn run_data(
     let recv = r.direction & omni::DIR_RECV != 0;
     let connection_test = r.flags & omni::flag::CONNECT_TEST != 0;
     let timed = r.test_length > 0;
-    // Blocking calls wake at least this often to look at the stop flag;
-    // accepted sockets inherit the timeouts from the listener.
-    socket::set_timeouts(listener, Some(Duration::from_millis(250))).map_err(DataError::Connect)?;
+    // A timed test is ended by the timer's signal. Otherwise blocking calls
+    // wake this often to look at the stop flag; accepted sockets inherit the
+    // timeouts from the listener.
+    if !timed {
+        socket::set_timeouts(listener, Some(Duration::from_millis(250)))
+            .map_err(DataError::Connect)?;
+    }
     if protocol == Protocol::Tcp && connection_test {
         let (c, bufs) = engine::connect::server(listener, send_ring, recv_ring, stop, units)?;
         return Ok((c, bufs, -1, socket::congestion_control(listener)));
@@ -516,7 +520,14 @@ fn run_data(
     let counters = if xmit && recv {
         match protocol {
             Protocol::Tcp => engine::rr::server_stream(fd, recv_ring, send_ring, stop, units)?,
-            Protocol::Udp => engine::rr::server_datagram(fd, recv_ring, send_ring, stop, units)?,
+            Protocol::Udp => engine::rr::server_datagram(
+                fd,
+                recv_ring,
+                send_ring,
+                stop,
+                units,
+                r.flags & omni::flag::USE_CONNECTED != 0,
+            )?,
         }
     } else if recv {
         engine::stream::recv(fd, recv_ring, stop, units)?

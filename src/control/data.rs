@@ -1,0 +1,175 @@
+//! netperf's half of the data phase: connect when the test needs it, run
+//! the engine loop, and end the data connection the way netserver expects.
+
+use super::client::ClientError;
+use super::request::{LocalSizes, RunOptions};
+use crate::engine::ring::BufferRing;
+use crate::engine::timer::StopFlag;
+use crate::engine::{self, Counters, DataError, Histogram};
+use crate::net::socket::{self, SocketOptions};
+use crate::spec::{Protocol, TestSpec};
+use socket2::{SockAddr, Socket};
+use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
+
+/// How long connecting the data connection may take.
+const CONNECT_WAIT: Duration = Duration::from_secs(30);
+
+pub type DataRun = (Counters, i32, Option<Socket>);
+
+/// Connect (when the test needs it) and run our half of the data path.
+#[allow(clippy::too_many_arguments)]
+pub fn run_data(
+    spec: &TestSpec,
+    sock: Socket,
+    remote: &SocketAddr,
+    local_bind: Option<SocketAddr>,
+    opts: &SocketOptions,
+    sizes: &LocalSizes,
+    run: &RunOptions,
+    stop: &StopFlag,
+    units: Option<u64>,
+    io_wait: Option<Duration>,
+    hist: Option<&mut Histogram>,
+) -> Result<DataRun, ClientError> {
+    let udp = spec.protocol == Protocol::Udp;
+    let mut send_ring = BufferRing::new(
+        sizes.send_width,
+        sizes.send_size.max(0) as usize,
+        spec.local_send_align,
+        spec.local_send_offset,
+    );
+    let mut recv_ring = BufferRing::new(
+        sizes.recv_width,
+        sizes.recv_size.max(0) as usize,
+        spec.local_recv_align,
+        spec.local_recv_offset,
+    );
+    if let Some(path) = &run.local_fill_file {
+        let data = std::fs::read(path)
+            .map_err(|e| ClientError::Setup(format!("cannot read fill file '{path}': {e}")))?;
+        send_ring.fill(&data);
+    }
+    if spec.connection {
+        drop(sock);
+        let (c, mss) = engine::connect::client(
+            remote,
+            local_bind.filter(|l| l.port() != 0 || !l.ip().is_unspecified()),
+            opts,
+            &mut send_ring,
+            &mut recv_ring,
+            stop,
+            units,
+            io_wait,
+            hist,
+        )?;
+        return Ok((c, mss, None));
+    }
+    // Without a timer to interrupt them, blocking calls wake up this often
+    // to look at the stop flag.
+    if io_wait.is_some() {
+        socket::set_timeouts(&sock, io_wait).map_err(|e| ClientError::Setup(e.to_string()))?;
+    }
+    let connected = !udp || spec.local_connected;
+    if connected {
+        if let Err(e) = socket::connect_timeout(&sock, remote, CONNECT_WAIT) {
+            return Err(ClientError::Data(DataError::Connect(e)));
+        }
+    }
+    let dest = (!connected).then(|| SockAddr::from(*remote));
+    let fd = sock.as_raw_fd();
+    let counters = if spec.is_rr() {
+        let loss_timeout = spec.receive_timeout.is_some();
+        if let Some(secs) = spec.receive_timeout {
+            let _ = sock.set_read_timeout(Some(Duration::from_secs(secs.max(1) as u64)));
+        }
+        engine::rr::client(
+            fd,
+            &mut send_ring,
+            &mut recv_ring,
+            udp,
+            spec.first_burst,
+            stop,
+            units,
+            dest.as_ref(),
+            loss_timeout,
+            hist,
+        )?
+    } else if spec.xmit() {
+        if spec.sendfile {
+            let file = sendfile_source(run, sizes.send_size.max(1) as usize)?;
+            let len = file.metadata().map(|m| m.len() as usize).unwrap_or(0);
+            engine::stream::send_file(
+                fd,
+                file.as_raw_fd(),
+                len,
+                sizes.send_size.max(1) as usize,
+                stop,
+                units,
+                hist,
+            )?
+        } else {
+            engine::stream::send(fd, &mut send_ring, stop, units, dest.as_ref(), hist)?
+        }
+    } else {
+        engine::stream::recv(fd, &mut recv_ring, stop, units)?
+    };
+    let mss = if udp { -1 } else { socket::mss(&sock) };
+    Ok((counters, mss, Some(sock)))
+}
+
+/// The file TCP_SENDFILE sends from: the -F fill file, or a temporary file
+/// holding the send ring's pattern (unlinked at once, so nothing is left).
+fn sendfile_source(run: &RunOptions, size: usize) -> Result<std::fs::File, ClientError> {
+    use std::io::{Seek, Write};
+    if let Some(path) = &run.local_fill_file {
+        return std::fs::File::open(path)
+            .map_err(|e| ClientError::Setup(format!("cannot open fill file '{path}': {e}")));
+    }
+    let dir = std::env::temp_dir();
+    let path = dir.join(format!(
+        "netperf-ng-sendfile-{}-{}",
+        std::process::id(),
+        size
+    ));
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .map_err(|e| ClientError::Setup(format!("cannot create sendfile source: {e}")))?;
+    let _ = std::fs::remove_file(&path);
+    let chunk = vec![b'n'; size];
+    for _ in 0..4 {
+        f.write_all(&chunk)
+            .map_err(|e| ClientError::Setup(e.to_string()))?;
+    }
+    f.rewind().map_err(|e| ClientError::Setup(e.to_string()))?;
+    Ok(f)
+}
+
+/// End the data connection the way netserver expects: a TCP half-close and a
+/// wait for its close, or three zero-length datagrams for UDP.
+pub fn finish_data(s: &Socket, spec: &TestSpec, remote: &SocketAddr, _stop: &StopFlag) {
+    if spec.protocol == Protocol::Udp {
+        let dest = SockAddr::from(*remote);
+        for _ in 0..3 {
+            let _ = s.send_to(&[], &dest);
+        }
+        return;
+    }
+    let _ = s.shutdown(std::net::Shutdown::Write);
+    let _ = socket::set_timeouts(s, Some(Duration::from_millis(200)));
+    let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 4096];
+    // Drain what the peer still sends (MAERTS) until it closes; bounded.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        match s.recv(&mut buf) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(_) => break,
+        }
+    }
+}
