@@ -218,6 +218,8 @@ pub struct TestSpec {
     pub remote_cong_control: String,
     pub local_cong_control: Option<String>,
     pub keep_histogram: bool,
+    /// netperf-ng extensions asked for on the command line (both ends).
+    pub extension: crate::wire::extension::Extension,
 }
 
 /// Why a command line does not describe a runnable test.
@@ -361,6 +363,11 @@ impl TestSpec {
             remote_cong_control: t.remote_cong_control.clone().unwrap_or_default(),
             local_cong_control: t.local_cong_control.clone(),
             keep_histogram,
+            extension: crate::wire::extension::Extension {
+                mmsg_batch: t.mmsg_batch.unwrap_or(0),
+                zerocopy: t.zerocopy,
+                busy_poll_usecs: t.busy_poll_usecs,
+            },
         })
     }
 

@@ -221,6 +221,14 @@ pub struct TestOptions {
     /// Test-specific options that were parsed but that this build cannot honour;
     /// the binary reports each on stderr as not yet supported.
     pub unsupported: Vec<String>,
+    /// netperf-ng extension `--mmsg N`: move UDP messages N at a time with
+    /// sendmmsg/recvmmsg, on both ends. None = one message per call (netperf).
+    pub mmsg_batch: Option<u32>,
+    /// netperf-ng extension `--zerocopy`: MSG_ZEROCOPY on stream sends.
+    pub zerocopy: bool,
+    /// netperf-ng extension `--busy-poll USECS`: SO_BUSY_POLL on the data
+    /// sockets of both ends.
+    pub busy_poll_usecs: Option<u32>,
 }
 
 /// Everything the command line said.
@@ -342,6 +350,9 @@ impl Default for TestOptions {
             data_family: Family::Unspec,
             copy_avoidance: false,
             unsupported: Vec::new(),
+            mmsg_batch: None,
+            zerocopy: false,
+            busy_poll_usecs: None,
         }
     }
 }

@@ -51,6 +51,10 @@ pub enum CliError {
     /// silently ignores these; often an unquoted value with a space).
     #[error("unexpected argument '{0}' (quote values that contain spaces)")]
     UnexpectedArgument(String),
+
+    /// A netperf-ng extension option (`--name`) that is unknown or malformed.
+    #[error("{0}")]
+    Extension(String),
 }
 
 fn section_hint(section: Section) -> &'static str {

@@ -6,6 +6,7 @@
 pub mod checked;
 pub mod config;
 pub mod error;
+pub mod extensions;
 pub mod getopt;
 pub mod global_opts;
 pub mod parse;

@@ -10,6 +10,7 @@
 
 use super::config::{Config, GlobalOptions, TestOptions};
 use super::error::{CliError, Section};
+use super::extensions;
 use super::getopt::{Item, ScanError, Scanner};
 use super::global_opts::{apply_global, finish_global, GlobalScanState, GLOBAL_OPTIONS};
 use super::test_opts::{apply_test, TEST_OPTIONS};
@@ -91,7 +92,16 @@ pub fn parse_netperf(args: &[String]) -> Result<Invocation, CliError> {
     }
     finish_global(&mut config.global, &state);
 
-    let mut tests = Scanner::new(globals.rest(), TEST_OPTIONS);
+    let test_words = match extensions::extract(globals.rest(), &mut config.test)? {
+        extensions::Extracted::Rest(words) => words,
+        extensions::Extracted::Help => {
+            return Ok(Invocation::Usage {
+                text: extensions::EXTENSIONS_USAGE.to_string(),
+                exit_code: usage::USAGE_EXIT_CODE,
+            })
+        }
+    };
+    let mut tests = Scanner::new(&test_words, TEST_OPTIONS);
     for item in tests.by_ref() {
         match item.map_err(|e| scan_error(e, Section::Test))? {
             Item::Option { letter: 'h', .. } => {

@@ -177,7 +177,9 @@ pub fn run_iteration(
         socket::local_addr(&sock).unwrap_or_else(|| resolve::unspecified_like(&remote0));
 
     let request = build_request(spec, run, &sizes, &local_addr, &remote0, explicit_remote);
-    chan.send(&request.encode())?;
+    let mut message = request.encode();
+    spec.extension.encode_into(&mut message);
+    chan.send(&message)?;
     let reply = chan.recv(RESPONSE_WAIT)?;
     let response = OmniResponse::decode(&reply);
     if response.serv_errno != 0 {

@@ -109,6 +109,8 @@ pub fn run_data(
                 units,
                 hist,
             )?
+        } else if spec.extension.zerocopy && !udp {
+            engine::zerocopy::send(fd, &mut send_ring, stop, units)?
         } else {
             engine::stream::send(fd, &mut send_ring, stop, units, dest.as_ref(), hist)?
         }

@@ -24,6 +24,8 @@ pub fn local_socket_options(spec: &TestSpec) -> SocketOptions {
         cong_control: spec.local_cong_control.clone(),
         // Only an explicit local port needs reuse across a connection test's sockets.
         reuse_address: spec.connection && spec.local_data_port != 0,
+        busy_poll_usecs: spec.extension.busy_poll_usecs,
+        zerocopy: spec.extension.zerocopy && spec.xmit() && spec.protocol == Protocol::Tcp,
     }
 }
 

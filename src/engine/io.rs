@@ -54,6 +54,21 @@ pub fn send(fd: RawFd, buf: *const u8, len: usize, dest: Option<&socket2::SockAd
     classify(ret)
 }
 
+/// send(2) with extra flags (e.g. MSG_ZEROCOPY).
+#[inline]
+pub fn send_flags(fd: RawFd, buf: *const u8, len: usize, flags: libc::c_int) -> Io {
+    // SAFETY: buf points to at least len readable bytes owned by a ring.
+    let ret = unsafe {
+        libc::send(
+            fd,
+            buf as *const libc::c_void,
+            len,
+            libc::MSG_NOSIGNAL | flags,
+        )
+    };
+    classify(ret)
+}
+
 /// recv(2).
 #[inline]
 pub fn recv(fd: RawFd, buf: *mut u8, len: usize) -> Io {

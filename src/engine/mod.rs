@@ -11,6 +11,7 @@ pub mod rr;
 pub mod sizing;
 pub mod stream;
 pub mod timer;
+pub mod zerocopy;
 
 /// What one end's loop counted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

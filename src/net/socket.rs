@@ -25,7 +25,16 @@ pub struct SocketOptions {
     pub tos: i32,
     pub cong_control: Option<String>,
     pub reuse_address: bool,
+    /// SO_BUSY_POLL in microseconds (netperf-ng `--busy-poll`).
+    pub busy_poll_usecs: Option<u32>,
+    /// SO_ZEROCOPY, so sends may use MSG_ZEROCOPY (netperf-ng `--zerocopy`).
+    pub zerocopy: bool,
 }
+
+/// Linux socket option numbers the libc crate does not export for every
+/// architecture (asm-generic values, used by x86_64 and aarch64).
+const SO_BUSY_POLL: i32 = 46;
+const SO_ZEROCOPY: i32 = 60;
 
 /// Create a socket for `family_of` (its family only) with `opts` applied.
 pub fn create(family_of: &SocketAddr, opts: &SocketOptions) -> io::Result<Socket> {
@@ -63,6 +72,19 @@ pub fn create(family_of: &SocketAddr, opts: &SocketOptions) -> io::Result<Socket
     }
     if opts.keepalive {
         s.set_keepalive(true)?;
+    }
+    if let Some(usecs) = opts.busy_poll_usecs {
+        set_int(
+            &s,
+            libc::SOL_SOCKET,
+            SO_BUSY_POLL,
+            usecs.min(i32::MAX as u32) as i32,
+        )
+        .map_err(|e| io::Error::new(e.kind(), format!("SO_BUSY_POLL: {e}")))?;
+    }
+    if opts.zerocopy {
+        set_int(&s, libc::SOL_SOCKET, SO_ZEROCOPY, 1)
+            .map_err(|e| io::Error::new(e.kind(), format!("SO_ZEROCOPY: {e}")))?;
     }
     if opts.priority >= 0 {
         s.set_priority(opts.priority as u32)?;

@@ -12,6 +12,7 @@ use crate::engine::{self, Counters, DataError};
 use crate::measure::cpu::{self, CpuSampler};
 use crate::net::socket::{self, SocketOptions};
 use crate::spec::Protocol;
+use crate::wire::extension::Extension;
 use crate::wire::omni::{self, OmniRequest, OmniResponse, OmniResults};
 use crate::wire::Message;
 use socket2::{SockAddr, Socket};
@@ -239,7 +240,20 @@ pub fn serve(
             );
         }
     };
-    match setup_and_run(chan, &r, protocol)? {
+    let ext = match Extension::decode(m) {
+        Ok(ext) => ext.unwrap_or_default(),
+        Err(reason) => {
+            log::line(opts, Some(peer), &format!("refused omni request: {reason}"));
+            return chan.send(
+                &OmniResponse {
+                    serv_errno: libc::EINVAL,
+                    ..Default::default()
+                }
+                .encode(),
+            );
+        }
+    };
+    match setup_and_run(chan, &r, protocol, &ext)? {
         Ok(summary) => log::line(opts, Some(peer), &summary),
         Err(refusal) => {
             log::line(
@@ -252,7 +266,7 @@ pub fn serve(
     Ok(())
 }
 
-fn data_socket_options(r: &OmniRequest, protocol: Protocol) -> SocketOptions {
+fn data_socket_options(r: &OmniRequest, protocol: Protocol, ext: &Extension) -> SocketOptions {
     SocketOptions {
         udp: protocol == Protocol::Udp,
         send_buf: r.send_buf_size,
@@ -265,6 +279,8 @@ fn data_socket_options(r: &OmniRequest, protocol: Protocol) -> SocketOptions {
         tos: r.socket_tos,
         cong_control: (!r.cong_control.is_empty()).then(|| r.cong_control.clone()),
         reuse_address: true,
+        busy_poll_usecs: ext.busy_poll_usecs,
+        zerocopy: ext.zerocopy && r.direction & omni::DIR_XMIT != 0 && protocol == Protocol::Tcp,
     }
 }
 
@@ -274,9 +290,10 @@ fn setup_and_run(
     chan: &mut Channel,
     r: &OmniRequest,
     protocol: Protocol,
+    ext: &Extension,
 ) -> Result<Result<String, Refusal>, ChannelError> {
     let bind_addr = local_bind_addr(r);
-    let sopts = data_socket_options(r, protocol);
+    let sopts = data_socket_options(r, protocol, ext);
     let setup = || -> Result<(Socket, i32, i32, Plan), Refusal> {
         let s = socket::create(&bind_addr, &sopts).map_err(|e| {
             refuse(
@@ -376,6 +393,7 @@ fn setup_and_run(
         &listener,
         r,
         protocol,
+        ext,
         &mut send_ring,
         &mut recv_ring,
         &stop,
@@ -480,10 +498,12 @@ fn accept_data(
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_data(
     listener: &Socket,
     r: &OmniRequest,
     protocol: Protocol,
+    ext: &Extension,
     send_ring: &mut BufferRing,
     recv_ring: &mut BufferRing,
     stop: &StopFlag,
@@ -531,6 +551,8 @@ fn run_data(
         }
     } else if recv {
         engine::stream::recv(fd, recv_ring, stop, units)?
+    } else if xmit && ext.zerocopy && protocol == Protocol::Tcp {
+        engine::zerocopy::send(fd, send_ring, stop, units)?
     } else if xmit {
         let dest = (protocol == Protocol::Udp).then(|| SockAddr::from(peer_data_addr(r)));
         engine::stream::send(fd, send_ring, stop, units, dest.as_ref(), None)?

@@ -3,6 +3,7 @@
 //! netperf still sends for TCP_SENDFILE and TCP_CC (`legacy`), and the small
 //! messages below. Encoding and decoding only; no I/O.
 
+pub mod extension;
 pub mod legacy;
 pub mod message;
 pub mod omni;

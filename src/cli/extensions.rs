@@ -1,0 +1,148 @@
+//! netperf-ng's own test-specific options. They are long options (`--name`
+//! or `--name=value`, after the `--` that starts the test options) so they
+//! can never collide with a netperf letter or change what an existing
+//! netperf command line means.
+
+use super::config::TestOptions;
+use super::error::CliError;
+
+/// Text of `netperf -- --help-ext`.
+pub const EXTENSIONS_USAGE: &str = "\
+netperf-ng extensions (test-specific, after --):
+    --mmsg N          Move UDP messages N at a time with sendmmsg/recvmmsg
+                      on both ends (UDP_STREAM, UDP_RR with -b). 1..1024
+    --zerocopy        Send stream data with MSG_ZEROCOPY (TCP_STREAM, and
+                      netserver's sends in TCP_MAERTS)
+    --busy-poll USECS Set SO_BUSY_POLL on both ends' data sockets. 0..1000000
+    --help-ext        Display this text
+";
+
+type Apply = fn(&mut TestOptions, Option<&str>) -> Result<(), String>;
+
+/// (name, takes a value, how it applies)
+const EXTENSIONS: &[(&str, bool, Apply)] = &[
+    ("mmsg", true, |t, v| {
+        t.mmsg_batch = Some(number(v, 1, 1024)?);
+        Ok(())
+    }),
+    ("zerocopy", false, |t, _| {
+        t.zerocopy = true;
+        Ok(())
+    }),
+    ("busy-poll", true, |t, v| {
+        t.busy_poll_usecs = Some(number(v, 0, 1_000_000)?);
+        Ok(())
+    }),
+];
+
+fn number(value: Option<&str>, min: u32, max: u32) -> Result<u32, String> {
+    let text = value.unwrap_or_default();
+    match text.trim().parse::<u32>() {
+        Ok(n) if (min..=max).contains(&n) => Ok(n),
+        Ok(_) => Err(format!("must be between {min} and {max}")),
+        Err(_) => Err("not a number".into()),
+    }
+}
+
+/// What the test section asked of the extensions.
+#[derive(Debug, PartialEq)]
+pub enum Extracted {
+    /// The remaining words, for the netperf option scanner.
+    Rest(Vec<String>),
+    /// `--help-ext` was given.
+    Help,
+}
+
+/// Apply and remove the extension options from the test section `args`
+/// (the words after the first `--`). A lone `--` ends the scan, as it ends
+/// the test options.
+pub fn extract(args: &[String], test: &mut TestOptions) -> Result<Extracted, CliError> {
+    let mut rest = Vec::with_capacity(args.len());
+    let mut words = args.iter();
+    while let Some(word) = words.next() {
+        if word == "--" {
+            rest.push(word.clone());
+            rest.extend(words.cloned());
+            break;
+        }
+        let Some(body) = word.strip_prefix("--") else {
+            rest.push(word.clone());
+            continue;
+        };
+        if body == "help-ext" {
+            return Ok(Extracted::Help);
+        }
+        let (name, inline) = match body.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (body, None),
+        };
+        let bad = |reason: String| CliError::Extension(format!("option --{name}: {reason}"));
+        let Some((_, takes_value, apply)) = EXTENSIONS.iter().find(|(n, _, _)| *n == name) else {
+            return Err(bad("unknown netperf-ng option (see -- --help-ext)".into()));
+        };
+        let value = match (takes_value, inline) {
+            (true, Some(v)) => Some(v.to_string()),
+            (true, None) => Some(
+                words
+                    .next()
+                    .ok_or_else(|| bad("needs a value".into()))?
+                    .clone(),
+            ),
+            (false, Some(_)) => return Err(bad("takes no value".into())),
+            (false, None) => None,
+        };
+        apply(test, value.as_deref()).map_err(|reason| {
+            bad(format!(
+                "invalid value '{}': {reason}",
+                value.unwrap_or_default()
+            ))
+        })?;
+    }
+    Ok(Extracted::Rest(rest))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(line: &str) -> Vec<String> {
+        line.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn options_apply_and_leave_netperf_words_alone() {
+        let mut t = TestOptions::default();
+        let got = extract(
+            &words("-m 64 --mmsg 32 --zerocopy --busy-poll=50 -D"),
+            &mut t,
+        )
+        .unwrap();
+        assert_eq!(got, Extracted::Rest(words("-m 64 -D")));
+        assert_eq!(
+            (t.mmsg_batch, t.zerocopy, t.busy_poll_usecs),
+            (Some(32), true, Some(50))
+        );
+    }
+
+    #[test]
+    fn errors_name_the_option() {
+        let mut t = TestOptions::default();
+        let e = |line: &str, t: &mut TestOptions| extract(&words(line), t).unwrap_err().to_string();
+        assert!(e("--mmsg 0", &mut t).contains("--mmsg"));
+        assert!(e("--mmsg", &mut t).contains("needs a value"));
+        assert!(e("--zerocopy=1", &mut t).contains("takes no value"));
+        assert!(e("--bogus", &mut t).contains("unknown netperf-ng option"));
+        assert_eq!(
+            extract(&words("--help-ext"), &mut t).unwrap(),
+            Extracted::Help
+        );
+    }
+
+    #[test]
+    fn a_second_double_dash_ends_the_scan() {
+        let mut t = TestOptions::default();
+        let got = extract(&words("-m 1 -- --mmsg 4"), &mut t).unwrap();
+        assert_eq!(got, Extracted::Rest(words("-m 1 -- --mmsg 4")));
+        assert_eq!(t.mmsg_batch, None);
+    }
+}
