@@ -79,23 +79,44 @@ pub fn run_data(
     }
     let dest = (!connected).then(|| SockAddr::from(*remote));
     let fd = sock.as_raw_fd();
+    // Batching moves UDP messages N per call; per-operation timing (-v 2,
+    // -j) needs one call per message, so it keeps the plain loops.
+    let batch = match spec.extension.mmsg_batch {
+        n if udp && n > 1 && hist.is_none() => Some(n as usize),
+        _ => None,
+    };
     let counters = if spec.is_rr() {
         let loss_timeout = spec.receive_timeout.is_some();
         if let Some(secs) = spec.receive_timeout {
             let _ = sock.set_read_timeout(Some(Duration::from_secs(secs.max(1) as u64)));
         }
-        engine::rr::client(
-            fd,
-            &mut send_ring,
-            &mut recv_ring,
-            udp,
-            spec.first_burst,
-            stop,
-            units,
-            dest.as_ref(),
-            loss_timeout,
-            hist,
-        )?
+        match batch {
+            Some(n) => {
+                engine::mmsg::rr_client_batched(
+                    fd,
+                    &mut send_ring,
+                    &mut recv_ring,
+                    spec.first_burst,
+                    n,
+                    stop,
+                    units,
+                    dest.as_ref(),
+                )?
+                .0
+            }
+            None => engine::rr::client(
+                fd,
+                &mut send_ring,
+                &mut recv_ring,
+                udp,
+                spec.first_burst,
+                stop,
+                units,
+                dest.as_ref(),
+                loss_timeout,
+                hist,
+            )?,
+        }
     } else if spec.xmit() {
         if spec.sendfile {
             let file = sendfile_source(run, sizes.send_size.max(1) as usize)?;
@@ -109,11 +130,15 @@ pub fn run_data(
                 units,
                 hist,
             )?
+        } else if let Some(n) = batch {
+            engine::mmsg::stream_send_batched(fd, &mut send_ring, n, stop, units, dest.as_ref())?.0
         } else if spec.extension.zerocopy && !udp {
             engine::zerocopy::send(fd, &mut send_ring, stop, units)?
         } else {
             engine::stream::send(fd, &mut send_ring, stop, units, dest.as_ref(), hist)?
         }
+    } else if let Some(n) = batch {
+        engine::mmsg::stream_recv_batched(fd, &mut recv_ring, n, stop, units)?.0
     } else {
         engine::stream::recv(fd, &mut recv_ring, stop, units)?
     };

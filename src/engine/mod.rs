@@ -6,6 +6,7 @@ pub mod affinity;
 pub mod connect;
 pub mod io;
 pub mod message;
+pub mod mmsg;
 pub mod ring;
 pub mod rr;
 pub mod sizing;

@@ -537,10 +537,16 @@ fn run_data(
         listener
     };
     let fd = data.as_raw_fd();
-    let counters = if xmit && recv {
-        match protocol {
-            Protocol::Tcp => engine::rr::server_stream(fd, recv_ring, send_ring, stop, units)?,
-            Protocol::Udp => engine::rr::server_datagram(
+    let udp = protocol == Protocol::Udp;
+    let batch = (udp && ext.mmsg_batch > 1).then_some(ext.mmsg_batch as usize);
+    let peer = || SockAddr::from(peer_data_addr(r));
+    let counters = match (xmit, recv) {
+        (true, true) => match (protocol, batch) {
+            (Protocol::Tcp, _) => engine::rr::server_stream(fd, recv_ring, send_ring, stop, units)?,
+            (Protocol::Udp, Some(n)) => {
+                engine::mmsg::rr_server_batched(fd, recv_ring, send_ring, n, stop, units)?.0
+            }
+            (Protocol::Udp, None) => engine::rr::server_datagram(
                 fd,
                 recv_ring,
                 send_ring,
@@ -548,16 +554,21 @@ fn run_data(
                 units,
                 r.flags & omni::flag::USE_CONNECTED != 0,
             )?,
-        }
-    } else if recv {
-        engine::stream::recv(fd, recv_ring, stop, units)?
-    } else if xmit && ext.zerocopy && protocol == Protocol::Tcp {
-        engine::zerocopy::send(fd, send_ring, stop, units)?
-    } else if xmit {
-        let dest = (protocol == Protocol::Udp).then(|| SockAddr::from(peer_data_addr(r)));
-        engine::stream::send(fd, send_ring, stop, units, dest.as_ref(), None)?
-    } else {
-        Counters::default()
+        },
+        (false, true) => match batch {
+            Some(n) => engine::mmsg::stream_recv_batched(fd, recv_ring, n, stop, units)?.0,
+            None => engine::stream::recv(fd, recv_ring, stop, units)?,
+        },
+        (true, false) => match (batch, ext.zerocopy && !udp) {
+            (Some(n), _) => {
+                engine::mmsg::stream_send_batched(fd, send_ring, n, stop, units, Some(&peer()))?.0
+            }
+            (None, true) => engine::zerocopy::send(fd, send_ring, stop, units)?,
+            (None, false) => {
+                engine::stream::send(fd, send_ring, stop, units, udp.then(peer).as_ref(), None)?
+            }
+        },
+        (false, false) => Counters::default(),
     };
     let bufs = socket::buffer_sizes(data);
     let (retrans, cong) = match protocol {

@@ -1,0 +1,799 @@
+//! Batched UDP data loops: sendmmsg(2)/recvmmsg(2) move up to `batch`
+//! datagrams per system call. Same rules as the one-call-per-message loops
+//! (stream.rs, rr.rs): blocking sockets, buffers from preallocated rings, the
+//! message headers allocated once per loop, one relaxed stop-flag load per
+//! batch, and `Counters` that count messages, not system calls — each loop
+//! also returns the number of system calls it made.
+
+use super::io::Io;
+use super::ring::BufferRing;
+use super::timer::StopFlag;
+use super::{Counters, DataError};
+use std::os::fd::RawFd;
+
+/// The most messages one call moves (the kernel's UIO_MAXIOV).
+pub const MAX_BATCH: usize = 1024;
+
+/// A requested batch size as the loops use it: 0 means 1, at most MAX_BATCH.
+pub fn clamp_batch(batch: usize) -> usize {
+    batch.clamp(1, MAX_BATCH)
+}
+
+/// The per-loop message headers: one mmsghdr, iovec and address slot per
+/// message of a batch, allocated once when the loop starts.
+struct Slots {
+    hdrs: Box<[libc::mmsghdr]>,
+    iovs: Box<[libc::iovec]>,
+    names: Box<[libc::sockaddr_storage]>,
+}
+
+const NAME_LEN: libc::socklen_t = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+
+impl Slots {
+    /// `cap` slots; `with_names` adds one source-address store per slot.
+    fn new(cap: usize, with_names: bool) -> Slots {
+        // SAFETY: mmsghdr, iovec and sockaddr_storage are plain C data for
+        // which all-zero bytes are valid: null pointers and zero lengths.
+        let hdrs = std::iter::repeat_with(|| unsafe { std::mem::zeroed::<libc::mmsghdr>() })
+            .take(cap)
+            .collect();
+        // SAFETY: as above.
+        let iovs = std::iter::repeat_with(|| unsafe { std::mem::zeroed::<libc::iovec>() })
+            .take(cap)
+            .collect();
+        let names = std::iter::repeat_with(|| {
+            // SAFETY: as above.
+            unsafe { std::mem::zeroed::<libc::sockaddr_storage>() }
+        })
+        .take(if with_names { cap } else { 0 })
+        .collect();
+        Slots { hdrs, iovs, names }
+    }
+
+    /// Address every message to `dest` (None: the connected peer).
+    fn set_dest(&mut self, dest: Option<&socket2::SockAddr>) {
+        let (name, len) = match dest {
+            // The kernel only reads msg_name on send, so the const cast is sound.
+            Some(a) => (a.as_ptr() as *mut libc::c_void, a.len()),
+            None => (std::ptr::null_mut(), 0),
+        };
+        for h in self.hdrs.iter_mut() {
+            h.msg_hdr.msg_name = name;
+            h.msg_hdr.msg_namelen = len;
+        }
+    }
+
+    /// Point the first `n` messages at the next `n` buffers of `ring`,
+    /// `len` bytes each. Addresses are left as they are.
+    #[inline]
+    fn arm(&mut self, ring: &mut BufferRing, n: usize, len: usize) {
+        for (h, iov) in self.hdrs.iter_mut().zip(self.iovs.iter_mut()).take(n) {
+            iov.iov_base = ring.next_ptr().cast();
+            iov.iov_len = len;
+            h.msg_hdr.msg_iov = iov;
+            h.msg_hdr.msg_iovlen = 1;
+        }
+    }
+
+    /// Let the first `n` messages record their source address.
+    #[inline]
+    fn arm_names(&mut self, n: usize) {
+        for (h, name) in self.hdrs.iter_mut().zip(self.names.iter_mut()).take(n) {
+            h.msg_hdr.msg_name = (name as *mut libc::sockaddr_storage).cast();
+            h.msg_hdr.msg_namelen = NAME_LEN;
+        }
+    }
+
+    /// The first `n` headers (all of them if `n` is larger).
+    #[inline]
+    fn head(&mut self, n: usize) -> &mut [libc::mmsghdr] {
+        let n = n.min(self.hdrs.len());
+        &mut self.hdrs[..n]
+    }
+}
+
+/// Classify a sendmmsg/recvmmsg result: a message count, or why none moved.
+#[inline]
+fn classify(ret: libc::c_int) -> Io {
+    if ret > 0 {
+        return Io::Moved(ret as usize);
+    }
+    if ret == 0 {
+        return Io::Zero;
+    }
+    let e = std::io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EAGAIN) | Some(libc::EINTR) => Io::Retry,
+        Some(libc::ENOBUFS) | Some(libc::ENOMEM) => Io::NoBuffers,
+        _ => Io::Failed(e),
+    }
+}
+
+/// sendmmsg(2) of every header in `hdrs`.
+#[inline]
+fn send_mmsg(fd: RawFd, hdrs: &mut [libc::mmsghdr]) -> Io {
+    // SAFETY: each header points at one live iovec (Slots::arm) over a ring
+    // buffer of at least iov_len bytes, and at a live address or none; the
+    // count is at most MAX_BATCH, so it fits in c_uint.
+    let ret = unsafe {
+        libc::sendmmsg(
+            fd,
+            hdrs.as_mut_ptr(),
+            hdrs.len() as libc::c_uint,
+            libc::MSG_NOSIGNAL as _,
+        )
+    };
+    classify(ret)
+}
+
+/// recvmmsg(2) into every header in `hdrs`: blocks for the first datagram
+/// only (MSG_WAITFORONE), then takes what is already queued.
+#[inline]
+fn recv_mmsg(fd: RawFd, hdrs: &mut [libc::mmsghdr]) -> Io {
+    // SAFETY: each header points at one live iovec over a writable ring
+    // buffer of at least iov_len bytes, and at a live sockaddr_storage of
+    // msg_namelen bytes or none; no timeout.
+    let ret = unsafe {
+        libc::recvmmsg(
+            fd,
+            hdrs.as_mut_ptr(),
+            hdrs.len() as libc::c_uint,
+            libc::MSG_WAITFORONE as _,
+            std::ptr::null_mut(),
+        )
+    };
+    classify(ret)
+}
+
+/// A received datagram of length zero: netperf's end-of-test signal. A
+/// longer datagram cut to nothing by a zero-size buffer carries MSG_TRUNC.
+#[inline]
+fn is_end(h: &libc::mmsghdr) -> bool {
+    h.msg_len == 0 && h.msg_hdr.msg_flags & libc::MSG_TRUNC == 0
+}
+
+/// How a batch send ended.
+struct Sent {
+    /// Messages the kernel took.
+    ok: usize,
+    /// False when the loop must end (stopping, or the socket gave up).
+    go_on: bool,
+}
+
+/// Send every (armed) message in `hdrs`, resubmitting the tail of a partial
+/// batch; messages that fail with ENOBUFS/ENOMEM count as failed sends.
+#[inline]
+fn send_all(
+    fd: RawFd,
+    hdrs: &mut [libc::mmsghdr],
+    stop: &StopFlag,
+    c: &mut Counters,
+    calls: &mut u64,
+) -> Result<Sent, DataError> {
+    let n = hdrs.len();
+    let mut sent = 0usize;
+    while sent < n {
+        let rest = &mut hdrs[sent..];
+        *calls += 1;
+        match send_mmsg(fd, rest) {
+            Io::Moved(k) => {
+                let k = k.min(rest.len());
+                for h in &rest[..k] {
+                    c.bytes_sent += u64::from(h.msg_len);
+                }
+                c.send_calls += k as u64;
+                sent += k;
+                // The kernel drops the error that cut a batch short (it
+                // reports only errors before the first message): stop if
+                // a signal did, otherwise resubmit and hear it then.
+                if sent < n && stop.is_set() {
+                    return Ok(Sent {
+                        ok: sent,
+                        go_on: false,
+                    });
+                }
+            }
+            Io::Retry | Io::Zero => {
+                if stop.is_set() {
+                    return Ok(Sent {
+                        ok: sent,
+                        go_on: false,
+                    });
+                }
+            }
+            Io::NoBuffers => {
+                c.failed_sends += (n - sent) as u64;
+                break;
+            }
+            Io::Failed(e) => {
+                if stop.is_set() {
+                    return Ok(Sent {
+                        ok: sent,
+                        go_on: false,
+                    });
+                }
+                return Err(DataError::Send(e));
+            }
+        }
+    }
+    Ok(Sent {
+        ok: sent,
+        go_on: true,
+    })
+}
+
+/// How many messages of `size` bytes still fit under a byte limit, at most
+/// `batch` (every message is at most `size` bytes, so a limit is crossed
+/// by the last message of a batch at the earliest, as one call at a time).
+#[inline]
+fn under_limit(done: u64, limit: Option<u64>, size: usize, batch: usize) -> usize {
+    match limit {
+        None => batch,
+        Some(limit) => {
+            let left = limit.saturating_sub(done);
+            let msgs = left.div_ceil(size.max(1) as u64);
+            msgs.min(batch as u64) as usize
+        }
+    }
+}
+
+/// UDP_STREAM sender: sendmmsg batches of up to `batch` ring buffers of
+/// `ring.size()` bytes until `stop` is set or `byte_limit` bytes have gone.
+/// `send_calls` counts messages, as netperf reports them; a batch that fails
+/// with ENOBUFS/ENOMEM adds its unsent messages to `failed_sends`. Returns
+/// the counters and the number of sendmmsg calls. A zero-size ring sends
+/// nothing (a zero-length datagram would end the receiver's test).
+pub fn stream_send_batched(
+    fd: RawFd,
+    ring: &mut BufferRing,
+    batch: usize,
+    stop: &StopFlag,
+    byte_limit: Option<u64>,
+    dest: Option<&socket2::SockAddr>,
+) -> Result<(Counters, u64), DataError> {
+    let mut c = Counters::default();
+    let mut calls = 0u64;
+    let size = ring.size();
+    if size == 0 {
+        return Ok((c, calls));
+    }
+    let batch = clamp_batch(batch);
+    let mut slots = Slots::new(batch, false);
+    slots.set_dest(dest);
+    while !stop.is_set() {
+        let n = under_limit(c.bytes_sent, byte_limit, size, batch);
+        if n == 0 {
+            break;
+        }
+        slots.arm(ring, n, size);
+        if !send_all(fd, slots.head(n), stop, &mut c, &mut calls)?.go_on {
+            break;
+        }
+    }
+    Ok((c, calls))
+}
+
+/// UDP_STREAM receiver: recvmmsg up to `batch` datagrams per call (blocking
+/// for the first only) until a zero-length datagram arrives — the messages
+/// before it in its batch count, nothing after it — `stop` is set, or
+/// `byte_limit` bytes have arrived. `recv_calls` counts messages. Returns
+/// the counters and the number of recvmmsg calls.
+pub fn stream_recv_batched(
+    fd: RawFd,
+    ring: &mut BufferRing,
+    batch: usize,
+    stop: &StopFlag,
+    byte_limit: Option<u64>,
+) -> Result<(Counters, u64), DataError> {
+    let mut c = Counters::default();
+    let mut calls = 0u64;
+    let size = ring.size();
+    let batch = clamp_batch(batch);
+    let mut slots = Slots::new(batch, false);
+    'test: while !stop.is_set() {
+        let n = under_limit(c.bytes_received, byte_limit, size, batch);
+        if n == 0 {
+            break;
+        }
+        slots.arm(ring, n, size);
+        let hdrs = slots.head(n);
+        calls += 1;
+        match recv_mmsg(fd, hdrs) {
+            Io::Moved(k) => {
+                for h in hdrs.iter().take(k) {
+                    if is_end(h) {
+                        break 'test;
+                    }
+                    c.recv_calls += 1;
+                    c.bytes_received += u64::from(h.msg_len);
+                }
+            }
+            // Interrupted or timed out: the loop condition reads the flag.
+            Io::Retry | Io::Zero | Io::NoBuffers => {}
+            Io::Failed(e) => {
+                if stop.is_set() || e.raw_os_error() == Some(libc::ECONNRESET) {
+                    break;
+                }
+                return Err(DataError::Recv(e));
+            }
+        }
+    }
+    Ok((c, calls))
+}
+
+/// UDP request/response client keeping `first_burst + 1` requests in flight:
+/// one sendmmsg sends the first window, then each recvmmsg takes the
+/// responses that have arrived (up to `batch`), counts a transaction per
+/// response and one sendmmsg sends as many new requests. Never sends more
+/// requests than `trans_limit` needs. Requests lost to ENOBUFS are counted
+/// as failed sends and sent again with the next refill; requests or
+/// responses lost on the network are not noticed (there is no receive
+/// timeout): the window shrinks and the stop flag ends the test. A
+/// zero-length response ends it too. Returns the counters and the number of
+/// sendmmsg + recvmmsg calls.
+#[allow(clippy::too_many_arguments)]
+pub fn rr_client_batched(
+    fd: RawFd,
+    send_ring: &mut BufferRing,
+    recv_ring: &mut BufferRing,
+    first_burst: u32,
+    batch: usize,
+    stop: &StopFlag,
+    trans_limit: Option<u64>,
+    dest: Option<&socket2::SockAddr>,
+) -> Result<(Counters, u64), DataError> {
+    let mut c = Counters::default();
+    let mut calls = 0u64;
+    let (req, rsp) = (send_ring.size(), recv_ring.size());
+    let batch = clamp_batch(batch);
+    let window = u64::from(first_burst) + 1;
+    // The first window goes in one call when it fits in MAX_BATCH.
+    let send_cap = (window.min(MAX_BATCH as u64) as usize).max(batch);
+    let mut tx = Slots::new(send_cap, false);
+    tx.set_dest(dest);
+    let mut rx = Slots::new(batch, false);
+    // Requests the kernel took and no response has answered yet.
+    let mut in_flight = 0u64;
+    'test: loop {
+        if stop.is_set() {
+            break;
+        }
+        let left = trans_limit.map_or(u64::MAX, |l| l.saturating_sub(c.transactions));
+        if left == 0 {
+            break;
+        }
+        // Refill the window, smaller near the transaction limit.
+        let mut deficit = window.min(left).saturating_sub(in_flight);
+        let mut first = true;
+        while deficit > 0 {
+            if !first && stop.is_set() {
+                break 'test;
+            }
+            first = false;
+            let n = deficit.min(send_cap as u64) as usize;
+            tx.arm(send_ring, n, req);
+            let sent = send_all(fd, tx.head(n), stop, &mut c, &mut calls)?;
+            in_flight += sent.ok as u64;
+            if !sent.go_on {
+                break 'test;
+            }
+            deficit -= n as u64;
+        }
+        if in_flight == 0 {
+            // Every request just failed locally: nothing can answer, so
+            // try again rather than wait.
+            continue;
+        }
+        let n = (batch as u64).min(left) as usize;
+        rx.arm(recv_ring, n, rsp);
+        let hdrs = rx.head(n);
+        calls += 1;
+        match recv_mmsg(fd, hdrs) {
+            Io::Moved(k) => {
+                for h in hdrs.iter().take(k) {
+                    if is_end(h) {
+                        break 'test;
+                    }
+                    c.recv_calls += 1;
+                    c.bytes_received += u64::from(h.msg_len);
+                    c.transactions += 1;
+                    in_flight = in_flight.saturating_sub(1);
+                }
+            }
+            Io::Retry | Io::Zero | Io::NoBuffers => {}
+            Io::Failed(e) => {
+                if stop.is_set() || e.raw_os_error() == Some(libc::ECONNRESET) {
+                    break;
+                }
+                return Err(DataError::Recv(e));
+            }
+        }
+    }
+    Ok((c, calls))
+}
+
+/// UDP request/response server: recvmmsg up to `batch` requests (blocking
+/// for the first only), recording each one's source, then one sendmmsg
+/// answering each to its source. A zero-length datagram ends the test (the
+/// requests before it in its batch are answered). Stops at `trans_limit`
+/// transactions or when `stop` is set. Returns the counters and the number
+/// of sendmmsg + recvmmsg calls.
+pub fn rr_server_batched(
+    fd: RawFd,
+    recv_ring: &mut BufferRing,
+    send_ring: &mut BufferRing,
+    batch: usize,
+    stop: &StopFlag,
+    trans_limit: Option<u64>,
+) -> Result<(Counters, u64), DataError> {
+    let mut c = Counters::default();
+    let mut calls = 0u64;
+    let (req, rsp) = (recv_ring.size(), send_ring.size());
+    let batch = clamp_batch(batch);
+    // One set of slots: each response reuses its request's header, whose
+    // msg_name/msg_namelen recvmmsg filled with the request's source.
+    let mut slots = Slots::new(batch, true);
+    while !stop.is_set() {
+        let left = trans_limit.map_or(u64::MAX, |l| l.saturating_sub(c.transactions));
+        let n = (batch as u64).min(left) as usize;
+        if n == 0 {
+            break;
+        }
+        slots.arm(recv_ring, n, req);
+        slots.arm_names(n);
+        let hdrs = slots.head(n);
+        calls += 1;
+        let k = match recv_mmsg(fd, hdrs) {
+            Io::Moved(k) => k.min(n),
+            Io::Retry | Io::Zero | Io::NoBuffers => continue,
+            Io::Failed(e) => {
+                if stop.is_set() {
+                    break;
+                }
+                return Err(DataError::Recv(e));
+            }
+        };
+        let mut answer = 0usize;
+        let mut ended = false;
+        for h in hdrs.iter().take(k) {
+            if is_end(h) {
+                ended = true;
+                break;
+            }
+            c.recv_calls += 1;
+            c.bytes_received += u64::from(h.msg_len);
+            answer += 1;
+        }
+        if answer > 0 {
+            slots.arm(send_ring, answer, rsp);
+            let go_on = send_all(fd, slots.head(answer), stop, &mut c, &mut calls)?.go_on;
+            c.transactions += answer as u64;
+            if !go_on {
+                break;
+            }
+        }
+        if ended {
+            break;
+        }
+    }
+    Ok((c, calls))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::timer::Timer;
+    use std::net::{SocketAddr, UdpSocket};
+    use std::os::fd::AsRawFd;
+    use std::time::{Duration, Instant};
+
+    const BACKSTOP: Duration = Duration::from_secs(20);
+
+    fn udp() -> UdpSocket {
+        UdpSocket::bind("127.0.0.1:0").unwrap()
+    }
+
+    /// A receive buffer big enough that modest bursts are not dropped.
+    fn big_rcvbuf(s: &UdpSocket) {
+        let want: libc::c_int = 4 << 20;
+        let _ = socket2::SockRef::from(s).set_recv_buffer_size(want as usize);
+        // SAFETY: a valid fd and an int option value of the right size;
+        // SO_RCVBUFFORCE passes rmem_max when privileged, else fails harmlessly.
+        unsafe {
+            libc::setsockopt(
+                s.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_RCVBUFFORCE,
+                &want as *const libc::c_int as *const libc::c_void,
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            );
+        }
+    }
+
+    /// The kernel's count of datagrams dropped on the IPv4 UDP socket bound
+    /// to 127.0.0.1:`port` (/proc/net/udp, last column).
+    fn udp_drops(port: u16) -> Option<u64> {
+        let table = std::fs::read_to_string("/proc/net/udp").ok()?;
+        let local = format!("0100007F:{port:04X}");
+        table.lines().skip(1).find_map(|line| {
+            let mut f = line.split_whitespace();
+            if f.nth(1)? != local {
+                return None;
+            }
+            line.split_whitespace().last()?.parse().ok()
+        })
+    }
+
+    /// Send zero-length datagrams to `to` until `done` reports true.
+    fn send_end_until(from: &UdpSocket, to: SocketAddr, done: impl Fn() -> bool) {
+        let deadline = Instant::now() + BACKSTOP;
+        while !done() && Instant::now() < deadline {
+            let _ = from.send_to(&[], to);
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    #[test]
+    fn batched_stream_counts_every_message() {
+        const N: u64 = 2000;
+        const SIZE: usize = 64;
+        let rx = udp();
+        big_rcvbuf(&rx);
+        let to = rx.local_addr().unwrap();
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let receiver = std::thread::spawn(move || {
+            let stop = StopFlag::new();
+            let timer = Timer::arm(Some(BACKSTOP), stop.clone());
+            // Bigger buffers than the messages: bytes come from msg_len.
+            let mut ring = BufferRing::new(4, 2 * SIZE, 8, 0);
+            ready_tx.send(()).unwrap();
+            let got = stream_recv_batched(rx.as_raw_fd(), &mut ring, 64, &stop, None);
+            let drops = udp_drops(to.port());
+            let fired = timer.fired();
+            drop(timer);
+            (got.unwrap(), drops, fired)
+        });
+        ready_rx.recv().unwrap();
+        let tx = udp();
+        tx.connect(to).unwrap();
+        let mut ring = BufferRing::new(8, SIZE, 8, 0);
+        let (sc, send_syscalls) = stream_send_batched(
+            tx.as_raw_fd(),
+            &mut ring,
+            32,
+            &StopFlag::new(),
+            Some(N * SIZE as u64),
+            None,
+        )
+        .unwrap();
+        assert_eq!(sc.send_calls + sc.failed_sends, N);
+        assert_eq!(sc.bytes_sent, sc.send_calls * SIZE as u64);
+        assert!(
+            (N.div_ceil(32)..N).contains(&send_syscalls),
+            "{send_syscalls}"
+        );
+        send_end_until(&tx, to, || receiver.is_finished());
+        let ((rc, recv_syscalls), drops, fired) = receiver.join().unwrap();
+        assert!(!fired, "receiver did not see the end datagram");
+        assert_eq!(rc.bytes_received, rc.recv_calls * SIZE as u64);
+        assert!(recv_syscalls >= 1 && recv_syscalls <= rc.recv_calls + 1);
+        match drops {
+            Some(d) if d > 0 => {
+                assert!(rc.recv_calls <= sc.send_calls);
+                assert!(rc.recv_calls + d >= sc.send_calls, "{rc:?} drops {d}");
+            }
+            _ => assert_eq!(rc.recv_calls, sc.send_calls, "drops {drops:?}"),
+        }
+    }
+
+    #[test]
+    fn zero_length_datagram_ends_the_receiver_mid_batch() {
+        let rx = udp();
+        let tx = udp();
+        tx.connect(rx.local_addr().unwrap()).unwrap();
+        let data = [7u8; 64];
+        for _ in 0..5 {
+            tx.send(&data).unwrap();
+        }
+        tx.send(&[]).unwrap();
+        for _ in 0..3 {
+            tx.send(&data).unwrap();
+        }
+        let mut ring = BufferRing::new(2, 64, 8, 0);
+        let (c, calls) =
+            stream_recv_batched(rx.as_raw_fd(), &mut ring, 16, &StopFlag::new(), None).unwrap();
+        assert_eq!((c.recv_calls, c.bytes_received, calls), (5, 5 * 64, 1));
+        // The three after the end signal came in the same call: taken from
+        // the queue and not counted.
+        rx.set_nonblocking(true).unwrap();
+        let mut buf = [0u8; 128];
+        assert!(rx.recv(&mut buf).is_err());
+    }
+
+    #[test]
+    fn receive_byte_limit_stops_where_one_call_at_a_time_would() {
+        let rx = udp();
+        let tx = udp();
+        tx.connect(rx.local_addr().unwrap()).unwrap();
+        for _ in 0..10 {
+            tx.send(&[1u8; 40]).unwrap();
+        }
+        // 100 bytes: the third 40-byte message crosses the limit.
+        let mut ring = BufferRing::new(1, 64, 8, 0);
+        let (c, _) =
+            stream_recv_batched(rx.as_raw_fd(), &mut ring, 16, &StopFlag::new(), Some(100))
+                .unwrap();
+        assert_eq!((c.recv_calls, c.bytes_received), (3, 120));
+    }
+
+    #[test]
+    fn batch_is_clamped_and_byte_limit_rounds_up_to_whole_messages() {
+        let rx = udp();
+        big_rcvbuf(&rx);
+        let tx = udp();
+        let dest = socket2::SockAddr::from(rx.local_addr().unwrap());
+        let mut ring = BufferRing::new(3, 64, 8, 0);
+        let stop = StopFlag::new();
+        // Batch 0 is 1: one call per message; unconnected, so `dest` is used.
+        let (c, calls) =
+            stream_send_batched(tx.as_raw_fd(), &mut ring, 0, &stop, Some(640), Some(&dest))
+                .unwrap();
+        assert_eq!((c.send_calls, c.bytes_sent, calls), (10, 640, 10));
+        // A huge batch is MAX_BATCH; 100 bytes is two 64-byte messages.
+        let (c, calls) = stream_send_batched(
+            tx.as_raw_fd(),
+            &mut ring,
+            usize::MAX,
+            &stop,
+            Some(100),
+            Some(&dest),
+        )
+        .unwrap();
+        assert_eq!((c.send_calls, c.bytes_sent, calls), (2, 128, 1));
+        // Nothing to send with a zero-size ring, and a zero byte limit.
+        let mut empty = BufferRing::new(1, 0, 0, 0);
+        let got = stream_send_batched(tx.as_raw_fd(), &mut empty, 8, &stop, None, Some(&dest));
+        assert_eq!(got.unwrap(), (Counters::default(), 0));
+        let got = stream_send_batched(tx.as_raw_fd(), &mut ring, 8, &stop, Some(0), Some(&dest));
+        assert_eq!(got.unwrap(), (Counters::default(), 0));
+        let mut rring = BufferRing::new(1, 64, 8, 0);
+        let (rc, _) = stream_recv_batched(rx.as_raw_fd(), &mut rring, 0, &stop, Some(768)).unwrap();
+        assert_eq!((rc.recv_calls, rc.bytes_received), (12, 768));
+    }
+
+    /// Run a batched RR exchange of `limit` transactions; the client's
+    /// socket is connected or given the server's address.
+    fn run_rr(limit: u64, connected: bool) -> ((Counters, u64), (Counters, u64)) {
+        const REQ: usize = 32;
+        const RSP: usize = 48;
+        let srv = udp();
+        big_rcvbuf(&srv);
+        let srv_addr = srv.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            let stop = StopFlag::new();
+            let timer = Timer::arm(Some(BACKSTOP), stop.clone());
+            let mut rring = BufferRing::new(16, REQ, 8, 0);
+            let mut sring = BufferRing::new(16, RSP, 8, 0);
+            let got = rr_server_batched(srv.as_raw_fd(), &mut rring, &mut sring, 16, &stop, None);
+            assert!(!timer.fired(), "server did not see the end datagram");
+            got.unwrap()
+        });
+        let cli = udp();
+        big_rcvbuf(&cli);
+        if connected {
+            cli.connect(srv_addr).unwrap();
+        }
+        let cli = std::sync::Arc::new(cli);
+        let cli2 = cli.clone();
+        let client = std::thread::spawn(move || {
+            let stop = StopFlag::new();
+            let timer = Timer::arm(Some(BACKSTOP), stop.clone());
+            let dest = socket2::SockAddr::from(srv_addr);
+            let mut sring = BufferRing::new(16, REQ, 8, 0);
+            let mut rring = BufferRing::new(16, RSP, 8, 0);
+            let got = rr_client_batched(
+                cli2.as_raw_fd(),
+                &mut sring,
+                &mut rring,
+                15,
+                16,
+                &stop,
+                Some(limit),
+                (!connected).then_some(&dest),
+            );
+            assert!(!timer.fired(), "client stalled: a datagram was lost");
+            got.unwrap()
+        });
+        let cc = client.join().unwrap();
+        send_end_until(&cli, srv_addr, || server.is_finished());
+        let sc = server.join().unwrap();
+        (cc, sc)
+    }
+
+    #[test]
+    fn batched_rr_completes_exactly_the_transaction_limit() {
+        for (limit, connected) in [(1000, true), (1000, false), (5, true)] {
+            let ((c, ccalls), (s, scalls)) = run_rr(limit, connected);
+            let rr = (c.transactions, c.send_calls, c.recv_calls);
+            assert_eq!(rr, (limit, limit, limit), "{c:?}");
+            assert_eq!((c.bytes_sent, c.bytes_received), (limit * 32, limit * 48));
+            assert_eq!(c.failed_sends, 0);
+            assert!(ccalls >= 2 && ccalls <= 2 * limit, "{ccalls}");
+            assert_eq!(
+                (s.transactions, s.recv_calls, s.send_calls),
+                (limit, limit, limit)
+            );
+            assert_eq!((s.bytes_received, s.bytes_sent), (limit * 32, limit * 48));
+            assert!(scalls >= 2 && scalls <= 2 * limit + 1, "{scalls}");
+        }
+    }
+
+    #[test]
+    fn server_transaction_limit_and_end_mid_batch() {
+        let srv = udp();
+        let cli = udp();
+        cli.connect(srv.local_addr().unwrap()).unwrap();
+        for _ in 0..3 {
+            cli.send(&[1u8; 10]).unwrap();
+        }
+        cli.send(&[]).unwrap();
+        let mut rring = BufferRing::new(2, 10, 8, 0);
+        let mut sring = BufferRing::new(2, 20, 8, 0);
+        let stop = StopFlag::new();
+        // Limit 2: answers two of the three, one recvmmsg and one sendmmsg.
+        let (s, calls) =
+            rr_server_batched(srv.as_raw_fd(), &mut rring, &mut sring, 8, &stop, Some(2)).unwrap();
+        assert_eq!((s.transactions, s.send_calls, calls), (2, 2, 2));
+        // Then the third is answered and the zero-length one ends it.
+        let (s, calls) =
+            rr_server_batched(srv.as_raw_fd(), &mut rring, &mut sring, 8, &stop, None).unwrap();
+        assert_eq!((s.transactions, s.bytes_sent, calls), (1, 20, 2));
+        cli.set_nonblocking(true).unwrap();
+        let mut buf = [0u8; 64];
+        for _ in 0..3 {
+            assert_eq!(cli.recv(&mut buf).unwrap(), 20);
+        }
+    }
+
+    #[test]
+    fn stop_flag_ends_blocked_loops() {
+        std::thread::spawn(|| {
+            let rx = udp();
+            let stop = StopFlag::new();
+            let timer = Timer::arm(Some(Duration::from_millis(50)), stop.clone());
+            let mut ring = BufferRing::new(2, 64, 8, 0);
+            // Nobody sends: only the timer's signal ends the wait.
+            let (c, calls) =
+                stream_recv_batched(rx.as_raw_fd(), &mut ring, 32, &stop, None).unwrap();
+            assert!(stop.is_set() && timer.fired());
+            assert_eq!(c, Counters::default());
+            assert!(calls <= 1, "{calls}");
+            drop(timer);
+
+            // A client whose requests go to a socket that never answers.
+            let silent = udp();
+            let cli = udp();
+            cli.connect(silent.local_addr().unwrap()).unwrap();
+            let stop = StopFlag::new();
+            let timer = Timer::arm(Some(Duration::from_millis(50)), stop.clone());
+            let mut sring = BufferRing::new(2, 16, 8, 0);
+            let (c, calls) = rr_client_batched(
+                cli.as_raw_fd(),
+                &mut sring,
+                &mut ring,
+                3,
+                16,
+                &stop,
+                None,
+                None,
+            )
+            .unwrap();
+            assert!(timer.fired());
+            assert_eq!((c.send_calls, c.transactions), (4, 0));
+            assert!(calls <= 2, "{calls}");
+            drop(timer);
+        })
+        .join()
+        .unwrap();
+    }
+}
