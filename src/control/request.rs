@@ -26,6 +26,7 @@ pub fn local_socket_options(spec: &TestSpec) -> SocketOptions {
         reuse_address: spec.connection && spec.local_data_port != 0,
         busy_poll_usecs: spec.extension.busy_poll_usecs,
         zerocopy: spec.extension.zerocopy && spec.xmit() && spec.protocol == Protocol::Tcp,
+        report_send_errors: spec.protocol == Protocol::Udp && spec.xmit() && !spec.recv(),
     }
 }
 

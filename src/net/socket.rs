@@ -29,6 +29,9 @@ pub struct SocketOptions {
     pub busy_poll_usecs: Option<u32>,
     /// SO_ZEROCOPY, so sends may use MSG_ZEROCOPY (netperf-ng `--zerocopy`).
     pub zerocopy: bool,
+    /// IP_RECVERR/IPV6_RECVERR: have a UDP sender see ENOBUFS instead of
+    /// Linux dropping the datagram silently, as netperf's UDP_STREAM does.
+    pub report_send_errors: bool,
 }
 
 /// Linux socket option numbers the libc crate does not export for every
@@ -81,6 +84,13 @@ pub fn create(family_of: &SocketAddr, opts: &SocketOptions) -> io::Result<Socket
             usecs.min(i32::MAX as u32) as i32,
         )
         .map_err(|e| io::Error::new(e.kind(), format!("SO_BUSY_POLL: {e}")))?;
+    }
+    if opts.report_send_errors {
+        let (level, name) = match family_of {
+            SocketAddr::V4(_) => (libc::IPPROTO_IP, libc::IP_RECVERR),
+            SocketAddr::V6(_) => (libc::IPPROTO_IPV6, libc::IPV6_RECVERR),
+        };
+        set_int(&s, level, name, 1)?;
     }
     if opts.zerocopy {
         set_int(&s, libc::SOL_SOCKET, SO_ZEROCOPY, 1)

@@ -281,6 +281,7 @@ fn data_socket_options(r: &OmniRequest, protocol: Protocol, ext: &Extension) -> 
         reuse_address: true,
         busy_poll_usecs: ext.busy_poll_usecs,
         zerocopy: ext.zerocopy && r.direction & omni::DIR_XMIT != 0 && protocol == Protocol::Tcp,
+        report_send_errors: false,
     }
 }
 
