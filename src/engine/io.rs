@@ -34,52 +34,97 @@ fn classify(ret: isize) -> Io {
     }
 }
 
+/// sendto(2) straight to the kernel. glibc's socket wrappers are thread
+/// cancellation points: in a multi-threaded process (netperf has its timer
+/// thread, netserver a thread per client) every call switches the thread's
+/// asynchronous-cancel state on and off with atomic operations, which shows
+/// up at 10^5 calls per second. We never cancel threads, so the raw system
+/// call does the same work without that cost.
+///
+/// # Safety
+/// `buf` must be readable for `len` bytes; `addr` null or valid for `addr_len`.
+#[inline]
+unsafe fn raw_sendto(
+    fd: RawFd,
+    buf: *const u8,
+    len: usize,
+    flags: libc::c_int,
+    addr: *const libc::sockaddr,
+    addr_len: libc::socklen_t,
+) -> isize {
+    libc::syscall(
+        libc::SYS_sendto,
+        fd as libc::c_long,
+        buf as libc::c_long,
+        len as libc::c_long,
+        flags as libc::c_long,
+        addr as libc::c_long,
+        addr_len as libc::c_long,
+    ) as isize
+}
+
+/// recvfrom(2) straight to the kernel (see `raw_sendto` for why).
+///
+/// # Safety
+/// `buf` must be writable for `len` bytes; `addr`/`addr_len` null or valid.
+#[inline]
+unsafe fn raw_recvfrom(
+    fd: RawFd,
+    buf: *mut u8,
+    len: usize,
+    flags: libc::c_int,
+    addr: *mut libc::sockaddr,
+    addr_len: *mut libc::socklen_t,
+) -> isize {
+    libc::syscall(
+        libc::SYS_recvfrom,
+        fd as libc::c_long,
+        buf as libc::c_long,
+        len as libc::c_long,
+        flags as libc::c_long,
+        addr as libc::c_long,
+        addr_len as libc::c_long,
+    ) as isize
+}
+
 /// send(2), or sendto(2) when a destination is given.
 #[inline]
-pub fn send(fd: RawFd, buf: *const u8, len: usize, dest: Option<&socket2::SockAddr>) -> Io {
-    // SAFETY: buf points to at least len readable bytes owned by a ring.
-    let ret = unsafe {
-        match dest {
-            None => libc::send(fd, buf as *const libc::c_void, len, libc::MSG_NOSIGNAL),
-            Some(a) => libc::sendto(
-                fd,
-                buf as *const libc::c_void,
-                len,
-                libc::MSG_NOSIGNAL,
-                a.as_ptr() as *const libc::sockaddr,
-                a.len(),
-            ),
-        }
+pub(crate) fn send(fd: RawFd, buf: *const u8, len: usize, dest: Option<&socket2::SockAddr>) -> Io {
+    let (addr, addr_len) = match dest {
+        Some(a) => (a.as_ptr() as *const libc::sockaddr, a.len()),
+        None => (std::ptr::null(), 0),
     };
-    classify(ret)
+    // SAFETY: buf points to at least len readable bytes owned by a ring;
+    // the address, if any, is a live SockAddr.
+    classify(unsafe { raw_sendto(fd, buf, len, libc::MSG_NOSIGNAL, addr, addr_len) })
 }
 
 /// send(2) with extra flags (e.g. MSG_ZEROCOPY).
 #[inline]
-pub fn send_flags(fd: RawFd, buf: *const u8, len: usize, flags: libc::c_int) -> Io {
+pub(crate) fn send_flags(fd: RawFd, buf: *const u8, len: usize, flags: libc::c_int) -> Io {
     // SAFETY: buf points to at least len readable bytes owned by a ring.
-    let ret = unsafe {
-        libc::send(
+    classify(unsafe {
+        raw_sendto(
             fd,
-            buf as *const libc::c_void,
+            buf,
             len,
             libc::MSG_NOSIGNAL | flags,
+            std::ptr::null(),
+            0,
         )
-    };
-    classify(ret)
+    })
 }
 
 /// recv(2).
 #[inline]
-pub fn recv(fd: RawFd, buf: *mut u8, len: usize) -> Io {
+pub(crate) fn recv(fd: RawFd, buf: *mut u8, len: usize) -> Io {
     // SAFETY: buf points to at least len writable bytes owned by a ring.
-    let ret = unsafe { libc::recv(fd, buf as *mut libc::c_void, len, 0) };
-    classify(ret)
+    classify(unsafe { raw_recvfrom(fd, buf, len, 0, std::ptr::null_mut(), std::ptr::null_mut()) })
 }
 
 /// recvfrom(2), storing the source address in `from`.
 #[inline]
-pub fn recv_from(
+pub(crate) fn recv_from(
     fd: RawFd,
     buf: *mut u8,
     len: usize,
@@ -88,22 +133,21 @@ pub fn recv_from(
 ) -> Io {
     *from_len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
     // SAFETY: buffer and address storage are valid for the sizes given.
-    let ret = unsafe {
-        libc::recvfrom(
+    classify(unsafe {
+        raw_recvfrom(
             fd,
-            buf as *mut libc::c_void,
+            buf,
             len,
             0,
             from as *mut libc::sockaddr_storage as *mut libc::sockaddr,
             from_len,
         )
-    };
-    classify(ret)
+    })
 }
 
 /// sendto(2) to a raw address previously filled by recv_from.
 #[inline]
-pub fn send_to_raw(
+pub(crate) fn send_to_raw(
     fd: RawFd,
     buf: *const u8,
     len: usize,
@@ -111,22 +155,21 @@ pub fn send_to_raw(
     to_len: libc::socklen_t,
 ) -> Io {
     // SAFETY: buffer and address valid for the sizes given.
-    let ret = unsafe {
-        libc::sendto(
+    classify(unsafe {
+        raw_sendto(
             fd,
-            buf as *const libc::c_void,
+            buf,
             len,
             libc::MSG_NOSIGNAL,
             to as *const libc::sockaddr_storage as *const libc::sockaddr,
             to_len,
         )
-    };
-    classify(ret)
+    })
 }
 
 /// sendfile(2) of `len` bytes at `offset` of `file_fd`.
 #[inline]
-pub fn sendfile(fd: RawFd, file_fd: RawFd, offset: &mut libc::off_t, len: usize) -> Io {
+pub(crate) fn sendfile(fd: RawFd, file_fd: RawFd, offset: &mut libc::off_t, len: usize) -> Io {
     // SAFETY: plain fds and a live offset.
     let ret = unsafe { libc::sendfile(fd, file_fd, offset, len) };
     classify(ret)

@@ -94,7 +94,7 @@ impl Slots {
 
 /// Classify a sendmmsg/recvmmsg result: a message count, or why none moved.
 #[inline]
-fn classify(ret: libc::c_int) -> Io {
+fn classify(ret: libc::c_long) -> Io {
     if ret > 0 {
         return Io::Moved(ret as usize);
     }
@@ -115,12 +115,15 @@ fn send_mmsg(fd: RawFd, hdrs: &mut [libc::mmsghdr]) -> Io {
     // SAFETY: each header points at one live iovec (Slots::arm) over a ring
     // buffer of at least iov_len bytes, and at a live address or none; the
     // count is at most MAX_BATCH, so it fits in c_uint.
+    // The raw system call skips glibc's cancellation-point bookkeeping (see
+    // io::raw_sendto).
     let ret = unsafe {
-        libc::sendmmsg(
-            fd,
-            hdrs.as_mut_ptr(),
-            hdrs.len() as libc::c_uint,
-            libc::MSG_NOSIGNAL as _,
+        libc::syscall(
+            libc::SYS_sendmmsg,
+            fd as libc::c_long,
+            hdrs.as_mut_ptr() as libc::c_long,
+            hdrs.len() as libc::c_long,
+            libc::MSG_NOSIGNAL as libc::c_long,
         )
     };
     classify(ret)
@@ -134,12 +137,13 @@ fn recv_mmsg(fd: RawFd, hdrs: &mut [libc::mmsghdr]) -> Io {
     // buffer of at least iov_len bytes, and at a live sockaddr_storage of
     // msg_namelen bytes or none; no timeout.
     let ret = unsafe {
-        libc::recvmmsg(
-            fd,
-            hdrs.as_mut_ptr(),
-            hdrs.len() as libc::c_uint,
-            libc::MSG_WAITFORONE as _,
-            std::ptr::null_mut(),
+        libc::syscall(
+            libc::SYS_recvmmsg,
+            fd as libc::c_long,
+            hdrs.as_mut_ptr() as libc::c_long,
+            hdrs.len() as libc::c_long,
+            libc::MSG_WAITFORONE as libc::c_long,
+            0 as libc::c_long,
         )
     };
     classify(ret)
