@@ -17,10 +17,7 @@ fn check_all(host: &str) {
             stdout,
             text(&out.stderr)
         );
-        let first = stdout
-            .lines()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or_default();
+        let first = first_line(&stdout);
         let nums = numbers(first);
         let value = nums.get(*field).copied().unwrap_or(-1.0);
         assert!(

@@ -8,7 +8,7 @@ use common::*;
 fn first_numbers(out: &std::process::Output) -> Vec<f64> {
     let s = text(&out.stdout);
     assert!(out.status.success(), "{s}{}", text(&out.stderr));
-    numbers(s.lines().find(|l| !l.trim().is_empty()).unwrap_or_default())
+    numbers(first_line(&s))
 }
 
 #[test]

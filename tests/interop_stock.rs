@@ -94,10 +94,7 @@ fn result_of(program: &str, port: u16, test: &str, extra: &[&str], field: usize)
         "{program} {test}: {stdout}{}",
         text(&out.stderr)
     );
-    let first = stdout
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or_default();
+    let first = first_line(&stdout);
     let v = numbers(first).get(field).copied().unwrap_or(-1.0);
     assert!(v > 0.0, "{program} {test}: no result in {first:?}");
     v

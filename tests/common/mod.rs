@@ -129,6 +129,14 @@ pub fn numbers(line: &str) -> Vec<f64> {
         .collect()
 }
 
+/// The first non-empty line of netperf's output: with -P 0, the result row.
+pub fn first_line(stdout: &str) -> &str {
+    stdout
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default()
+}
+
 /// Whether IPv6 loopback works here.
 pub fn have_ipv6() -> bool {
     TcpListener::bind("[::1]:0").is_ok()
