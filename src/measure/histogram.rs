@@ -1,13 +1,15 @@
 //! netperf's latency histogram (`-v 2` output and the `-j` statistics): counts in
-//! log10 rows from UNIT_USEC to TEN_SEC plus ">100_SECS", exact min/max/mean/stddev,
-//! and the percentiles netperf 2.7.1 interpolates from the buckets.
+//! log10 rows from UNIT_USEC to TEN_SEC plus ">100_SECS" as netperf 2.7.1 prints
+//! them, and beside them an HDR recorder (`latency`) of the same samples in
+//! nanoseconds from which the `-j` statistics and the HDR summary come.
 //!
-//! Recording is a few float operations and counter increments on a fixed array: no
-//! allocation, no lock. One `Histogram` per thread; `merge` combines them.
+//! Recording is a few float operations and counter increments on preallocated
+//! arrays: no allocation, no lock. One `Histogram` per thread; `merge` combines them.
 
 use std::collections::VecDeque;
 use std::time::Instant;
 
+use super::latency::LatencyRecorder;
 use super::outcome::LatencyHistogram;
 
 /// Rows: UNIT_USEC, TEN_USEC, HUNDRED_USEC, UNIT_MSEC, TEN_MSEC, HUNDRED_MSEC,
@@ -30,15 +32,9 @@ pub const ROW_LABELS: [&str; ROWS] = [
 pub const COLUMNS: usize = 10;
 
 /// netperf 2.7.1 keeps 100 buckets per row (HIST_NUM_OF_BUCKET), a tenth of a
-/// column each, and prints them summed by ten; the percentiles use all 100.
+/// column each, and prints them summed by ten.
 const BUCKETS_PER_ROW: usize = 100;
 const BUCKETS_PER_COLUMN: usize = BUCKETS_PER_ROW / COLUMNS;
-
-/// Microseconds per unit of each row (the `scale` of netperf's percentile search).
-const ROW_UNIT_US: [f64; ROWS] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7];
-
-/// What netperf answers for a percentile that falls among the >100 s samples.
-const BEYOND_LAST_ROW_US: u64 = 100_000_000;
 
 /// Row and bucket (0..100) of a sample, or `None` for 100 seconds and more.
 ///
@@ -58,7 +54,9 @@ fn bucket_of(us: u64) -> Option<(usize, usize)> {
     None
 }
 
-/// Summary statistics for the `-j` output selectors, all in microseconds.
+/// Summary statistics for the `-j` output selectors, all in microseconds, taken
+/// from the HDR recorder: percentiles, min and max rounded to the nearest
+/// microsecond.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct LatencyStats {
     pub min_us: u64,
@@ -70,9 +68,11 @@ pub struct LatencyStats {
     pub stddev_us: f64,
 }
 
-/// The recorder. About 6.5 KB; create it before the test, not per operation.
+/// The recorder. About 6.5 KB inline and 230 KB of HDR counts on the heap; create
+/// it before the test, not per operation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Histogram {
+    latency: LatencyRecorder,
     buckets: [[u64; BUCKETS_PER_ROW]; ROWS],
     over_100_secs: u64,
     total: u64,
@@ -91,6 +91,7 @@ impl Default for Histogram {
 impl Histogram {
     pub fn new() -> Self {
         Histogram {
+            latency: LatencyRecorder::new(),
             buckets: [[0; BUCKETS_PER_ROW]; ROWS],
             over_100_secs: 0,
             total: 0,
@@ -101,23 +102,39 @@ impl Histogram {
         }
     }
 
-    /// Forgets every sample.
+    /// Forgets every sample, keeping the HDR allocation.
     pub fn clear(&mut self) {
-        *self = Self::new();
+        self.latency.reset();
+        self.buckets = [[0; BUCKETS_PER_ROW]; ROWS];
+        self.over_100_secs = 0;
+        self.total = 0;
+        self.min_us = u64::MAX;
+        self.max_us = 0;
+        self.sum_us = 0;
+        self.sum_sq_us = 0.0;
     }
 
-    /// Records a duration in nanoseconds, rounded to the nearest microsecond:
-    /// netperf subtracts two microsecond timestamps, which on average is the true
-    /// duration; truncating would bias every sample half a microsecond low.
+    /// Records a duration in nanoseconds: as is in the HDR recorder, and rounded
+    /// to the nearest microsecond in netperf's rows (netperf subtracts two
+    /// microsecond timestamps, which on average is the true duration; truncating
+    /// would bias every sample half a microsecond low).
     #[inline]
     pub fn record_ns(&mut self, ns: u64) {
-        self.record_us(ns.saturating_add(500) / 1000);
+        self.latency.record_ns(ns);
+        self.record_rows(ns.saturating_add(500) / 1000);
     }
 
     /// Records a duration in microseconds. Samples of 100 s and more count in the
     /// ">100_SECS" cell and, as in netperf, in the total and the statistics.
     #[inline]
     pub fn record_us(&mut self, us: u64) {
+        self.latency.record_ns(us.saturating_mul(1000));
+        self.record_rows(us);
+    }
+
+    /// netperf's half: the row bucket and the microsecond sums.
+    #[inline]
+    fn record_rows(&mut self, us: u64) {
         self.total += 1;
         self.sum_us = self.sum_us.saturating_add(us);
         let as_float = us as f64;
@@ -132,6 +149,7 @@ impl Histogram {
 
     /// Adds every sample of `other` (per-thread histograms, or iterations).
     pub fn merge(&mut self, other: &Histogram) {
+        self.latency.merge(&other.latency);
         for (mine, theirs) in self.buckets.iter_mut().zip(&other.buckets) {
             for (a, b) in mine.iter_mut().zip(theirs) {
                 *a += b;
@@ -170,72 +188,28 @@ impl Histogram {
         self.over_100_secs
     }
 
-    /// The `fraction` (0.5 for P50) percentile in microseconds, as netperf's
-    /// HIST_get_percentile: rank `(int)(fraction * total)`, the first bucket whose
-    /// running count reaches it, interpolated linearly inside that bucket.
-    /// 0 when the rank is 0 (e.g. P50 of a single sample); 10^8 when the rank lies
-    /// among the >100 s samples.
-    ///
-    /// Unlike netperf we also answer 0 when the rank falls among 0 us samples;
-    /// netperf takes that 0 for "not found", divides by zero in the next row and
-    /// prints -2147483648.
-    pub fn percentile(&self, fraction: f64) -> u64 {
-        let rank = (fraction * self.total as f64) as u64;
-        if rank == 0 {
-            return 0;
-        }
-        let mut reached = 0u64;
-        for (buckets, unit_us) in self.buckets.iter().zip(ROW_UNIT_US) {
-            for (index, &count) in buckets.iter().enumerate() {
-                let before = reached;
-                reached += count;
-                if reached >= rank {
-                    // before < rank <= reached, so the divisor is at least 1.
-                    let within = (rank - before) as f64 / (reached - before) as f64;
-                    let buckets_per_unit = BUCKETS_PER_COLUMN as f64;
-                    return ((index as f64 + within) * unit_us / buckets_per_unit) as u64;
-                }
-            }
-        }
-        BEYOND_LAST_ROW_US
+    /// The HDR recorder of the same samples.
+    pub fn latency(&self) -> &LatencyRecorder {
+        &self.latency
     }
 
-    /// Mean and population standard deviation in microseconds (netperf's
-    /// HIST_get_stats); zeros when empty.
-    pub fn mean_stddev(&self) -> (f64, f64) {
-        if self.total == 0 {
-            return (0.0, 0.0);
-        }
-        let n = self.total as f64;
-        let sum = self.sum_us as f64;
-        let mean = sum / n;
-        // Rounding can leave a hair below zero for equal samples.
-        let variance = ((self.sum_sq_us * n - sum * sum) / (n * n)).max(0.0);
-        (mean, variance.sqrt())
-    }
-
-    /// Everything the `-j` selectors print. Min and max are 0 when empty, as in
-    /// netperf.
+    /// Everything the `-j` selectors print, from the HDR summary (exact to 0.1%,
+    /// where netperf interpolated in its buckets). Zeros when empty, as in netperf.
     pub fn stats(&self) -> LatencyStats {
-        let (mean_us, stddev_us) = self.mean_stddev();
-        let (min_us, max_us) = if self.is_empty() {
-            (0, 0)
-        } else {
-            (self.min_us, self.max_us)
-        };
+        let summary = self.latency.summary();
+        let whole = |us: f64| us.round() as u64;
         LatencyStats {
-            min_us,
-            max_us,
-            p50_us: self.percentile(0.50),
-            p90_us: self.percentile(0.90),
-            p99_us: self.percentile(0.99),
-            mean_us,
-            stddev_us,
+            min_us: whole(summary.min_us),
+            max_us: whole(summary.max_us),
+            p50_us: whole(summary.p50_us),
+            p90_us: whole(summary.p90_us),
+            p99_us: whole(summary.p99_us),
+            mean_us: summary.mean_us,
+            stddev_us: summary.stddev_us,
         }
     }
 
-    /// The printed histogram and the exact statistics, for the report. The
-    /// percentiles need the finer buckets: take them from `stats()`.
+    /// The printed histogram, netperf's sums and the HDR summary, for the report.
     pub fn to_outcome(&self) -> LatencyHistogram {
         let mut rows = [[0; COLUMNS]; ROWS];
         for (index, row) in rows.iter_mut().enumerate() {
@@ -249,6 +223,7 @@ impl Histogram {
             max_us: self.max_us,
             sum_us: self.sum_us as f64,
             sum_sq_us: self.sum_sq_us,
+            summary: self.latency.summary(),
         }
     }
 }
@@ -395,10 +370,8 @@ mod tests {
         for us in [2, 4, 4, 4, 5, 5, 7, 9] {
             h.record_us(us);
         }
-        let (mean, stddev) = h.mean_stddev();
-        assert_eq!(mean, 5.0);
-        assert_eq!(stddev, 2.0);
         let s = h.stats();
+        assert_eq!((s.mean_us, s.stddev_us), (5.0, 2.0));
         assert_eq!((s.min_us, s.max_us), (2, 9));
     }
 
@@ -411,56 +384,43 @@ mod tests {
     }
 
     #[test]
-    fn percentiles_interpolate_within_a_bucket() {
-        // 100 samples of 25 us (TEN_USEC, bucket 25). P50: rank 50 of 100 in that
-        // bucket -> (25 + 0.5) * 10 / 10 = 25.5 -> 25.
-        let mut h = Histogram::new();
-        for _ in 0..100 {
-            h.record_us(25);
-        }
-        assert_eq!(h.percentile(0.5), 25);
-        assert_eq!(h.percentile(0.99), 25);
-        // Rank equal to the running count: (25 + 1) -> 26.
-        assert_eq!(h.percentile(1.0), 26);
-    }
-
-    #[test]
-    fn percentiles_hand_computed() {
-        // 90 samples of 3 us, 9 of 150 us, 1 of 2500 us.
+    fn percentiles_come_from_the_hdr_recorder() {
+        // 90 samples of 3 us, 9 of 150 us, 1 of 2500 us: netperf's bucket
+        // interpolation said P99 = 160; the order statistic is 150.
         let mut h = Histogram::new();
         (0..90).for_each(|_| h.record_us(3));
         (0..9).for_each(|_| h.record_us(150));
         h.record_us(2_500);
-        // P50: rank 50 in UNIT_USEC bucket 30: (30 + 50/90) * 1 / 10 = 3.05 -> 3.
-        assert_eq!(h.percentile(0.50), 3);
-        // P90: rank 90, reached exactly at bucket 30: (30 + 1) / 10 = 3.1 -> 3.
-        assert_eq!(h.percentile(0.90), 3);
-        // P99: rank 99 in HUNDRED_USEC bucket 15: (15 + 9/9) * 100 / 10 = 160.
-        assert_eq!(h.percentile(0.99), 160);
-        // Rank 100 in UNIT_MSEC bucket 25: (25 + 1) * 1000 / 10 = 2600.
-        assert_eq!(h.percentile(1.0), 2_600);
+        let s = h.stats();
+        assert_eq!((s.p50_us, s.p90_us, s.p99_us), (3, 3, 150));
+        assert_eq!((s.min_us, s.max_us), (3, 2_500));
+        let summary = h.to_outcome().summary;
+        assert_eq!(summary, h.latency().summary());
+        assert_eq!(summary.count, 100);
+        assert_eq!(summary.max_us, 2_500.0);
+        // Nanosecond samples keep their fractions in the summary and round in stats.
+        let mut fine = Histogram::new();
+        (0..10).for_each(|_| fine.record_ns(25_499));
+        assert_eq!(fine.stats().p50_us, 25);
+        assert!((fine.latency().summary().p50_us - 25.499).abs() < 0.03);
     }
 
     #[test]
     fn percentile_edge_cases() {
         let mut h = Histogram::new();
-        assert_eq!(h.percentile(0.5), 0);
         h.record_us(40);
-        // rank (int)(0.5 * 1) = 0.
-        assert_eq!(h.percentile(0.5), 0);
-        assert_eq!(h.percentile(1.0), 41);
+        // netperf's rank (int)(0.5 * 1) = 0 gave 0; the HDR rank is at least 1.
+        assert_eq!(h.stats().p50_us, 40);
         let mut zeros = Histogram::new();
         (0..10).for_each(|_| zeros.record_us(0));
-        assert_eq!(zeros.percentile(0.5), 0);
+        assert_eq!(zeros.stats(), LatencyStats::default());
         let mut slow = Histogram::new();
         slow.record_us(200_000_000);
         slow.record_us(300_000_000);
-        assert_eq!(slow.percentile(0.99), BEYOND_LAST_ROW_US);
-        let _ = (
-            h.percentile(f64::NAN),
-            h.percentile(-1.0),
-            h.percentile(1e300),
-        );
+        // Beyond the HDR range: clamped to 100 s there, kept in netperf's cell.
+        assert_eq!(slow.stats().p99_us, 100_000_000);
+        assert_eq!(slow.to_outcome().summary.clamped, 2);
+        assert_eq!(slow.over_100_secs(), 2);
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! What one test iteration measured, on both ends: the input of every report.
 
+pub use super::latency::LatencySummary;
+
 /// CPU utilization of one end over the measured interval (netperf's method 'S': /proc/stat).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CpuUsage {
@@ -52,7 +54,8 @@ pub struct SideStats {
     pub cpu: Option<CpuUsage>,
 }
 
-/// netperf's histogram: counts in log10 buckets from 1 us to 100 s (verbosity 2 and -j).
+/// netperf's histogram: counts in log10 buckets from 1 us to 100 s (verbosity 2 and -j),
+/// and the HDR summary of the same samples.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LatencyHistogram {
     /// rows[row][col]: row 0 = UNIT_USEC .. row 7 = TEN_SEC; col = leading digit 0..9.
@@ -65,6 +68,9 @@ pub struct LatencyHistogram {
     pub max_us: u64,
     pub sum_us: f64,
     pub sum_sq_us: f64,
+    /// HDR statistics of the same samples: percentiles to P99.999, mean, stddev
+    /// and its confidence interval.
+    pub summary: LatencySummary,
 }
 
 impl Default for LatencyHistogram {
@@ -77,6 +83,7 @@ impl Default for LatencyHistogram {
             max_us: 0,
             sum_us: 0.0,
             sum_sq_us: 0.0,
+            summary: LatencySummary::default(),
         }
     }
 }
