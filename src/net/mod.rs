@@ -1,6 +1,9 @@
 //! Networking plumbing: name resolution with netperf's error texts (`resolve`)
 //! and data/control socket creation with the socket options a test asks for
-//! (`socket`).
+//! (`socket`); facts about this system (`sysinfo`) and its interfaces: egress
+//! interface, driver, PCI ids and packet counters (`interface`).
 
+pub mod interface;
 pub mod resolve;
 pub mod socket;
+pub mod sysinfo;
