@@ -218,6 +218,8 @@ pub struct TestSpec {
     pub remote_cong_control: String,
     pub local_cong_control: Option<String>,
     pub keep_histogram: bool,
+    /// TCP_MAXSEG for the local data socket (-G).
+    pub maxseg: Option<i32>,
     /// netperf-ng extensions asked for on the command line (both ends).
     pub extension: crate::wire::extension::Extension,
 }
@@ -272,6 +274,8 @@ impl TestSpec {
         let mut direction = preset.direction;
         if let Some(mask) = t.direction_mask {
             direction = mask;
+        } else if t.implied_direction != 0 {
+            direction = t.implied_direction;
         }
         if direction == 0 && !connection {
             direction = XMIT;
@@ -363,10 +367,12 @@ impl TestSpec {
             remote_cong_control: t.remote_cong_control.clone().unwrap_or_default(),
             local_cong_control: t.local_cong_control.clone(),
             keep_histogram,
+            maxseg: t.maxseg,
             extension: crate::wire::extension::Extension {
                 mmsg_batch: t.mmsg_batch.unwrap_or(0),
                 zerocopy: t.zerocopy,
                 busy_poll_usecs: t.busy_poll_usecs,
+                system_facts: false,
             },
         })
     }

@@ -175,6 +175,11 @@ pub struct TestOptions {
     pub keyval_output: Option<String>,
     pub csv_output: Option<String>,
     pub human_output: Option<String>,
+    /// -J [list]: our JSON output of the same selection (netperf has no -J).
+    pub json_output: Option<String>,
+    /// Direction bits an omni test's -m, -M and -r imply when no -d is given
+    /// (netperf's implicit_direction).
+    pub implied_direction: u32,
     /// `-K loc[,rem]`: congestion control algorithm.
     pub local_cong_control: Option<String>,
     pub remote_cong_control: Option<String>,
@@ -325,6 +330,8 @@ impl Default for TestOptions {
             keyval_output: None,
             csv_output: None,
             human_output: None,
+            json_output: None,
+            implied_direction: 0,
             local_cong_control: None,
             remote_cong_control: None,
             local_send_size: None,

@@ -9,6 +9,7 @@ use super::error::{CliError, OptionName, Section};
 use super::getopt::{OptionTable, ValueKind};
 use super::sizespec::{self, split_pair, split_pair_explicit, split_pair_explicit_sep};
 use super::values;
+use crate::spec::{RECV, XMIT};
 
 use ValueKind::{Flag, OptionalWord, Required};
 
@@ -35,6 +36,7 @@ pub const TEST_OPTIONS: &OptionTable = &[
     ('i', Required),
     ('I', Flag),
     ('j', Required),
+    ('J', OptionalWord),
     ('k', OptionalWord),
     ('K', Required),
     ('l', Required),
@@ -99,6 +101,7 @@ enum OutputStyle {
     Keyval,
     Csv,
     Human,
+    Json,
 }
 
 /// Applies one test-specific option. `-h` never reaches here: the parser
@@ -160,6 +163,7 @@ pub fn apply_test(config: &mut Config, letter: char, value: Option<&str>) -> Res
                 test.data_local_family = family;
             }
         }
+        'J' => select_output(test, OutputStyle::Json, value),
         'k' => select_output(test, OutputStyle::Keyval, value),
         'o' => select_output(test, OutputStyle::Csv, value),
         'O' => select_output(test, OutputStyle::Human, value),
@@ -175,6 +179,8 @@ pub fn apply_test(config: &mut Config, letter: char, value: Option<&str>) -> Res
         'm' => {
             let (local, remote) =
                 checked::pair_of(option, text, split_pair_explicit, positive_size)?;
+            imply(test, is_native_omni, local.is_some(), XMIT);
+            imply(test, is_native_omni, remote.is_some(), RECV);
             set_some(&mut test.local_send_size, local);
             set_some(&mut test.remote_send_size, remote);
         }
@@ -182,6 +188,8 @@ pub fn apply_test(config: &mut Config, letter: char, value: Option<&str>) -> Res
             // netperf's omni parser: the first value is the netserver's.
             let (remote, local) =
                 checked::pair_of(option, text, split_pair_explicit, positive_size)?;
+            imply(test, is_native_omni, remote.is_some(), XMIT);
+            imply(test, is_native_omni, local.is_some(), RECV);
             set_some(&mut test.remote_recv_size, remote);
             set_some(&mut test.local_recv_size, local);
         }
@@ -199,6 +207,7 @@ pub fn apply_test(config: &mut Config, letter: char, value: Option<&str>) -> Res
         }
         'r' => {
             let (request, response) = checked::pair_of(option, text, split_pair, positive_size)?;
+            imply(test, is_native_omni, true, XMIT | RECV);
             set_some(&mut test.request_size, request);
             set_some(&mut test.response_size, response);
         }
@@ -323,15 +332,25 @@ fn data_address(
 }
 
 /// `-k`, `-o`, `-O`: the last one wins and forgets the others' selection.
+/// An omni test's sizes imply directions until -d sets one (netperf's
+/// implicit_direction); the migrated tests keep their preset's.
+fn imply(test: &mut TestOptions, is_native_omni: bool, given: bool, bits: u32) {
+    if is_native_omni && given && test.direction_mask.is_none() {
+        test.implied_direction |= bits;
+    }
+}
+
 fn select_output(test: &mut TestOptions, style: OutputStyle, selection: Option<&str>) {
     test.keyval_output = None;
     test.csv_output = None;
     test.human_output = None;
+    test.json_output = None;
     let chosen = Some(selection.unwrap_or("").to_string());
     match style {
         OutputStyle::Keyval => test.keyval_output = chosen,
         OutputStyle::Csv => test.csv_output = chosen,
         OutputStyle::Human => test.human_output = chosen,
+        OutputStyle::Json => test.json_output = chosen,
     }
 }
 

@@ -155,6 +155,14 @@ pub fn data_endpoints(spec: &TestSpec) -> Result<(SocketAddr, Option<SocketAddr>
 pub struct Iteration {
     pub outcome: Outcome,
     pub endpoints: Endpoints,
+    /// The netserver's results as sent (its congestion control, interface).
+    pub results: OmniResults,
+    /// Our netserver's OS and CPU facts, when asked for and sent.
+    pub remote_system: Option<crate::wire::system_facts::SystemFacts>,
+    /// The local data socket's congestion control algorithm ("" for UDP).
+    pub local_cong_control: String,
+    /// The local interface's counters over the data phase, when asked for.
+    pub interface_delta: Option<crate::net::interface::InterfaceCounters>,
 }
 
 /// Run one iteration of `spec` over an established control connection.
@@ -176,7 +184,8 @@ pub fn run_iteration(
     let local_addr =
         socket::local_addr(&sock).unwrap_or_else(|| resolve::unspecified_like(&remote0));
 
-    let request = build_request(spec, run, &sizes, &local_addr, &remote0, explicit_remote);
+    let mut request = build_request(spec, run, &sizes, &local_addr, &remote0, explicit_remote);
+    request.flags |= run.extra_flags;
     let mut message = request.encode();
     spec.extension.encode_into(&mut message);
     chan.send(&message)?;
@@ -215,6 +224,10 @@ pub fn run_iteration(
     // A timed test is ended by the timer's signal; any other needs socket
     // timeouts so that no call can block for ever.
     let io_wait = seconds.is_none().then_some(UNTIMED_IO_WAIT);
+    let counters_before = run
+        .count_interface
+        .as_deref()
+        .map(crate::net::interface::InterfaceCounters::read);
     let started = Instant::now();
     let timer = Timer::arm(seconds, stop.clone());
     let (counters, mss_seen, data_sock) = run_data(
@@ -232,6 +245,10 @@ pub fn run_iteration(
     )?;
     let elapsed = started.elapsed().as_secs_f64();
     drop(timer);
+    let interface_delta = counters_before.map(|before| {
+        let after = crate::net::interface::InterfaceCounters::read(&before.name);
+        before.delta(&after)
+    });
     let local_cpu = cpu.as_mut().and_then(|c| c.stop().ok());
 
     let mut local = SideStats {
@@ -256,8 +273,10 @@ pub fn run_iteration(
     };
     fill_counters(&mut local, &counters);
     let mut mss = mss_seen;
+    let mut local_cong_control = String::new();
     if let Some(s) = &data_sock {
         if spec.protocol == Protocol::Tcp {
+            local_cong_control = socket::congestion_control(s);
             let (e_ss, e_sr) = socket::buffer_sizes(s);
             if spec.local_send_buf < 0 {
                 local.send_buf_end = e_ss;
@@ -302,6 +321,10 @@ pub fn run_iteration(
             local: local_bind.unwrap_or(local_addr),
             remote: remote0,
         },
+        results,
+        remote_system: crate::wire::system_facts::SystemFacts::decode(&res_msg),
+        local_cong_control,
+        interface_delta,
     })
 }
 

@@ -27,6 +27,7 @@ pub fn local_socket_options(spec: &TestSpec) -> SocketOptions {
         busy_poll_usecs: spec.extension.busy_poll_usecs,
         zerocopy: spec.extension.zerocopy && spec.xmit() && spec.protocol == Protocol::Tcp,
         report_send_errors: spec.protocol == Protocol::Udp && spec.xmit() && !spec.recv(),
+        maxseg: spec.maxseg.filter(|_| spec.protocol == Protocol::Tcp),
     }
 }
 
@@ -102,6 +103,11 @@ pub struct RunOptions {
     pub remote_fill_file: String,
     /// File whose bytes fill local send buffers and back TCP_SENDFILE.
     pub local_fill_file: Option<String>,
+    /// Extra request flags (what the netserver should report: interface
+    /// name, ids, driver; netperf's OMNI_WANT_REM_*).
+    pub extra_flags: u32,
+    /// Local interface whose packet counters to read around the data phase.
+    pub count_interface: Option<String>,
 }
 
 impl RunOptions {
@@ -115,6 +121,8 @@ impl RunOptions {
             wait_secs: g.wait_secs,
             remote_fill_file: g.remote_fill_file.clone().unwrap_or_default(),
             local_fill_file: g.local_fill_file.clone(),
+            extra_flags: 0,
+            count_interface: None,
         }
     }
 }

@@ -32,6 +32,8 @@ pub struct SocketOptions {
     /// IP_RECVERR/IPV6_RECVERR: have a UDP sender see ENOBUFS instead of
     /// Linux dropping the datagram silently, as netperf's UDP_STREAM does.
     pub report_send_errors: bool,
+    /// TCP_MAXSEG before connecting (netperf's test option -G).
+    pub maxseg: Option<i32>,
 }
 
 /// Linux socket option numbers the libc crate does not export for every
@@ -63,6 +65,9 @@ pub fn create(family_of: &SocketAddr, opts: &SocketOptions) -> io::Result<Socket
         }
         if opts.cork {
             s.set_tcp_cork(true)?;
+        }
+        if let Some(mss) = opts.maxseg {
+            set_int(&s, libc::IPPROTO_TCP, libc::TCP_MAXSEG, mss)?;
         }
         if let Some(cc) = &opts.cong_control {
             if !cc.is_empty() {

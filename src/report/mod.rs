@@ -14,6 +14,7 @@ pub mod classic;
 pub mod confidence;
 pub mod histogram;
 mod layouts;
+pub mod omni;
 pub mod service_demand;
 pub mod units;
 

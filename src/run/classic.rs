@@ -2,15 +2,17 @@
 //! iterations until the confidence interval is met (or -i max), then the
 //! classic result block.
 
+use super::omni::{Measured, OmniOutput};
 use super::EXIT_FAILURE;
 use crate::cli::config::Config;
-use crate::control::client::{self, ClientError, RunOptions};
+use crate::control::client::{self, ClientError, Iteration, RunOptions};
 use crate::measure::confidence::Confidence;
 use crate::measure::outcome::Outcome;
 use crate::net::resolve::af_text;
 use crate::report::banner::{render_banner, Banner, BannerConfidence, BannerEndpoint};
 use crate::report::classic::{render_classic, ClassicKind, ClassicOptions, HeadlineFigures};
 use crate::report::confidence::{should_warn, ConfidenceWidths};
+use crate::report::omni::build::{direction_text, Averaged};
 use crate::spec::{TestName, TestSpec};
 use std::io::Write;
 use std::net::SocketAddr;
@@ -35,7 +37,11 @@ fn banner(config: &Config, spec: &TestSpec, kind: ClassicKind) -> Result<Banner,
     remote_shown.set_port(spec.remote_data_port);
     let g = &config.global;
     Ok(Banner {
-        title: kind.title().to_string(),
+        title: if spec.test == TestName::Omni {
+            format!("OMNI {} TEST", direction_text(spec))
+        } else {
+            kind.title().to_string()
+        },
         local: endpoint(
             spec.data_local
                 .clone()
@@ -60,18 +66,23 @@ fn banner(config: &Config, spec: &TestSpec, kind: ClassicKind) -> Result<Banner,
 /// Run the test and print its result; returns the exit status.
 pub fn run(config: &Config, spec: &TestSpec) -> i32 {
     let g = &config.global;
-    let Some(kind) = ClassicKind::from_test_name(&g.test_name) else {
-        eprintln!(
-            "netperf: the {} test's output (-t omni, -o/-O/-k) is not yet supported by netperf-ng",
-            g.test_name
-        );
-        return 1;
+    let omni = match super::omni::choose(config, spec) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("{e}");
+            return EXIT_FAILURE;
+        }
     };
+    let mut spec = spec.clone();
+    if let Some(o) = &omni {
+        o.prepare_spec(&mut spec);
+    }
+    let kind = ClassicKind::from_test_name(&g.test_name).unwrap_or_else(|| kind_of(&spec));
     if let Err(e) = crate::engine::affinity::bind_current_thread(g.local_cpu_bind) {
         eprintln!("netperf: cannot bind to CPU {}: {e}", g.local_cpu_bind);
         return 1;
     }
-    match run_iterations(config, spec, kind) {
+    match run_iterations(config, &spec, kind, omni.as_ref()) {
         Ok(text) => {
             print!("{text}");
             0
@@ -84,10 +95,25 @@ pub fn run(config: &Config, spec: &TestSpec) -> i32 {
     }
 }
 
+/// The classic test whose figures (and confidence rules) an omni test shares.
+fn kind_of(spec: &TestSpec) -> ClassicKind {
+    use crate::spec::Protocol::{Tcp, Udp};
+    match (spec.protocol, spec.xmit(), spec.recv(), spec.connection) {
+        (_, _, _, true) if spec.direction == 0 => ClassicKind::TcpCc,
+        (_, _, _, true) => ClassicKind::TcpCrr,
+        (Tcp, true, true, _) => ClassicKind::TcpRr,
+        (Udp, true, true, _) => ClassicKind::UdpRr,
+        (Tcp, false, true, _) => ClassicKind::TcpMaerts,
+        (Udp, _, _, _) => ClassicKind::UdpStream,
+        (Tcp, _, _, _) => ClassicKind::TcpStream,
+    }
+}
+
 fn run_iterations(
     config: &Config,
     spec: &TestSpec,
     kind: ClassicKind,
+    omni: Option<&OmniOutput>,
 ) -> Result<String, ClientError> {
     let g = &config.global;
     let mut chan = client::establish(g)?;
@@ -105,7 +131,10 @@ fn run_iterations(
         confidence_warning: None,
         averaged: None,
     };
-    let run = RunOptions::from_global(g);
+    let mut run = RunOptions::from_global(g);
+    if let Some(o) = omni {
+        o.prepare_run(&mut run, spec);
+    }
     let explicit_remote = config.test.data_host.is_some();
     let (min, max) = if g.iterations_max > 1 {
         (g.iterations_min.max(1), g.iterations_max)
@@ -116,7 +145,7 @@ fn run_iterations(
         .with_result_only(g.result_confidence_only);
     let classic_loop = matches!(spec.test, TestName::TcpCc | TestName::TcpSendfile);
     let mut figures = Vec::new();
-    let mut last: Option<Outcome> = None;
+    let mut last: Option<Iteration> = None;
     let mut iteration = 1;
     loop {
         let go_on = if classic_loop {
@@ -136,14 +165,16 @@ fn run_iterations(
             cpu(g.remote_cpu, f.remote_cpu_util),
         );
         figures.push(f);
-        last = Some(it.outcome);
+        last = Some(it);
         iteration += 1;
     }
     chan.shutdown();
+    let mut widths = None;
     if max > 1 {
         opts.averaged = HeadlineFigures::mean(&figures);
+        let (t, l, r) = confidence.interval_widths();
+        widths = Some((t, l, r));
         if should_warn(max, confidence.met()) {
-            let (t, l, r) = confidence.interval_widths();
             opts.confidence_warning = Some(ConfidenceWidths {
                 throughput: t,
                 local_cpu: l,
@@ -151,6 +182,25 @@ fn run_iterations(
             });
         }
     }
-    let outcome = last.unwrap_or_default();
-    Ok(render_classic(kind, &outcome, &opts))
+    let Some(last) = last else {
+        return Ok(render_classic(kind, &Outcome::default(), &opts));
+    };
+    if let Some(o) = omni {
+        let averaged = opts.averaged.as_ref().map(|a| Averaged {
+            elapsed: a.elapsed,
+            throughput: a.throughput,
+            local_cpu_util: a.local_cpu_util,
+            remote_cpu_util: a.remote_cpu_util,
+            local_service_demand: a.local_service_demand,
+            remote_service_demand: a.remote_service_demand,
+        });
+        let measured = Measured {
+            last: &last,
+            iterations: figures.len() as u32,
+            averaged,
+            widths,
+        };
+        return Ok(super::omni::render(o, config, spec, &measured));
+    }
+    Ok(render_classic(kind, &last.outcome, &opts))
 }

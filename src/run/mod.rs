@@ -3,6 +3,7 @@
 //! netperf's output, and give the exit status. The binary only calls `main`.
 
 pub mod classic;
+pub mod omni;
 pub mod special;
 pub mod unsupported;
 
@@ -38,6 +39,10 @@ pub fn main(args: &[String]) -> i32 {
             return 1;
         }
     };
+    if let Some(list) = omni::choices_listing(&config) {
+        print!("{list}");
+        return 1;
+    }
     for option in unsupported::in_use(&config) {
         eprintln!(
             "netperf: warning: option {option} is not yet supported by netperf-ng; it is ignored"

@@ -14,14 +14,8 @@ const NOT_YET: &[(&str, Check)] = &[
     ("-w/-b (paced intervals)", |c| {
         c.global.interval_usecs > 0 || c.global.interval_burst > 0
     }),
-    ("-- -k (keyval output)", |c| c.test.keyval_output.is_some()),
-    ("-- -o (CSV output)", |c| c.test.csv_output.is_some()),
-    ("-- -O (human output selection)", |c| {
-        c.test.human_output.is_some()
-    }),
     ("-- -f (IP_MTU_DISCOVER)", |c| c.test.mtu_discover),
     ("-- -F (TCP fast open)", |c| c.test.fastopen),
-    ("-- -G (TCP_MAXSEG)", |c| c.test.maxseg.is_some()),
     ("-- -V (copy avoidance)", |c| c.test.copy_avoidance),
     ("-- -p (connection test port range)", |c| {
         c.test.port_min.is_some() || c.test.port_max.is_some()
@@ -48,9 +42,10 @@ mod tests {
     #[test]
     fn named_when_used_and_silent_otherwise() {
         assert!(in_use(&config("-H x -l 1")).is_empty());
-        let used = in_use(&config("-D 1 -N -- -k THROUGHPUT"));
+        let used = in_use(&config("-D 1 -N -- -k THROUGHPUT -f"));
         assert!(used.iter().any(|u| u.starts_with("-D")), "{used:?}");
         assert!(used.iter().any(|u| u.starts_with("-N")), "{used:?}");
-        assert!(used.iter().any(|u| u.starts_with("-- -k")), "{used:?}");
+        assert!(used.iter().any(|u| u.starts_with("-- -f")), "{used:?}");
+        assert!(!used.iter().any(|u| u.starts_with("-- -k")), "{used:?}");
     }
 }

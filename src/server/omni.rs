@@ -282,6 +282,56 @@ fn data_socket_options(r: &OmniRequest, protocol: Protocol, ext: &Extension) -> 
         busy_poll_usecs: ext.busy_poll_usecs,
         zerocopy: ext.zerocopy && r.direction & omni::DIR_XMIT != 0 && protocol == Protocol::Tcp,
         report_send_errors: false,
+        maxseg: None,
+    }
+}
+
+/// This host's OS and CPU facts for our netperf's remote system selectors.
+fn system_facts() -> crate::wire::system_facts::SystemFacts {
+    let s = crate::net::sysinfo::SystemInfo::collect();
+    crate::wire::system_facts::SystemFacts {
+        sysname: s.sysname,
+        machine: s.machine,
+        release: s.release,
+        version: s.version,
+        model: s.system_model,
+        cpu_model: s.cpu_model,
+        cpu_mhz: s.cpu_mhz,
+    }
+}
+
+/// The interface facts a client asked for (netperf's OMNI_WANT_REM_*), of
+/// the interface this host reaches the client by.
+fn report_interface(results: &mut OmniResults, flags: u32, peer: &SocketAddr) {
+    use crate::net::interface::{egress_interface, InterfaceInfo};
+    let wanted = omni::flag::WANT_IFNAME
+        | omni::flag::WANT_IFSLOT
+        | omni::flag::WANT_IFIDS
+        | omni::flag::WANT_DRVINFO;
+    if flags & wanted == 0 {
+        return;
+    }
+    let Some(name) = egress_interface(peer) else {
+        return;
+    };
+    let info = InterfaceInfo::for_interface(&name);
+    if flags & omni::flag::WANT_IFIDS != 0 {
+        results.vendor = info.vendor as i32;
+        results.device = info.device as i32;
+        results.subvendor = info.subvendor as i32;
+        results.subdevice = info.subdevice as i32;
+    }
+    if flags & omni::flag::WANT_DRVINFO != 0 {
+        results.driver = info.driver;
+        results.version = info.driver_version;
+        results.firmware = info.firmware_version;
+        results.bus = info.bus_info;
+    }
+    if flags & omni::flag::WANT_IFSLOT != 0 {
+        results.ifslot = info.slot;
+    }
+    if flags & omni::flag::WANT_IFNAME != 0 {
+        results.ifname = name;
     }
 }
 
@@ -450,6 +500,7 @@ fn setup_and_run(
         },
         ..Default::default()
     };
+    report_interface(&mut results, r.flags, &peer_data_addr(r));
     if let Some(u) = usage {
         results.cpu_util = u.util as f32;
         results.cpu_percent_user = u.user as f32;
@@ -462,7 +513,11 @@ fn setup_and_run(
         results.peak_cpu_id = u.peak_id;
         results.peak_cpu_util = u.peak_util as f32;
     }
-    chan.send(&results.encode())?;
+    let mut message = results.encode();
+    if ext.system_facts {
+        system_facts().encode_into(&mut message);
+    }
+    chan.send(&message)?;
     Ok(Ok(format!(
         "omni test: protocol {} direction {:#x} elapsed {:.2}s sent {} bytes received {} bytes transactions {}",
         if protocol == Protocol::Tcp { "TCP" } else { "UDP" },

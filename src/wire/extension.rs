@@ -13,6 +13,8 @@ pub const MAGIC: u32 = 0x4e47_5831;
 const AT: usize = 100;
 const FLAG_ZEROCOPY: u32 = 0x1;
 const FLAG_BUSY_POLL: u32 = 0x2;
+/// Ask for the netserver's system facts in its results (see `system_facts`).
+const FLAG_SYSTEM_FACTS: u32 = 0x4;
 /// Largest batch sendmmsg/recvmmsg take (UIO_MAXIOV).
 pub const MAX_MMSG: u32 = 1024;
 pub const MAX_BUSY_POLL_USECS: u32 = 1_000_000;
@@ -23,6 +25,8 @@ pub struct Extension {
     pub mmsg_batch: u32,
     pub zerocopy: bool,
     pub busy_poll_usecs: Option<u32>,
+    /// Report the netserver's OS and CPU facts with the results.
+    pub system_facts: bool,
 }
 
 impl Extension {
@@ -42,6 +46,9 @@ impl Extension {
         if self.busy_poll_usecs.is_some() {
             flags |= FLAG_BUSY_POLL;
         }
+        if self.system_facts {
+            flags |= FLAG_SYSTEM_FACTS;
+        }
         m.set_data_u32(AT, MAGIC);
         m.set_data_u32(AT + 1, flags);
         m.set_data_u32(AT + 2, self.mmsg_batch);
@@ -57,7 +64,7 @@ impl Extension {
         let flags = m.data_u32(AT + 1);
         let mmsg_batch = m.data_u32(AT + 2);
         let busy = m.data_u32(AT + 3);
-        if flags & !(FLAG_ZEROCOPY | FLAG_BUSY_POLL) != 0 {
+        if flags & !(FLAG_ZEROCOPY | FLAG_BUSY_POLL | FLAG_SYSTEM_FACTS) != 0 {
             return Err(format!("unknown extension flags {flags:#x}"));
         }
         if mmsg_batch > MAX_MMSG {
@@ -70,6 +77,7 @@ impl Extension {
             mmsg_batch,
             zerocopy: flags & FLAG_ZEROCOPY != 0,
             busy_poll_usecs: (flags & FLAG_BUSY_POLL != 0).then_some(busy),
+            system_facts: flags & FLAG_SYSTEM_FACTS != 0,
         }))
     }
 }
@@ -85,6 +93,7 @@ mod tests {
             mmsg_batch: 32,
             zerocopy: true,
             busy_poll_usecs: Some(50),
+            system_facts: true,
         };
         let req = OmniRequest {
             fill_file: "x".repeat(31),

@@ -7,6 +7,7 @@ pub mod extension;
 pub mod legacy;
 pub mod message;
 pub mod omni;
+pub mod system_facts;
 
 pub use message::{kind, Message, MESSAGE_LEN};
 

@@ -1,0 +1,308 @@
+//! Fills the `OmniRecord` from what a test measured, computing every derived
+//! figure the way netperf's omni code does: which side's bytes make the
+//! headline, round-trip latency from the transaction rate and burst, service
+//! demand per KB or per transaction, bytes per call.
+
+use super::record::{
+    BufferSizes, ConfidenceRecord, CpuRecord, EndRecord, EndpointRecord, InterfaceRecord,
+    LatencyRecord, OmniRecord, SystemRecord,
+};
+use crate::measure::outcome::{CpuUsage, LatencyHistogram, Outcome, SideStats};
+use crate::report::service_demand::{service_demand, DemandUnit};
+use crate::report::units::{label, throughput};
+use crate::spec::TestSpec;
+
+/// Facts about one end that the counters do not carry.
+#[derive(Debug, Clone, Default)]
+pub struct EndFacts {
+    pub cong_control: String,
+    pub fill_file: String,
+    pub cpu_bind: i32,
+    pub system: SystemRecord,
+    pub interface: InterfaceRecord,
+}
+
+/// Confidence-run figures (means over the iterations) that replace the last
+/// iteration's headline figures, as netperf's retrieve_confident_values does.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Averaged {
+    pub elapsed: f64,
+    pub throughput: f64,
+    pub local_cpu_util: f64,
+    pub remote_cpu_util: f64,
+    pub local_service_demand: f64,
+    pub remote_service_demand: f64,
+}
+
+/// Everything the record is made from.
+pub struct RecordInput<'a> {
+    pub test_name: &'a str,
+    pub command_line: String,
+    pub uuid: String,
+    pub brand: Option<String>,
+    pub spec: &'a TestSpec,
+    pub outcome: &'a Outcome,
+    /// The resolved -f letter: 'x' for request/response tests.
+    pub unit: char,
+    pub local_cpu: bool,
+    pub remote_cpu: bool,
+    /// Number of local CPUs, for service demand when a side reports none.
+    pub local_cpu_count: u32,
+    pub source: EndpointRecord,
+    pub dest: EndpointRecord,
+    pub confidence: ConfidenceRecord,
+    pub cpu_confidence: (f64, f64),
+    pub averaged: Option<Averaged>,
+    pub local: EndFacts,
+    pub remote: EndFacts,
+}
+
+/// netperf keeps these figures in single precision; printing them from a
+/// float rounds differently at the last digit now and then.
+fn single(v: f64) -> f64 {
+    f64::from(v as f32)
+}
+
+pub fn build(input: RecordInput) -> OmniRecord {
+    let o = input.outcome;
+    let spec = input.spec;
+    let rr = spec.is_rr();
+    let x = input.unit == 'x';
+    let elapsed = single(o.elapsed);
+    let local_xferd = (o.local.bytes_sent + o.local.bytes_received) as f64;
+    let remote_xferd = (o.remote.bytes_sent + o.remote.bytes_received) as f64;
+    let transactions = o.local.transactions as f64;
+    let recv_only = spec.direction == crate::spec::RECV;
+    let headline_work = if x {
+        transactions
+    } else if recv_only {
+        local_xferd
+    } else {
+        remote_xferd
+    };
+    let mut headline = throughput(headline_work, elapsed, input.unit);
+    let (mut rt_latency, mut transaction_rate) = (-1.0, 1.0);
+    if rr && transactions > 0.0 && elapsed > 0.0 {
+        let per_transaction_us = 1_000_000.0 / (transactions / elapsed);
+        let in_flight = if spec.connection {
+            1.0
+        } else {
+            1.0 + f64::from(spec.first_burst)
+        };
+        rt_latency = per_transaction_us * in_flight;
+        transaction_rate = transactions / elapsed;
+    }
+    let demand_unit = DemandUnit::for_output_unit(input.unit);
+    let work = if x { transactions } else { local_xferd };
+    let demand = |cpu: Option<&CpuUsage>| -> f64 {
+        cpu.map_or(-1.0, |c| {
+            let cpus = if c.num_cpus == 0 {
+                input.local_cpu_count.max(1)
+            } else {
+                c.num_cpus
+            };
+            single(service_demand(work, demand_unit, elapsed, c.util, cpus))
+        })
+    };
+    let local_cpu = o.local.cpu.as_ref().filter(|_| input.local_cpu);
+    let remote_cpu = o.remote.cpu.as_ref().filter(|_| input.remote_cpu);
+    let mut local_sd = demand(local_cpu);
+    let mut remote_sd = demand(remote_cpu);
+    let mut local_util = local_cpu.map_or(-1.0, |c| single(c.util));
+    let mut remote_util = remote_cpu.map_or(-1.0, |c| single(c.util));
+    let mut elapsed_shown = elapsed;
+    if let Some(a) = input.averaged {
+        elapsed_shown = a.elapsed;
+        headline = a.throughput;
+        local_util = a.local_cpu_util;
+        remote_util = a.remote_cpu_util;
+        local_sd = a.local_service_demand;
+        remote_sd = a.remote_service_demand;
+    }
+    // Per-direction throughputs are bits or bytes even in a transactions test.
+    let directional_unit = if x { 'm' } else { input.unit };
+    let rate = |bytes: u64| throughput(bytes as f64, elapsed, directional_unit);
+
+    let mut local = end_record(&o.local, input.local, local_cpu, -1.0);
+    local.cpu.util = local_util;
+    local.service_demand = local_sd;
+    local.cpu.count = i64::from(input.local_cpu_count);
+    local.send_size = if !rr && spec.xmit() {
+        i64::from(o.local.send_size)
+    } else {
+        0
+    };
+    local.recv_size = if !rr && spec.recv() {
+        i64::from(o.local.recv_size)
+    } else {
+        0
+    };
+    local.send_throughput = rate(o.local.bytes_sent);
+    local.recv_throughput = rate(o.local.bytes_received);
+    local.nodelay = i64::from(spec.local_nodelay);
+    local.cork = i64::from(spec.cork);
+    local.socket_prio = i64::from(spec.local_socket_prio);
+    local.socket_tos = i64::from(spec.local_socket_tos);
+    local.cpu_confid = input.cpu_confidence.0;
+
+    let mut remote = end_record(&o.remote, input.remote, remote_cpu, 0.0);
+    remote.cpu.util = remote_util;
+    remote.service_demand = remote_sd;
+    remote.send_size = i64::from(o.remote.send_size);
+    remote.recv_size = i64::from(o.remote.recv_size);
+    remote.send_throughput = rate(o.remote.bytes_sent);
+    remote.recv_throughput = rate(o.remote.bytes_received);
+    remote.nodelay = i64::from(spec.remote_nodelay);
+    remote.socket_prio = i64::from(spec.remote_socket_prio);
+    remote.socket_tos = i64::from(spec.remote_socket_tos);
+    remote.cpu_confid = input.cpu_confidence.1;
+    if spec.protocol == crate::spec::Protocol::Udp {
+        // netperf reports a UDP socket's buffers as they were at set-up.
+        local.send_buffer.final_ = local.send_buffer.initial;
+        local.recv_buffer.final_ = local.recv_buffer.initial;
+    }
+
+    OmniRecord {
+        test_name: input.test_name.to_string(),
+        command_line: input.command_line,
+        uuid: input.uuid,
+        brand: input.brand,
+        socket_type: match spec.protocol {
+            crate::spec::Protocol::Tcp => "Stream",
+            crate::spec::Protocol::Udp => "Datagram",
+        },
+        protocol: match spec.protocol {
+            crate::spec::Protocol::Tcp => "TCP",
+            crate::spec::Protocol::Udp => "UDP",
+        },
+        direction: direction_text(spec),
+        elapsed: elapsed_shown,
+        source: input.source,
+        dest: input.dest,
+        throughput: headline,
+        throughput_units: label(input.unit).to_string(),
+        directional_units: label(directional_unit).to_string(),
+        confidence: input.confidence,
+        transaction_rate,
+        rt_latency,
+        request_size: i64::from(spec.request_size),
+        response_size: i64::from(spec.response_size),
+        burst_size: i64::from(spec.first_burst),
+        transport_mss: i64::from(o.transport_mss),
+        sd_units: if x { "usec/Tran" } else { "usec/KB" },
+        latency: o.histogram.as_ref().map(latency_record).unwrap_or_default(),
+        local,
+        remote,
+        rr_timeouts: 0,
+    }
+}
+
+/// netperf's direction names (also the word of the OMNI banner title).
+pub fn direction_text(spec: &TestSpec) -> &'static str {
+    match (spec.xmit(), spec.recv(), spec.connection) {
+        (false, true, _) => "Receive",
+        (true, false, _) => "Send",
+        (false, false, _) => "Connection",
+        (true, true, true) => "Connect|Send|Recv",
+        (true, true, false) => "Send|Recv",
+    }
+}
+
+fn end_record(
+    side: &SideStats,
+    facts: EndFacts,
+    cpu: Option<&CpuUsage>,
+    unmeasured: f64,
+) -> EndRecord {
+    let per_call = |bytes: u64, calls: u64| {
+        if calls > 0 {
+            bytes as f64 / calls as f64
+        } else {
+            0.0
+        }
+    };
+    EndRecord {
+        send_buffer: BufferSizes {
+            requested: i64::from(side.send_buf_req),
+            initial: i64::from(side.send_buf),
+            final_: i64::from(side.send_buf_end),
+        },
+        recv_buffer: BufferSizes {
+            requested: i64::from(side.recv_buf_req),
+            initial: i64::from(side.recv_buf),
+            final_: i64::from(side.recv_buf_end),
+        },
+        send_calls: side.send_calls,
+        recv_calls: side.recv_calls,
+        bytes_sent: side.bytes_sent,
+        bytes_received: side.bytes_received,
+        bytes_per_send: per_call(side.bytes_sent, side.send_calls),
+        bytes_per_recv: per_call(side.bytes_received, side.recv_calls),
+        bytes_xferd: (side.bytes_sent + side.bytes_received) as f64,
+        send_offset: i64::from(side.send_offset),
+        recv_offset: i64::from(side.recv_offset),
+        send_align: i64::from(side.send_align),
+        recv_align: i64::from(side.recv_align),
+        send_width: i64::from(side.send_width),
+        recv_width: i64::from(side.recv_width),
+        retransmits: i64::from(side.retransmits),
+        cpu: cpu.map_or(
+            CpuRecord {
+                util: -1.0,
+                user: unmeasured,
+                system: unmeasured,
+                iowait: unmeasured,
+                irq: unmeasured,
+                softirq: unmeasured,
+                peak_util: unmeasured,
+                peak_id: unmeasured as i64,
+                count: 0,
+                method: 'S',
+            },
+            |c| CpuRecord {
+                util: single(c.util),
+                user: single(c.user),
+                system: single(c.system),
+                iowait: single(c.iowait),
+                irq: single(c.irq),
+                softirq: single(c.softirq),
+                peak_util: single(c.peak_util),
+                peak_id: i64::from(c.peak_id),
+                count: i64::from(c.num_cpus),
+                method: c.method,
+            },
+        ),
+        cpu_bind: i64::from(facts.cpu_bind),
+        cong_control: facts.cong_control,
+        fill_file: facts.fill_file,
+        system: facts.system,
+        interface: facts.interface,
+        ..EndRecord::default()
+    }
+}
+
+/// The latency figures, from the HDR summary (exact to 0.1%). netperf prints
+/// its own as whole microseconds.
+fn latency_record(h: &LatencyHistogram) -> LatencyRecord {
+    let l = &h.summary;
+    if l.count == 0 {
+        return LatencyRecord::default();
+    }
+    let whole = |us: f64| us.round() as i64;
+    LatencyRecord {
+        min: whole(l.min_us),
+        max: whole(l.max_us),
+        p50: whole(l.p50_us),
+        p90: whole(l.p90_us),
+        p99: whole(l.p99_us),
+        mean: l.mean_us,
+        stddev: l.stddev_us,
+        p99_9: l.p99_9_us,
+        p99_99: l.p99_99_us,
+        p99_999: l.p99_999_us,
+        std_error: l.std_error_us,
+        ci99_low: l.ci99_low_us,
+        ci99_high: l.ci99_high_us,
+        samples: l.count,
+    }
+}

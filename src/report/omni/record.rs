@@ -1,0 +1,334 @@
+//! Everything the omni output selectors can show about one test, as plain data:
+//! the `OmniRecord` is filled once after the test (see `build.rs`) and every
+//! selector reads one field of it. Numbers are already in the form netperf
+//! prints them (its units, its "not measured" values such as -1).
+
+/// One end of the test (local = netperf, remote = netserver).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EndRecord {
+    pub send_buffer: BufferSizes,
+    pub recv_buffer: BufferSizes,
+    /// Bytes per send/recv call (-1 = this end does not send/receive).
+    pub send_size: i64,
+    pub recv_size: i64,
+    pub send_calls: u64,
+    pub recv_calls: u64,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+    pub bytes_per_send: f64,
+    pub bytes_per_recv: f64,
+    pub bytes_xferd: f64,
+    pub send_throughput: f64,
+    pub recv_throughput: f64,
+    pub send_offset: i64,
+    pub recv_offset: i64,
+    pub send_align: i64,
+    pub recv_align: i64,
+    pub send_width: i64,
+    pub recv_width: i64,
+    pub dirty_count: i64,
+    pub clean_count: i64,
+    pub nodelay: i64,
+    pub cork: i64,
+    pub retransmits: i64,
+    pub cpu: CpuRecord,
+    pub service_demand: f64,
+    pub cpu_confid: f64,
+    pub cpu_bind: i64,
+    pub interval_usecs: i64,
+    pub interval_burst: i64,
+    pub socket_prio: i64,
+    pub socket_tos: i64,
+    pub cong_control: String,
+    pub fill_file: String,
+    pub system: SystemRecord,
+    pub interface: InterfaceRecord,
+    /// Datagrams lost, duplicated and out of order as this end received them
+    /// (-1 = not counted: not a UDP test, or no sequence numbers asked for).
+    pub datagrams: DatagramRecord,
+}
+
+impl Default for EndRecord {
+    fn default() -> Self {
+        EndRecord {
+            send_buffer: BufferSizes::default(),
+            recv_buffer: BufferSizes::default(),
+            send_size: -1,
+            recv_size: -1,
+            send_calls: 0,
+            recv_calls: 0,
+            bytes_sent: 0,
+            bytes_received: 0,
+            bytes_per_send: 0.0,
+            bytes_per_recv: 0.0,
+            bytes_xferd: 0.0,
+            send_throughput: 0.0,
+            recv_throughput: 0.0,
+            send_offset: 0,
+            recv_offset: 0,
+            send_align: 8,
+            recv_align: 8,
+            send_width: 0,
+            recv_width: 0,
+            dirty_count: -1,
+            clean_count: -1,
+            nodelay: 0,
+            cork: 0,
+            retransmits: -1,
+            cpu: CpuRecord::default(),
+            service_demand: -1.0,
+            cpu_confid: -1.0,
+            cpu_bind: -1,
+            interval_usecs: 0,
+            interval_burst: 0,
+            socket_prio: -1,
+            socket_tos: -1,
+            cong_control: String::new(),
+            fill_file: String::new(),
+            system: SystemRecord::default(),
+            interface: InterfaceRecord::default(),
+            datagrams: DatagramRecord::default(),
+        }
+    }
+}
+
+/// Socket buffer sizes: what was asked for (-1 = the system default), what the
+/// socket had after set-up, and at the end of the test (autotuning grows them).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BufferSizes {
+    pub requested: i64,
+    pub initial: i64,
+    pub final_: i64,
+}
+
+impl Default for BufferSizes {
+    fn default() -> Self {
+        BufferSizes {
+            requested: -1,
+            initial: -1,
+            final_: -1,
+        }
+    }
+}
+
+/// CPU utilization of one end (percent of all CPUs; -1 when not measured).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CpuRecord {
+    pub util: f64,
+    pub user: f64,
+    pub system: f64,
+    pub iowait: f64,
+    pub irq: f64,
+    pub softirq: f64,
+    pub peak_util: f64,
+    pub peak_id: i64,
+    pub count: i64,
+    pub method: char,
+}
+
+impl Default for CpuRecord {
+    fn default() -> Self {
+        CpuRecord {
+            util: -1.0,
+            user: -1.0,
+            system: -1.0,
+            iowait: -1.0,
+            irq: -1.0,
+            softirq: -1.0,
+            peak_util: -1.0,
+            peak_id: -1,
+            count: 0,
+            method: 'S',
+        }
+    }
+}
+
+/// Operating system and CPU facts of one end ("" where unknown).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SystemRecord {
+    pub sysname: String,
+    pub release: String,
+    pub version: String,
+    pub machine: String,
+    pub model: String,
+    pub cpu_model: String,
+    pub cpu_mhz: i64,
+}
+
+/// The network interface of one end's data traffic and its driver.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InterfaceRecord {
+    pub name: String,
+    pub driver: String,
+    pub driver_version: String,
+    pub firmware: String,
+    pub bus: String,
+    pub slot: String,
+    /// PCI ids; netperf's "not available" is 0xfffffffe.
+    pub vendor: i64,
+    pub device: i64,
+    pub subvendor: i64,
+    pub subdevice: i64,
+    /// Packets and bytes through the interface over the test (-1 = not read).
+    pub tx_packets: i64,
+    pub rx_packets: i64,
+    pub tx_bytes: i64,
+    pub rx_bytes: i64,
+}
+
+/// netperf's value for an interface id it could not find.
+pub const ID_NOT_AVAILABLE: i64 = 0xffff_fffe;
+
+impl Default for InterfaceRecord {
+    fn default() -> Self {
+        InterfaceRecord {
+            name: String::new(),
+            driver: String::new(),
+            driver_version: String::new(),
+            firmware: String::new(),
+            bus: String::new(),
+            slot: String::new(),
+            vendor: ID_NOT_AVAILABLE,
+            device: ID_NOT_AVAILABLE,
+            subvendor: ID_NOT_AVAILABLE,
+            subdevice: ID_NOT_AVAILABLE,
+            tx_packets: -1,
+            rx_packets: -1,
+            tx_bytes: -1,
+            rx_bytes: -1,
+        }
+    }
+}
+
+/// Datagram accounting from sequence numbers (-1 = not counted).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DatagramRecord {
+    pub lost: i64,
+    pub duplicated: i64,
+    pub out_of_order: i64,
+}
+
+impl Default for DatagramRecord {
+    fn default() -> Self {
+        DatagramRecord {
+            lost: -1,
+            duplicated: -1,
+            out_of_order: -1,
+        }
+    }
+}
+
+/// Address, port and family of one end of the data connection as netperf
+/// prints them (the port as text: it may be a service name).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EndpointRecord {
+    pub address: String,
+    pub port: String,
+    pub family: i64,
+}
+
+/// Confidence-interval facts (`-i`, `-I`); -1 where not computed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfidenceRecord {
+    pub level: i64,
+    pub interval: f64,
+    pub iterations: i64,
+    pub throughput: f64,
+}
+
+impl Default for ConfidenceRecord {
+    fn default() -> Self {
+        ConfidenceRecord {
+            level: 0,
+            interval: -1.0,
+            iterations: 1,
+            throughput: -1.0,
+        }
+    }
+}
+
+/// Latency statistics in microseconds (`-j` and our percentile selectors).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LatencyRecord {
+    pub min: i64,
+    pub max: i64,
+    pub p50: i64,
+    pub p90: i64,
+    pub p99: i64,
+    pub mean: f64,
+    pub stddev: f64,
+    pub p99_9: f64,
+    pub p99_99: f64,
+    pub p99_999: f64,
+    pub std_error: f64,
+    pub ci99_low: f64,
+    pub ci99_high: f64,
+    pub samples: u64,
+}
+
+/// One test's results for the omni output.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OmniRecord {
+    /// The -t name as given ("omni", "TCP_RR", ...), for JSON.
+    pub test_name: String,
+    pub command_line: String,
+    pub uuid: String,
+    pub brand: Option<String>,
+    pub socket_type: &'static str,
+    pub protocol: &'static str,
+    pub direction: &'static str,
+    pub elapsed: f64,
+    pub source: EndpointRecord,
+    pub dest: EndpointRecord,
+    pub throughput: f64,
+    /// netperf's unit text without "/s": "10^6bits", "Trans", "KBytes", ...
+    pub throughput_units: String,
+    /// Units of the per-direction throughputs: as above, but bits or bytes
+    /// where the headline is transactions.
+    pub directional_units: String,
+    pub confidence: ConfidenceRecord,
+    pub transaction_rate: f64,
+    pub rt_latency: f64,
+    pub request_size: i64,
+    pub response_size: i64,
+    pub burst_size: i64,
+    pub transport_mss: i64,
+    pub sd_units: &'static str,
+    pub latency: LatencyRecord,
+    pub local: EndRecord,
+    pub remote: EndRecord,
+    /// Timeouts of a UDP request/response test (-e) — issue 5; 0 otherwise.
+    pub rr_timeouts: i64,
+}
+
+impl Default for OmniRecord {
+    fn default() -> Self {
+        OmniRecord {
+            test_name: String::new(),
+            command_line: String::new(),
+            uuid: String::new(),
+            brand: None,
+            socket_type: "Stream",
+            protocol: "TCP",
+            direction: "Send",
+            elapsed: 0.0,
+            source: EndpointRecord::default(),
+            dest: EndpointRecord::default(),
+            throughput: 0.0,
+            throughput_units: "10^6bits".to_string(),
+            directional_units: "10^6bits".to_string(),
+            confidence: ConfidenceRecord::default(),
+            transaction_rate: 1.0,
+            rt_latency: -1.0,
+            request_size: -1,
+            response_size: -1,
+            burst_size: 0,
+            transport_mss: -1,
+            sd_units: "usec/KB",
+            latency: LatencyRecord::default(),
+            local: EndRecord::default(),
+            remote: EndRecord::default(),
+            rr_timeouts: 0,
+        }
+    }
+}

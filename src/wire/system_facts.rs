@@ -1,0 +1,121 @@
+//! netperf-ng's block in the omni results: the netserver's operating system
+//! and CPU facts (netperf 2.7.1 prints "Deprecated" for the remote ones). Our
+//! netserver adds it when our netperf asks (extension flag); it sits after a
+//! magic word in results bytes a stock netserver leaves unused, so a stock
+//! netperf never reads it and a stock netserver never sends it.
+
+use super::message::Message;
+
+/// "NGR1": marks the block and its layout version.
+const MAGIC: u32 = 0x4e47_5231;
+/// Data word where the block starts (byte 300 of the data area; the results'
+/// own fields end at byte 284, the request extension starts at 400 and is
+/// not echoed into results).
+const AT: usize = 75;
+
+/// Fields after the magic and the CPU frequency word: (byte length) in order
+/// sysname, machine, release, version, system model, CPU model. The block
+/// ends at data byte 300 + 8 + 316 = 624, inside the 648-byte data area.
+const TEXT_FIELDS: [usize; 6] = [16, 16, 48, 108, 64, 64];
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SystemFacts {
+    pub sysname: String,
+    pub machine: String,
+    pub release: String,
+    pub version: String,
+    pub model: String,
+    pub cpu_model: String,
+    pub cpu_mhz: i32,
+}
+
+impl SystemFacts {
+    fn texts(&self) -> [&String; 6] {
+        [
+            &self.sysname,
+            &self.machine,
+            &self.release,
+            &self.version,
+            &self.model,
+            &self.cpu_model,
+        ]
+    }
+
+    /// Add the block to an encoded results message.
+    pub fn encode_into(&self, m: &mut Message) {
+        m.set_data_u32(AT, MAGIC);
+        m.set_data_u32(AT + 1, self.cpu_mhz as u32);
+        let mut at = (AT + 2) * 4;
+        for (len, text) in TEXT_FIELDS.iter().zip(self.texts()) {
+            m.set_data_str(at, *len, text);
+            at += len;
+        }
+    }
+
+    /// The block of a results message, if it carries one. Strings are
+    /// bounded and terminated by `data_str`.
+    pub fn decode(m: &Message) -> Option<SystemFacts> {
+        if m.data_u32(AT) != MAGIC {
+            return None;
+        }
+        let mut texts = Vec::with_capacity(TEXT_FIELDS.len());
+        let mut at = (AT + 2) * 4;
+        for len in TEXT_FIELDS {
+            texts.push(m.data_str(at, len));
+            at += len;
+        }
+        let mut texts = texts.into_iter();
+        let mut next = || texts.next().unwrap_or_default();
+        Some(SystemFacts {
+            sysname: next(),
+            machine: next(),
+            release: next(),
+            version: next(),
+            model: next(),
+            cpu_model: next(),
+            cpu_mhz: m.data_u32(AT + 1) as i32,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::omni::OmniResults;
+
+    #[test]
+    fn round_trips_beside_the_results() {
+        let results = OmniResults {
+            cong_control: "cubic".into(),
+            ifname: "eth0".into(),
+            bytes_sent: 1 << 40,
+            ..Default::default()
+        };
+        let facts = SystemFacts {
+            sysname: "Linux".into(),
+            machine: "x86_64".into(),
+            release: "6.1.0".into(),
+            version: "#1 SMP PREEMPT_DYNAMIC Debian 6.1.0".into(),
+            model: "Standard PC".into(),
+            cpu_model: "Intel(R) Xeon(R) Processor".into(),
+            cpu_mhz: 2000,
+        };
+        let mut m = results.encode();
+        facts.encode_into(&mut m);
+        assert_eq!(SystemFacts::decode(&m), Some(facts));
+        assert_eq!(OmniResults::decode(&m), results);
+        assert_eq!(SystemFacts::decode(&results.encode()), None);
+    }
+
+    #[test]
+    fn long_texts_are_cut_not_overflowed() {
+        let facts = SystemFacts {
+            version: "v".repeat(500),
+            ..Default::default()
+        };
+        let mut m = OmniResults::default().encode();
+        facts.encode_into(&mut m);
+        let back = SystemFacts::decode(&m).unwrap();
+        assert!(back.version.len() < 108);
+    }
+}
