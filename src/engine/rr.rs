@@ -38,20 +38,24 @@ pub fn client(
                 break;
             }
         }
+        // A transaction is timed from before its send, as netperf does: on
+        // loopback the send call itself carries the request to the server.
         while outstanding < first_burst {
+            let sent_at = in_flight.as_ref().map(|_| Instant::now());
             if !send_message(fd, send_ring.next_ptr(), req, dest, stop, &mut c)? {
                 return Ok(c);
             }
-            if let Some(t) = in_flight.as_mut() {
-                t.start(Instant::now());
+            if let (Some(t), Some(at)) = (in_flight.as_mut(), sent_at) {
+                t.start(at);
             }
             outstanding += 1;
         }
+        let sent_at = in_flight.as_ref().map(|_| Instant::now());
         if !send_message(fd, send_ring.next_ptr(), req, dest, stop, &mut c)? {
             break;
         }
-        if let Some(t) = in_flight.as_mut() {
-            t.start(Instant::now());
+        if let (Some(t), Some(at)) = (in_flight.as_mut(), sent_at) {
+            t.start(at);
         }
         outstanding += 1;
         match recv_message(

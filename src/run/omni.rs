@@ -166,7 +166,7 @@ pub fn render(output: &OmniOutput, config: &Config, spec: &TestSpec, m: &Measure
     };
     let record = build(RecordInput {
         test_name: &g.test_name,
-        command_line: g.command_line.clone(),
+        command_line: as_typed(&g.command_line),
         uuid: config
             .test
             .uuid
@@ -188,6 +188,14 @@ pub fn render(output: &OmniOutput, config: &Config, spec: &TestSpec, m: &Measure
         remote,
     });
     render_omni(output.style, &output.selection, &record, g.print_headers)
+}
+
+/// netperf's command line starts with its argv[0] as typed ("./netperf").
+fn as_typed(command_line: &str) -> String {
+    match std::env::args().next() {
+        Some(argv0) => command_line.replacen("netperf", &argv0, 1),
+        None => command_line.to_string(),
+    }
 }
 
 /// netperf shows the data connection's source as asked for: the -L name or

@@ -126,7 +126,9 @@ pub fn build(input: RecordInput) -> OmniRecord {
     let mut local = end_record(&o.local, input.local, local_cpu, -1.0);
     local.cpu.util = local_util;
     local.service_demand = local_sd;
-    local.cpu.count = i64::from(input.local_cpu_count);
+    if local_cpu.is_some() {
+        local.cpu.count = i64::from(input.local_cpu_count);
+    }
     local.send_size = if !rr && spec.xmit() {
         i64::from(o.local.send_size)
     } else {
@@ -212,7 +214,7 @@ fn end_record(
     side: &SideStats,
     facts: EndFacts,
     cpu: Option<&CpuUsage>,
-    unmeasured: f64,
+    unmeasured_peak: f64,
 ) -> EndRecord {
     let per_call = |bytes: u64, calls: u64| {
         if calls > 0 {
@@ -247,17 +249,19 @@ fn end_record(
         recv_width: i64::from(side.recv_width),
         retransmits: i64::from(side.retransmits),
         cpu: cpu.map_or(
+            // What netperf prints for an end whose CPU was not measured: the
+            // local end's peak is -1, the netserver's 0; method 'U'.
             CpuRecord {
                 util: -1.0,
-                user: unmeasured,
-                system: unmeasured,
-                iowait: unmeasured,
-                irq: unmeasured,
-                softirq: unmeasured,
-                peak_util: unmeasured,
-                peak_id: unmeasured as i64,
+                user: 0.0,
+                system: 0.0,
+                iowait: 0.0,
+                irq: 0.0,
+                softirq: 0.0,
+                peak_util: unmeasured_peak,
+                peak_id: unmeasured_peak as i64,
                 count: 0,
-                method: 'S',
+                method: 'U',
             },
             |c| CpuRecord {
                 util: single(c.util),
