@@ -187,7 +187,25 @@ pub fn render(output: &OmniOutput, config: &Config, spec: &TestSpec, m: &Measure
         local,
         remote,
     });
-    render_omni(output.style, &output.selection, &record, g.print_headers)
+    let mut text = render_omni(output.style, &output.selection, &record, g.print_headers);
+    if g.verbosity > 1 {
+        if let Some(h) = &m.last.outcome.histogram {
+            text.push_str(&format!("\nHistogram of {} times\n", histogram_subject(spec)));
+            text.push_str(&crate::report::histogram::render_histogram(h));
+        }
+    }
+    text
+}
+
+/// What netperf's omni histogram timed.
+fn histogram_subject(spec: &TestSpec) -> &'static str {
+    match (spec.xmit(), spec.recv(), spec.connection) {
+        (false, true, _) => "recv",
+        (true, false, _) => "send",
+        (false, false, _) => "connect/close",
+        (true, true, true) => "connect/request/response/close",
+        (true, true, false) => "request/response",
+    }
 }
 
 /// netperf's command line starts with its argv[0] as typed ("./netperf").
