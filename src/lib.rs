@@ -12,4 +12,5 @@ pub mod report;
 pub mod run;
 pub mod server;
 pub mod spec;
+pub mod unix;
 pub mod wire;

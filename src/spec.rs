@@ -22,7 +22,7 @@ impl Protocol {
     pub fn from_ipproto(p: u32) -> Option<Protocol> {
         match p as i32 {
             libc::IPPROTO_TCP => Some(Protocol::Tcp),
-            libc::IPPROTO_UDP => Some(Protocol::Udp),
+            libc::IPPROTO_UDP | libc::IPPROTO_UDPLITE => Some(Protocol::Udp),
             _ => None,
         }
     }
@@ -218,6 +218,9 @@ pub struct TestSpec {
     pub remote_cong_control: String,
     pub local_cong_control: Option<String>,
     pub keep_histogram: bool,
+    /// UDP-Lite (-T udplite) instead of UDP: same datagram engine, full
+    /// checksum coverage.
+    pub udp_lite: bool,
     /// TCP_MAXSEG for the local data socket (-G).
     pub maxseg: Option<i32>,
     /// netperf-ng extensions asked for on the command line (both ends).
@@ -233,7 +236,61 @@ pub enum SpecError {
     Invalid(String),
 }
 
+/// IPPROTO_UDPLITE (Linux).
+pub const IPPROTO_UDPLITE: u32 = 136;
+
+/// The -T names netperf knows: (name, what we run, or why not).
+const PROTOCOLS: &[(&str, Result<(Protocol, bool), &str>)] = &[
+    ("tcp", Ok((Protocol::Tcp, false))),
+    ("udp", Ok((Protocol::Udp, false))),
+    ("udplite", Ok((Protocol::Udp, true))),
+    ("sctp", Err("SCTP")),
+    ("sdp", Err("SDP (Sockets Direct Protocol)")),
+    ("dccp", Err("DCCP")),
+];
+
+/// Parse -T: TCP, UDP and UDP-Lite run; SCTP, SDP and DCCP are refused with
+/// the reason (and, for SCTP, whether this kernel has it at all).
+fn parse_protocol(name: &str) -> Result<(Protocol, bool), SpecError> {
+    let lower = name.to_ascii_lowercase();
+    match PROTOCOLS.iter().find(|(n, _)| *n == lower) {
+        Some((_, Ok(p))) => Ok(*p),
+        Some((_, Err(what))) => {
+            let kernel = if lower == "sctp" && !kernel_has_sctp() {
+                " (and this kernel does not provide it: socket() says protocol not supported)"
+            } else {
+                ""
+            };
+            Err(SpecError::Invalid(format!(
+                "-T {name}: {what} tests are not supported by netperf-ng{kernel}; use tcp, udp or udplite"
+            )))
+        }
+        None => Err(SpecError::Invalid(format!(
+            "-T {name}: unknown protocol; use tcp, udp or udplite"
+        ))),
+    }
+}
+
+fn kernel_has_sctp() -> bool {
+    // SAFETY: socket() with constant arguments; the descriptor is closed at once.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM, libc::IPPROTO_SCTP) };
+    if fd >= 0 {
+        // SAFETY: fd is ours.
+        unsafe { libc::close(fd) };
+    }
+    fd >= 0
+}
+
 impl TestSpec {
+    /// The IP protocol number of the data connection.
+    pub fn ip_protocol(&self) -> u32 {
+        if self.udp_lite {
+            IPPROTO_UDPLITE
+        } else {
+            self.protocol.ipproto()
+        }
+    }
+
     /// Resolve a parsed command line into a test, applying the classic preset
     /// first and the test-specific options on top, as netperf does.
     pub fn from_config(cfg: &Config) -> Result<TestSpec, SpecError> {
@@ -245,16 +302,9 @@ impl TestSpec {
             .ok_or_else(|| SpecError::UnknownTest(g.test_name.clone()))?;
 
         let mut protocol = preset.protocol;
+        let mut udp_lite = false;
         if let Some(p) = &t.protocol {
-            protocol = match p.to_ascii_lowercase().as_str() {
-                "tcp" => Protocol::Tcp,
-                "udp" => Protocol::Udp,
-                other => {
-                    return Err(SpecError::Invalid(format!(
-                        "unsupported protocol '{other}'"
-                    )))
-                }
-            };
+            (protocol, udp_lite) = parse_protocol(p)?;
         }
         if let Some(st) = &t.socket_type {
             let wanted = match st.to_ascii_lowercase().as_str() {
@@ -368,6 +418,7 @@ impl TestSpec {
             local_cong_control: t.local_cong_control.clone(),
             keep_histogram,
             maxseg: t.maxseg,
+            udp_lite,
             extension: crate::wire::extension::Extension {
                 mmsg_batch: t.mmsg_batch.unwrap_or(0),
                 zerocopy: t.zerocopy,

@@ -198,6 +198,9 @@ pub struct TestOptions {
     /// `-p min[,max]`: client port range for connection tests.
     pub port_min: Option<u16>,
     pub port_max: Option<u16>,
+    /// `-p dir` of the Unix-domain tests (STREAM_STREAM, ...): where the
+    /// socket files go, as typed.
+    pub unix_dir: Option<String>,
     /// `-P local[,remote]`: data socket ports.
     pub local_data_port: Option<u16>,
     pub remote_data_port: Option<u16>,
@@ -342,6 +345,7 @@ impl Default for TestOptions {
             remote_connected: false,
             port_min: None,
             port_max: None,
+            unix_dir: None,
             local_data_port: None,
             remote_data_port: None,
             request_size: None,

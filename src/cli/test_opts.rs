@@ -110,6 +110,7 @@ pub fn apply_test(config: &mut Config, letter: char, value: Option<&str>) -> Res
     let option = name(letter);
     let text = value.unwrap_or("");
     let is_native_omni = config.global.test_name == NATIVE_OMNI_TEST;
+    let is_unix_domain = crate::unix::UnixTest::lookup(&config.global.test_name).is_some();
     let test = &mut config.test;
     let positive_size = |half: &str| checked::size_u32(option, half, 1);
     let buffer_size = |half: &str| checked::size_i32(option, half, 1);
@@ -195,6 +196,8 @@ pub fn apply_test(config: &mut Config, letter: char, value: Option<&str>) -> Res
         }
         'n' => test.local_connected = true,
         'N' => test.remote_connected = true,
+        // The Unix-domain tests take a directory for their socket files.
+        'p' if is_unix_domain => test.unix_dir = Some(text.to_string()),
         'p' => {
             let (min, max) = checked::pair_of(option, text, split_pair, port)?;
             set_some(&mut test.port_min, min);

@@ -192,7 +192,9 @@ const SOCKETS_PARSER_TESTS: [&str; 3] = ["TCP_CC", "TCP_MSS", "TCP_SENDFILE"];
 /// The text `netperf -t <test_name> -- -h` prints; `test_name` is upper case
 /// as the parser stores it.
 pub fn test_usage(test_name: &str) -> &'static str {
-    if SOCKETS_PARSER_TESTS.contains(&test_name) {
+    if let Some(text) = crate::unix::usage_for(test_name) {
+        text
+    } else if SOCKETS_PARSER_TESTS.contains(&test_name) {
         SOCKETS_USAGE
     } else {
         OMNI_USAGE

@@ -28,6 +28,7 @@ pub fn local_socket_options(spec: &TestSpec) -> SocketOptions {
         zerocopy: spec.extension.zerocopy && spec.xmit() && spec.protocol == Protocol::Tcp,
         report_send_errors: spec.protocol == Protocol::Udp && spec.xmit() && !spec.recv(),
         maxseg: spec.maxseg.filter(|_| spec.protocol == Protocol::Tcp),
+        udp_lite: spec.udp_lite,
     }
 }
 
@@ -189,7 +190,7 @@ pub fn build_request(
         } else {
             omni::NST_STREAM
         },
-        protocol: spec.protocol.ipproto(),
+        protocol: spec.ip_protocol(),
         direction,
         netperf_port: u32::from(local.port()),
         interval_burst: 0,

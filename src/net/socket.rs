@@ -32,6 +32,8 @@ pub struct SocketOptions {
     /// IP_RECVERR/IPV6_RECVERR: have a UDP sender see ENOBUFS instead of
     /// Linux dropping the datagram silently, as netperf's UDP_STREAM does.
     pub report_send_errors: bool,
+    /// UDP-Lite instead of UDP for a datagram socket.
+    pub udp_lite: bool,
     /// TCP_MAXSEG before connecting (netperf's test option -G).
     pub maxseg: Option<i32>,
 }
@@ -45,7 +47,12 @@ const SO_ZEROCOPY: i32 = 60;
 pub fn create(family_of: &SocketAddr, opts: &SocketOptions) -> io::Result<Socket> {
     let domain = Domain::for_address(*family_of);
     let (ty, proto) = if opts.udp {
-        (Type::DGRAM, SockProto::UDP)
+        let proto = if opts.udp_lite {
+            SockProto::from(libc::IPPROTO_UDPLITE)
+        } else {
+            SockProto::UDP
+        };
+        (Type::DGRAM, proto)
     } else {
         (Type::STREAM, SockProto::TCP)
     };

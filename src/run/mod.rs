@@ -48,6 +48,11 @@ pub fn main(args: &[String]) -> i32 {
             "netperf: warning: option {option} is not yet supported by netperf-ng; it is ignored"
         );
     }
+    if let Some(test) = crate::unix::UnixTest::lookup(&config.global.test_name) {
+        let code = crate::unix::client::run(test, &config);
+        let _ = std::io::stdout().flush();
+        return code;
+    }
     let code = match special::lookup(&config.global.test_name) {
         Some(test) => special::run(test, &config),
         None => match TestSpec::from_config(&config) {

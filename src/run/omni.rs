@@ -190,7 +190,10 @@ pub fn render(output: &OmniOutput, config: &Config, spec: &TestSpec, m: &Measure
     let mut text = render_omni(output.style, &output.selection, &record, g.print_headers);
     if g.verbosity > 1 {
         if let Some(h) = &m.last.outcome.histogram {
-            text.push_str(&format!("\nHistogram of {} times\n", histogram_subject(spec)));
+            text.push_str(&format!(
+                "\nHistogram of {} times\n",
+                histogram_subject(spec)
+            ));
             text.push_str(&crate::report::histogram::render_histogram(h));
         }
     }

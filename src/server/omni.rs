@@ -283,6 +283,7 @@ fn data_socket_options(r: &OmniRequest, protocol: Protocol, ext: &Extension) -> 
         zerocopy: ext.zerocopy && r.direction & omni::DIR_XMIT != 0 && protocol == Protocol::Tcp,
         report_send_errors: false,
         maxseg: None,
+        udp_lite: r.protocol == crate::spec::IPPROTO_UDPLITE,
     }
 }
 

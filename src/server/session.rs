@@ -65,6 +65,9 @@ fn dispatch(
         kind::DO_OMNI => super::omni::serve(chan, m, peer, opts),
         kind::DO_TCP_STREAM => super::legacy::serve_tcp_stream(chan, m, peer, opts),
         kind::DO_TCP_CC => super::legacy::serve_tcp_cc(chan, m, peer, opts),
+        k if crate::unix::UnixTest::from_request_kind(k).is_some() => {
+            crate::unix::server::serve(chan, m, peer, opts)
+        }
         kind::CPU_CALIBRATE => chan.send(&wire::encode_cpu_calibrate_response(
             cpu::calibrate_rate(),
             cpu::num_cpus(),

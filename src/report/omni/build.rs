@@ -175,6 +175,7 @@ pub fn build(input: RecordInput) -> OmniRecord {
         },
         protocol: match spec.protocol {
             crate::spec::Protocol::Tcp => "TCP",
+            crate::spec::Protocol::Udp if spec.udp_lite => "UDPLite",
             crate::spec::Protocol::Udp => "UDP",
         },
         direction: direction_text(spec),
