@@ -1,0 +1,712 @@
+//! netserver's half of the Unix-domain tests: check every field of the
+//! request, create the socket file, answer with its path and sizes, run the
+//! receiving or answering end of the data path, send the results, and remove
+//! the socket file however the test ends.
+//!
+//! Where stock netserver 2.7.1 differs from what its own comments promise we
+//! follow the comments: a socket buffer request of 0 means the system
+//! default (stock would shrink the buffer to the minimum, and every stock
+//! netperf asks for 0 unless `-S` is given), and DG_STREAM's receive buffer
+//! request is honoured (stock ignores it).
+
+use super::data::{self, Idle};
+use super::path::{self, SocketFile};
+use super::wire::{
+    DgRrRequest, DgRrResponse, DgRrResults, DgStreamRequest, DgStreamResponse, DgStreamResults,
+    StreamRrRequest, StreamRrResponse, StreamRrResults, StreamStreamRequest, StreamStreamResponse,
+    StreamStreamResults, UnixPath,
+};
+use super::UnixTest;
+use crate::control::channel::{Channel, ChannelError};
+use crate::control::client::PAD_TIME;
+use crate::engine::ring::BufferRing;
+use crate::engine::timer::{StopFlag, Timer};
+use crate::engine::{Counters, DataError};
+use crate::measure::cpu::{self, CpuSampler};
+use crate::net::socket;
+use crate::server::log;
+use crate::server::omni::{limits, Refusal};
+use crate::server::options::ServerOptions;
+use crate::wire::{self, Message};
+use socket2::{Domain, Socket, Type};
+use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+fn refuse(errno: i32, reason: impl Into<String>) -> Refusal {
+    Refusal {
+        errno,
+        reason: reason.into(),
+    }
+}
+
+/// A request of any of the four tests, in one shape. Fields a test does
+/// not have are 0.
+#[derive(Debug, Clone, PartialEq)]
+struct Plan {
+    test: UnixTest,
+    cpu_bind: i32,
+    send_buf: i32,
+    recv_buf: i32,
+    /// STREAM_STREAM's receive size (0: default) or DG_STREAM's message size.
+    recv_size: i32,
+    request_size: i32,
+    response_size: i32,
+    recv_align: i32,
+    recv_offset: i32,
+    send_align: i32,
+    send_offset: i32,
+    measure_cpu: bool,
+    test_length: i32,
+    path: UnixPath,
+}
+
+impl Plan {
+    /// Every field netserver acts on. The copy-avoidance flags and dirty
+    /// counts are not read: stock netserver ignores them too, and stock
+    /// netperf leaves some of them unset.
+    fn decode(test: UnixTest, m: &Message) -> Plan {
+        let blank = Plan {
+            test,
+            cpu_bind: -1,
+            send_buf: 0,
+            recv_buf: 0,
+            recv_size: 0,
+            request_size: 0,
+            response_size: 0,
+            recv_align: 0,
+            recv_offset: 0,
+            send_align: 0,
+            send_offset: 0,
+            measure_cpu: false,
+            test_length: 0,
+            path: UnixPath::default(),
+        };
+        match test {
+            UnixTest::StreamStream => {
+                let r = StreamStreamRequest::decode(m);
+                Plan {
+                    cpu_bind: r.cpu_bind,
+                    send_buf: r.send_buf_size,
+                    recv_buf: r.recv_buf_size,
+                    recv_size: r.receive_size,
+                    recv_align: r.recv_alignment,
+                    recv_offset: r.recv_offset,
+                    measure_cpu: r.measure_cpu != 0,
+                    test_length: r.test_length,
+                    path: r.path,
+                    ..blank
+                }
+            }
+            UnixTest::StreamRr => {
+                let r = StreamRrRequest::decode(m);
+                Plan {
+                    cpu_bind: r.cpu_bind,
+                    send_buf: r.send_buf_size,
+                    recv_buf: r.recv_buf_size,
+                    request_size: r.request_size,
+                    response_size: r.response_size,
+                    recv_align: r.recv_alignment,
+                    recv_offset: r.recv_offset,
+                    send_align: r.send_alignment,
+                    send_offset: r.send_offset,
+                    measure_cpu: r.measure_cpu != 0,
+                    test_length: r.test_length,
+                    path: r.path,
+                    ..blank
+                }
+            }
+            UnixTest::DgStream => {
+                let r = DgStreamRequest::decode(m);
+                Plan {
+                    cpu_bind: r.cpu_bind,
+                    recv_buf: r.recv_buf_size,
+                    recv_size: r.message_size,
+                    recv_align: r.recv_alignment,
+                    recv_offset: r.recv_offset,
+                    measure_cpu: r.measure_cpu != 0,
+                    test_length: r.test_length,
+                    path: r.path,
+                    ..blank
+                }
+            }
+            UnixTest::DgRr => {
+                let r = DgRrRequest::decode(m);
+                Plan {
+                    cpu_bind: r.cpu_bind,
+                    send_buf: r.send_buf_size,
+                    recv_buf: r.recv_buf_size,
+                    request_size: r.request_size,
+                    response_size: r.response_size,
+                    recv_align: r.recv_alignment,
+                    recv_offset: r.recv_offset,
+                    send_align: r.send_alignment,
+                    send_offset: r.send_offset,
+                    measure_cpu: r.measure_cpu != 0,
+                    test_length: r.test_length,
+                    path: r.path,
+                    ..blank
+                }
+            }
+        }
+    }
+
+    /// Check every field before anything is opened; the directory to use.
+    fn validate(&self) -> Result<PathBuf, Refusal> {
+        let out_of_range =
+            |name: &str, v: i32| refuse(libc::EINVAL, format!("{name} {v} out of range"));
+        for (name, v) in [
+            ("send buffer", self.send_buf),
+            ("receive buffer", self.recv_buf),
+        ] {
+            if v > limits::MAX_SOCKET_BUFFER {
+                return Err(out_of_range(name, v));
+            }
+        }
+        let message = |v: i32, min: i32| (min..=limits::MAX_MESSAGE).contains(&v);
+        match self.test {
+            UnixTest::StreamStream if !message(self.recv_size, 0) => {
+                return Err(out_of_range("receive size", self.recv_size))
+            }
+            UnixTest::DgStream if !message(self.recv_size, 1) => {
+                return Err(out_of_range("message size", self.recv_size))
+            }
+            UnixTest::StreamRr | UnixTest::DgRr => {
+                for (name, v) in [
+                    ("request size", self.request_size),
+                    ("response size", self.response_size),
+                ] {
+                    if !message(v, 1) {
+                        return Err(out_of_range(name, v));
+                    }
+                }
+            }
+            _ => {}
+        }
+        let align = 0..=limits::MAX_ALIGNMENT as i32;
+        let offset = 0..=limits::MAX_OFFSET as i32;
+        if !align.contains(&self.recv_align)
+            || !align.contains(&self.send_align)
+            || !offset.contains(&self.recv_offset)
+            || !offset.contains(&self.send_offset)
+        {
+            return Err(refuse(libc::EINVAL, "alignment or offset out of range"));
+        }
+        // STREAM_STREAM's length may be a byte count; it ends at end of file.
+        if self.test != UnixTest::StreamStream && self.test_length > limits::MAX_TEST_SECONDS {
+            return Err(out_of_range("test length", self.test_length));
+        }
+        if self.test.is_request_response() && self.test_length == 0 {
+            return Err(refuse(libc::EINVAL, "test length 0: no time and no count"));
+        }
+        self.directory()
+    }
+
+    /// The directory for the socket file: the one the request names, or
+    /// the default when it names none (every stock netperf).
+    fn directory(&self) -> Result<PathBuf, Refusal> {
+        let p = &self.path;
+        if p.name_len == 0 {
+            return Ok(path::default_dir());
+        }
+        if !p.is_announced() {
+            return Err(refuse(
+                libc::EINVAL,
+                format!(
+                    "path field not a NUL-terminated string of path_name_len {} bytes",
+                    p.name_len
+                ),
+            ));
+        }
+        let dir = PathBuf::from(std::ffi::OsStr::from_bytes(&p.bytes));
+        path::check_dir(&dir).map_err(|(errno, reason)| refuse(errno, reason))?;
+        Ok(dir)
+    }
+
+    fn timed(&self) -> bool {
+        self.test != UnixTest::StreamStream && self.test_length > 0
+    }
+
+    fn transaction_limit(&self) -> Option<u64> {
+        (self.test.is_request_response() && self.test_length < 0)
+            .then(|| u64::from(self.test_length.unsigned_abs()))
+    }
+}
+
+/// The socket, its file, and what the kernel made of the buffer requests.
+struct Setup {
+    socket: Socket,
+    file: SocketFile,
+    lss: i32,
+    lsr: i32,
+    /// The receive size STREAM_STREAM settles on (netperf: the receive
+    /// buffer size unless asked), and the receive ring's width.
+    recv_size: i32,
+    recv_width: u32,
+}
+
+fn errno_of(e: &std::io::Error) -> i32 {
+    e.raw_os_error().unwrap_or(libc::EIO)
+}
+
+/// How many buffers of `size` (plus alignment slack) a ring may hold.
+fn ring_width(desired: u32, size: i32, plan: &Plan) -> Result<u32, Refusal> {
+    let slack = i64::from(plan.recv_align.max(plan.send_align))
+        + i64::from(plan.recv_offset.max(plan.send_offset));
+    let per_buffer = (i64::from(size.max(0)) + slack).max(1) as u64;
+    let fits = limits::MAX_RING_BYTES / per_buffer;
+    if fits == 0 {
+        return Err(refuse(libc::ENOMEM, "buffer ring too large"));
+    }
+    Ok(desired
+        .clamp(1, limits::MAX_WIDTH)
+        .min(fits.min(u64::from(u32::MAX)) as u32))
+}
+
+fn open(plan: &Plan, dir: &std::path::Path) -> Result<Setup, Refusal> {
+    let kind = if plan.test.is_datagram() {
+        Type::DGRAM
+    } else {
+        Type::STREAM
+    };
+    let failed = |what: &str, e: std::io::Error| refuse(errno_of(&e), format!("{what}: {e}"));
+    let s = Socket::new(Domain::UNIX, kind, None).map_err(|e| failed("socket", e))?;
+    if plan.send_buf > 0 {
+        s.set_send_buffer_size(plan.send_buf as usize)
+            .map_err(|e| failed("SO_SNDBUF", e))?;
+    }
+    if plan.recv_buf > 0 {
+        s.set_recv_buffer_size(plan.recv_buf as usize)
+            .map_err(|e| failed("SO_RCVBUF", e))?;
+    }
+    let file =
+        path::bind_fresh(&s, dir).map_err(|e| failed(&format!("bind in {}", dir.display()), e))?;
+    if !plan.test.is_datagram() {
+        s.listen(5).map_err(|e| failed("listen", e))?;
+    }
+    let (lss, lsr) = socket::buffer_sizes(&s);
+    let (recv_size, desired_width) = match plan.test {
+        UnixTest::StreamStream => {
+            let size = if plan.recv_size > 0 {
+                plan.recv_size
+            } else if lsr > 0 {
+                lsr.min(limits::MAX_MESSAGE)
+            } else {
+                4096
+            };
+            (size, (lsr.max(0) / size + 1).max(2) as u32)
+        }
+        UnixTest::DgStream => (plan.recv_size, 1),
+        UnixTest::StreamRr | UnixTest::DgRr => (plan.request_size, 1),
+    };
+    let recv_width = ring_width(desired_width, recv_size, plan)?;
+    ring_width(1, plan.response_size, plan)?;
+    Ok(Setup {
+        socket: s,
+        file,
+        lss,
+        lsr,
+        recv_size,
+        recv_width,
+    })
+}
+
+/// The response that tells netperf where to connect.
+fn response(plan: &Plan, s: &Setup, cpu_rate: f32) -> Message {
+    let path = UnixPath::new(s.file.as_bytes());
+    let measure_cpu = i32::from(plan.measure_cpu);
+    match plan.test {
+        UnixTest::StreamStream => StreamStreamResponse {
+            recv_buf_size: s.lsr,
+            send_buf_size: s.lss,
+            receive_size: s.recv_size,
+            measure_cpu,
+            cpu_rate,
+            path,
+            ..Default::default()
+        }
+        .encode(),
+        UnixTest::StreamRr => StreamRrResponse {
+            recv_buf_size: s.lsr,
+            send_buf_size: s.lss,
+            measure_cpu,
+            cpu_rate,
+            path,
+            ..Default::default()
+        }
+        .encode(),
+        UnixTest::DgStream => DgStreamResponse {
+            recv_buf_size: s.lsr,
+            send_buf_size: s.lss,
+            measure_cpu,
+            test_length: plan.test_length,
+            cpu_rate,
+            path,
+            ..Default::default()
+        }
+        .encode(),
+        UnixTest::DgRr => DgRrResponse {
+            recv_buf_size: s.lsr,
+            send_buf_size: s.lss,
+            measure_cpu,
+            cpu_rate,
+            path,
+            ..Default::default()
+        }
+        .encode(),
+    }
+}
+
+/// What the data phase measured, for the results message.
+#[derive(Default)]
+struct Done {
+    counters: Counters,
+    datagrams: data::Datagrams,
+    elapsed: f64,
+    cpu_util: Option<f64>,
+    num_cpus: u32,
+}
+
+/// The results message; `serv_errno` set reports a failed data phase.
+fn results(plan: &Plan, d: &Done, serv_errno: i32) -> Message {
+    let elapsed_time = d.elapsed as f32;
+    let cpu_util = d.cpu_util.map_or(-1.0, |u| u as f32);
+    let num_cpus = d.num_cpus as i32;
+    let c = &d.counters;
+    // These fields are C ints: they wrap as netserver's do.
+    let transactions = c.transactions as i32;
+    let rr_bytes = transactions.wrapping_mul(plan.request_size.wrapping_add(plan.response_size));
+    match plan.test {
+        UnixTest::StreamStream => StreamStreamResults {
+            serv_errno,
+            bytes_received: c.bytes_received as i32,
+            recv_calls: c.recv_calls as i32,
+            elapsed_time,
+            cpu_util,
+            serv_dem: -1.0,
+            num_cpus,
+        }
+        .encode(),
+        UnixTest::StreamRr => StreamRrResults {
+            serv_errno,
+            bytes_received: rr_bytes,
+            recv_calls: c.recv_calls as i32,
+            trans_received: transactions,
+            elapsed_time,
+            cpu_util,
+            serv_dem: -1.0,
+            num_cpus,
+        }
+        .encode(),
+        UnixTest::DgStream => DgStreamResults {
+            serv_errno,
+            messages_recvd: d.datagrams.messages as i32,
+            bytes_received: (d.datagrams.messages as i32)
+                .wrapping_mul(plan.recv_size)
+                .wrapping_add(d.datagrams.last_len as i32),
+            elapsed_time,
+            cpu_util,
+            num_cpus,
+        }
+        .encode(),
+        UnixTest::DgRr => DgRrResults {
+            serv_errno,
+            bytes_received: rr_bytes,
+            recv_calls: c.recv_calls as i32,
+            trans_received: transactions,
+            elapsed_time,
+            cpu_util,
+            serv_dem: -1.0,
+            num_cpus,
+        }
+        .encode(),
+    }
+}
+
+/// Wait for netperf's connection, bounded like our other tests' accepts.
+fn accept(listener: &Socket) -> Result<Socket, DataError> {
+    socket::set_timeouts(listener, Some(data::UNTIMED_IO_WAIT)).map_err(DataError::Connect)?;
+    let give_up = Instant::now() + Duration::from_secs(limits::ACCEPT_WAIT_SECS);
+    loop {
+        match listener.accept() {
+            Ok((s, _)) => return Ok(s),
+            Err(e)
+                if matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EINTR))
+                    && Instant::now() < give_up => {}
+            Err(e) => return Err(DataError::Connect(e)),
+        }
+    }
+}
+
+/// Run the data phase on a set-up socket.
+fn run_data(plan: &Plan, s: &Setup) -> Result<Done, DataError> {
+    let owned;
+    let data_socket = if plan.test.is_datagram() {
+        &s.socket
+    } else {
+        owned = accept(&s.socket)?;
+        &owned
+    };
+    let timed = plan.timed();
+    let idle = if timed {
+        Idle::timed()
+    } else {
+        Idle::untimed()
+    };
+    socket::set_timeouts(data_socket, idle.io_wait()).map_err(DataError::Connect)?;
+    let fd = data_socket.as_raw_fd();
+    let mut rx = BufferRing::new(
+        s.recv_width,
+        s.recv_size.max(0) as usize,
+        plan.recv_align as u32,
+        plan.recv_offset as u32,
+    );
+    let mut tx = BufferRing::new(
+        1,
+        plan.response_size.max(0) as usize,
+        plan.send_align as u32,
+        plan.send_offset as u32,
+    );
+    let stop = StopFlag::new();
+    let limit = timed.then(|| {
+        let secs = plan.test_length.min(limits::MAX_TEST_SECONDS) as u64 + u64::from(PAD_TIME);
+        Duration::from_secs(secs)
+    });
+    let mut sampler = if plan.measure_cpu {
+        CpuSampler::start(None).ok()
+    } else {
+        None
+    };
+    let started = Instant::now();
+    let timer = Timer::arm(limit, stop.clone());
+    let count = plan.transaction_limit();
+    let mut done = Done::default();
+    let outcome = match plan.test {
+        UnixTest::StreamStream => {
+            data::recv_stream(fd, &mut rx, &stop, idle).map(|c| done.counters = c)
+        }
+        UnixTest::StreamRr => data::rr_server_stream(fd, &mut rx, &mut tx, &stop, count, idle)
+            .map(|c| done.counters = c),
+        UnixTest::DgStream => {
+            data::recv_datagrams(fd, &mut rx, &stop, idle).map(|d| done.datagrams = d)
+        }
+        UnixTest::DgRr => data::rr_server_datagram(fd, &mut rx, &mut tx, &stop, count, idle)
+            .map(|c| done.counters = c),
+    };
+    done.elapsed = started.elapsed().as_secs_f64();
+    let fired = timer.fired();
+    drop(timer);
+    if fired {
+        // The pad was ours, not the test's.
+        done.elapsed = (done.elapsed - f64::from(PAD_TIME)).max(0.0);
+    }
+    if plan.test == UnixTest::StreamStream {
+        // Tells netperf all its data was taken, as netserver's shutdown does.
+        let _ = data_socket.shutdown(std::net::Shutdown::Write);
+    }
+    let usage = sampler.as_mut().and_then(|c| {
+        if fired {
+            c.stop_scaled_to(done.elapsed).ok()
+        } else {
+            c.stop().ok()
+        }
+    });
+    done.cpu_util = usage.as_ref().map(|u| u.util);
+    done.num_cpus = usage.map_or_else(cpu::num_cpus, |u| u.num_cpus);
+    outcome.map(|()| done)
+}
+
+/// Serve one request of a Unix-domain test. Errors returned are
+/// control-connection failures; a refused or failed test is answered and
+/// logged here.
+pub fn serve(
+    chan: &mut Channel,
+    m: &Message,
+    peer: SocketAddr,
+    opts: &ServerOptions,
+) -> Result<(), ChannelError> {
+    let Some(test) = UnixTest::from_request_kind(m.kind()) else {
+        return chan.send(&wire::encode_error_response(0, libc::EINVAL));
+    };
+    let name = test.name();
+    let plan = Plan::decode(test, m);
+    if let Err(e) = crate::engine::affinity::bind_current_thread(plan.cpu_bind) {
+        log::line(
+            opts,
+            Some(peer),
+            &format!("cannot bind to CPU {}: {e}", plan.cpu_bind),
+        );
+    }
+    let refused = |chan: &mut Channel, r: Refusal| {
+        log::line(
+            opts,
+            Some(peer),
+            &format!("refused {name} request: {}", r.reason),
+        );
+        chan.send(&wire::encode_error_response(test.response_kind(), r.errno))
+    };
+    let setup = match plan.validate().and_then(|dir| open(&plan, &dir)) {
+        Ok(s) => s,
+        Err(r) => return refused(chan, r),
+    };
+    let rate = if plan.measure_cpu {
+        cpu::calibrate_rate()
+    } else {
+        0.0
+    };
+    chan.send(&response(&plan, &setup, rate))?;
+    match run_data(&plan, &setup) {
+        Ok(done) => {
+            chan.send(&results(&plan, &done, 0))?;
+            let c = &done.counters;
+            log::line(
+                opts,
+                Some(peer),
+                &format!(
+                    "{name} test over {}: {:.2}s, received {} bytes in {} datagrams, {} transactions",
+                    setup.file.path().display(),
+                    done.elapsed,
+                    c.bytes_received,
+                    done.datagrams.messages,
+                    c.transactions
+                ),
+            );
+        }
+        Err(e) => {
+            let errno = match &e {
+                DataError::Send(io) | DataError::Recv(io) | DataError::Connect(io) => errno_of(io),
+            };
+            chan.send(&results(&plan, &Done::default(), errno))?;
+            log::line(opts, Some(peer), &format!("{name} test failed: {e}"));
+        }
+    }
+    // `setup` drops here: its socket closes and its file is removed.
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(test: UnixTest) -> Plan {
+        let m = match test {
+            UnixTest::StreamStream => StreamStreamRequest {
+                cpu_bind: -1,
+                test_length: 1,
+                ..Default::default()
+            }
+            .encode(),
+            UnixTest::StreamRr => StreamRrRequest {
+                cpu_bind: -1,
+                request_size: 1,
+                response_size: 1,
+                test_length: -10,
+                ..Default::default()
+            }
+            .encode(),
+            UnixTest::DgStream => DgStreamRequest {
+                cpu_bind: -1,
+                message_size: 1024,
+                test_length: 1,
+                ..Default::default()
+            }
+            .encode(),
+            UnixTest::DgRr => DgRrRequest {
+                cpu_bind: -1,
+                request_size: 1,
+                response_size: 1,
+                test_length: 1,
+                ..Default::default()
+            }
+            .encode(),
+        };
+        Plan::decode(test, &m)
+    }
+
+    #[test]
+    fn good_requests_pass_with_the_default_directory() {
+        for test in [
+            UnixTest::StreamStream,
+            UnixTest::StreamRr,
+            UnixTest::DgStream,
+            UnixTest::DgRr,
+        ] {
+            assert_eq!(
+                plan(test).validate().unwrap(),
+                path::default_dir(),
+                "{test:?}"
+            );
+        }
+        assert_eq!(plan(UnixTest::StreamRr).transaction_limit(), Some(10));
+        assert!(plan(UnixTest::DgRr).timed() && !plan(UnixTest::StreamStream).timed());
+    }
+
+    #[test]
+    fn bad_fields_are_refused_with_errnos() {
+        let errno = |p: Plan| p.validate().unwrap_err().errno;
+        let mut p = plan(UnixTest::StreamRr);
+        p.request_size = 0;
+        assert_eq!(errno(p), libc::EINVAL);
+        let mut p = plan(UnixTest::DgStream);
+        p.recv_size = limits::MAX_MESSAGE + 1;
+        assert_eq!(errno(p), libc::EINVAL);
+        let mut p = plan(UnixTest::StreamStream);
+        p.recv_buf = i32::MAX;
+        assert_eq!(errno(p), libc::EINVAL);
+        let mut p = plan(UnixTest::StreamStream);
+        p.recv_align = -8;
+        assert_eq!(errno(p), libc::EINVAL);
+        let mut p = plan(UnixTest::DgRr);
+        p.test_length = 0;
+        assert_eq!(errno(p), libc::EINVAL);
+        let mut p = plan(UnixTest::DgRr);
+        p.test_length = i32::MAX;
+        assert_eq!(errno(p), libc::EINVAL);
+        let mut p = plan(UnixTest::StreamStream);
+        p.path = UnixPath::new(b"/no/such/netperf-ng/dir");
+        assert_eq!(errno(p), libc::ENOENT);
+        let mut p = plan(UnixTest::StreamStream);
+        p.path = UnixPath::new(b"relative/dir");
+        assert_eq!(errno(p), libc::EINVAL);
+        let mut p = plan(UnixTest::StreamStream);
+        p.path = UnixPath::new(b"/tmp");
+        p.path.terminated = false;
+        assert_eq!(errno(p), libc::EINVAL);
+        let mut p = plan(UnixTest::StreamStream);
+        p.path.name_len = -1;
+        assert_eq!(errno(p), libc::EINVAL);
+    }
+
+    #[test]
+    fn setup_creates_and_removes_the_socket_file() {
+        let p = plan(UnixTest::DgRr);
+        let s = open(&p, &path::default_dir()).unwrap();
+        let file = s.file.path().to_path_buf();
+        assert!(file.exists());
+        let m = response(&p, &s, 0.0);
+        let back = DgRrResponse::decode(&m);
+        assert_eq!(back.path.bytes, s.file.as_bytes());
+        assert!(back.path.is_announced());
+        drop(s);
+        assert!(!file.exists());
+    }
+
+    #[test]
+    fn results_wrap_like_c_ints() {
+        let mut p = plan(UnixTest::StreamRr);
+        p.request_size = 1 << 20;
+        let done = Done {
+            counters: Counters {
+                transactions: 1 << 12,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let r = StreamRrResults::decode(&results(&p, &done, 0));
+        assert_eq!(r.trans_received, 4096);
+        assert_eq!(r.bytes_received, 4096i32.wrapping_mul((1 << 20) + 1));
+        assert_eq!(r.cpu_util, -1.0);
+    }
+}
