@@ -140,7 +140,7 @@ pub fn run_data(
     } else if let Some(n) = batch {
         engine::mmsg::stream_recv_batched(fd, &mut recv_ring, n, stop, units)?.0
     } else {
-        engine::stream::recv(fd, &mut recv_ring, stop, units)?
+        engine::stream::recv(fd, &mut recv_ring, stop, units, hist)?
     };
     let mss = if udp { -1 } else { socket::mss(&sock) };
     Ok((counters, mss, Some(sock)))

@@ -108,12 +108,14 @@ pub fn send_file(
 }
 
 /// Receive into ring buffers until the peer closes (or sends a zero-length
-/// datagram), `stop` is set, or `byte_limit` bytes have arrived.
+/// datagram), `stop` is set, or `byte_limit` bytes have arrived. With `hist`
+/// every receive call is timed, as netperf times them in a receive test.
 pub fn recv(
     fd: RawFd,
     ring: &mut BufferRing,
     stop: &StopFlag,
     byte_limit: Option<u64>,
+    mut hist: Option<&mut Histogram>,
 ) -> Result<Counters, DataError> {
     let mut c = Counters::default();
     let size = ring.size();
@@ -123,10 +125,14 @@ pub fn recv(
                 break;
             }
         }
+        let started = hist.as_ref().map(|_| Instant::now());
         match io::recv(fd, ring.next_ptr(), size) {
             Io::Moved(n) => {
                 c.bytes_received += n as u64;
                 c.recv_calls += 1;
+                if let (Some(h), Some(t0)) = (hist.as_deref_mut(), started) {
+                    h.record_ns(t0.elapsed().as_nanos() as u64);
+                }
             }
             // netperf does not count the final zero-byte receive.
             Io::Zero => break,

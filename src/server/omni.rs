@@ -614,7 +614,7 @@ fn run_data(
         },
         (false, true) => match batch {
             Some(n) => engine::mmsg::stream_recv_batched(fd, recv_ring, n, stop, units)?.0,
-            None => engine::stream::recv(fd, recv_ring, stop, units)?,
+            None => engine::stream::recv(fd, recv_ring, stop, units, None)?,
         },
         (true, false) => match (batch, ext.zerocopy && !udp) {
             (Some(n), _) => {

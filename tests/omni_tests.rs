@@ -1,0 +1,392 @@
+//! Omni output end to end against our netserver: the shapes of `-o all`,
+//! `-O all` and `-k all` against netperf 2.7.1's transcripts, a value for
+//! every selector in every kind of test, selector lists, files and `?`, the
+//! switch of migrated tests to omni output, and the JSON output against its
+//! schema in docs/.
+
+mod common;
+use common::*;
+use std::collections::BTreeMap;
+
+const TRANSCRIPTS: &str = include_str!("../../shared/reference/netperf-2.7.1-transcripts.txt");
+const SCHEMA: &str = include_str!("../docs/omni-output.schema.json");
+
+/// The output lines of the transcript command that starts with `command`.
+fn transcript(command: &str) -> Vec<&'static str> {
+    let start = TRANSCRIPTS
+        .find(&format!("$ {command}\n"))
+        .unwrap_or_else(|| panic!("{command} not in the transcripts"));
+    TRANSCRIPTS[start..]
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.starts_with("[exit"))
+        .collect()
+}
+
+fn run_ok(server: &Server, args: &[&str]) -> String {
+    let out = netperf(server, args);
+    let stdout = text(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {stdout}{}",
+        text(&out.stderr)
+    );
+    stdout
+}
+
+/// NAME=value lines of keyval output.
+fn keyvals(stdout: &str) -> BTreeMap<String, String> {
+    stdout
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+#[test]
+fn csv_all_has_netperfs_header_and_columns() {
+    let server = Server::start("127.0.0.1");
+    let ours = run_ok(
+        &server,
+        &[
+            "-l", "1", "-t", "omni", "-c", "-C", "--", "-d", "stream", "-o", "all",
+        ],
+    );
+    let theirs = transcript("netperf -H 127.0.0.1 -l 1 -t omni -c -C -- -d stream -o all");
+    let ours: Vec<&str> = ours.lines().collect();
+    assert_eq!(ours.len(), 3, "{ours:?}");
+    assert_eq!(ours[0], theirs[0], "banner");
+    assert_eq!(ours[1], theirs[1], "CSV title line");
+    // The brand is absent, so its field is empty and the UUID starts with a space.
+    let fields = |line: &str| line.split(',').count();
+    assert_eq!(fields(ours[2]), fields(theirs[2]));
+    assert!(ours[2].contains(",, "), "{}", ours[2]);
+    assert!(ours[2].starts_with("Stream,TCP,Send,"));
+}
+
+#[test]
+fn keyval_all_names_the_same_selectors_in_the_same_order() {
+    let server = Server::start("127.0.0.1");
+    let ours = run_ok(
+        &server,
+        &[
+            "-l", "1", "-t", "omni", "-c", "-C", "--", "-d", "stream", "-k", "all",
+        ],
+    );
+    let theirs = transcript("netperf -H 127.0.0.1 -l 1 -t omni -c -C -- -d stream -k all");
+    let names = |lines: Vec<&str>| -> Vec<String> {
+        lines
+            .iter()
+            .filter_map(|l| l.split_once('=').map(|(k, _)| k.to_string()))
+            .collect()
+    };
+    assert_eq!(names(ours.lines().collect()), names(theirs));
+}
+
+#[test]
+fn human_all_has_netperfs_blocks_and_titles() {
+    let server = Server::start("127.0.0.1");
+    let ours = run_ok(
+        &server,
+        &[
+            "-l", "1", "-t", "omni", "-c", "-C", "--", "-d", "rr", "-O", "all",
+        ],
+    );
+    let theirs = transcript("netperf -H 127.0.0.1 -l 1 -t omni -c -C -- -d rr -O all");
+    // Blocks are separated by one blank line; each is 4 title lines + values.
+    let blocks = |lines: Vec<&str>| -> Vec<Vec<String>> {
+        lines[1..]
+            .split(|l| l.is_empty())
+            .map(|b| {
+                b.iter()
+                    .take(4)
+                    .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+                    .collect()
+            })
+            .collect()
+    };
+    let ours_blocks = blocks(ours.lines().collect());
+    let theirs_blocks = blocks(theirs);
+    assert_eq!(ours_blocks.len(), 4);
+    assert_eq!(ours_blocks, theirs_blocks);
+    // Every value line has the column count of its title's first line... at
+    // least one value per selector: the first block has 24 selectors.
+    let first_values = ours.lines().nth(5).unwrap();
+    assert_eq!(
+        first_values.split_whitespace().count(),
+        24,
+        "{first_values}"
+    );
+}
+
+#[test]
+fn short_selections_match_the_transcripts() {
+    let server = Server::start("127.0.0.1");
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &[
+                "-l",
+                "1",
+                "-t",
+                "omni",
+                "--",
+                "-d",
+                "rr",
+                "-O",
+                "THROUGHPUT,THROUGHPUT_UNITS",
+            ],
+            "netperf -H 127.0.0.1 -l 1 -t omni -- -d rr -O THROUGHPUT,THROUGHPUT_UNITS",
+        ),
+        (
+            &[
+                "-l",
+                "1",
+                "-t",
+                "omni",
+                "--",
+                "-d",
+                "rr",
+                "-o",
+                "THROUGHPUT,THROUGHPUT_UNITS",
+            ],
+            "netperf -H 127.0.0.1 -l 1 -t omni -- -d rr -o THROUGHPUT,THROUGHPUT_UNITS",
+        ),
+        (
+            &["-l", "1", "-t", "omni", "--", "-d", "rr"],
+            "netperf -H 127.0.0.1 -l 1 -t omni -- -d rr",
+        ),
+    ];
+    for (args, command) in cases {
+        let ours = run_ok(&server, args);
+        let theirs = transcript(command);
+        let ours: Vec<&str> = ours.lines().collect();
+        assert_eq!(ours.len(), theirs.len(), "{command}: {ours:?}");
+        // Titles are identical; value lines have the same columns.
+        for (o, t) in ours.iter().zip(&theirs).take(theirs.len() - 1) {
+            assert_eq!(o, t, "{command}");
+        }
+        let last = |l: &str| l.split([' ', ',']).filter(|w| !w.is_empty()).count();
+        assert_eq!(last(ours[ours.len() - 1]), last(theirs[theirs.len() - 1]));
+    }
+}
+
+/// Every netperf selector, per kind of test: present, and numeric where
+/// netperf prints a number.
+#[test]
+fn every_selector_has_a_value_in_every_kind_of_test() {
+    let server = Server::start("127.0.0.1");
+    let kinds: [&[&str]; 10] = [
+        &["-t", "TCP_STREAM", "-l", "1"],
+        &["-t", "TCP_MAERTS", "-l", "1"],
+        &["-t", "UDP_STREAM", "-l", "1", "--", "-m", "1024"],
+        &["-t", "TCP_RR", "-l", "1"],
+        &["-t", "UDP_RR", "-l", "1"],
+        &["-t", "TCP_CRR", "-l", "-200"],
+        &["-t", "TCP_CC", "-l", "-200"],
+        &["-t", "omni", "-l", "1", "--", "-d", "rr", "-b", "4"],
+        &["-t", "omni", "-l", "1", "--", "-T", "udplite", "-d", "rr"],
+        &["-t", "omni", "-l", "1", "-c", "-C", "--", "-d", "recv"],
+    ];
+    let list = std::process::Command::new(NETPERF)
+        .args(["-t", "omni", "--", "-o", "?"])
+        .output()
+        .unwrap();
+    let all_names: Vec<String> = text(&list.stdout)
+        .trim()
+        .split(',')
+        .filter(|n| *n != "OUTPUT_NONE" && *n != "OUTPUT_END" && *n != "RESULT_BRAND")
+        .map(str::to_string)
+        .collect();
+    assert_eq!(all_names.len(), 172);
+    for kind in kinds {
+        let mut args = kind.to_vec();
+        if !args.contains(&"--") {
+            args.push("--");
+        }
+        args.extend_from_slice(&["-k", "all"]);
+        let values = keyvals(&run_ok(&server, &args));
+        for name in &all_names {
+            let value = values
+                .get(name)
+                .unwrap_or_else(|| panic!("{kind:?}: no {name}"));
+            let textual = name.contains("MODEL")
+                || name.ends_with("SYSNAME")
+                || name.ends_with("RELEASE")
+                || name.ends_with("VERSION")
+                || name.ends_with("MACHINE")
+                || name.contains("INTERFACE_NAME")
+                || name.contains("DRIVER")
+                || name.contains("SLOT")
+                || name.contains("SECURITY_TYPE")
+                || name.contains("SECURITY_ENABLED")
+                || name.contains("SECURITY_SPECIFIC")
+                || name.contains("FILL_FILE")
+                || name.contains("CONG_CONTROL")
+                || name.ends_with("_METHOD")
+                || matches!(
+                    name.as_str(),
+                    "SOCKET_TYPE"
+                        | "PROTOCOL"
+                        | "DIRECTION"
+                        | "THROUGHPUT_UNITS"
+                        | "SD_UNITS"
+                        | "SOURCE_ADDR"
+                        | "DEST_ADDR"
+                        | "SOURCE_PORT"
+                        | "DEST_PORT"
+                        | "UUID"
+                        | "COMMAND_LINE"
+                );
+            let hex = value.starts_with("0x") && u64::from_str_radix(&value[2..], 16).is_ok();
+            assert!(
+                textual || hex || value.parse::<f64>().is_ok(),
+                "{kind:?}: {name}={value:?} is not a number"
+            );
+        }
+        assert!(
+            values["THROUGHPUT"].parse::<f64>().unwrap() > 0.0,
+            "{kind:?}"
+        );
+        assert!(
+            values["MEAN_LATENCY"].parse::<f64>().unwrap() > 0.0,
+            "{kind:?}"
+        );
+    }
+}
+
+#[test]
+fn migrated_tests_switch_to_omni_output_and_keep_their_banner() {
+    let server = Server::start("127.0.0.1");
+    let out = run_ok(
+        &server,
+        &[
+            "-t",
+            "UDP_STREAM",
+            "-l",
+            "1",
+            "--",
+            "-m",
+            "1024",
+            "-O",
+            "local_send_size,local_send_calls,remote_recv_calls",
+        ],
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].starts_with("MIGRATED UDP STREAM TEST"), "{out}");
+    assert_eq!(
+        lines[1].split_whitespace().collect::<Vec<_>>(),
+        ["Local", "Local", "Remote"]
+    );
+    let values = numbers(lines[5]);
+    assert_eq!(values.len(), 3, "{out}");
+    assert_eq!(values[0], 1024.0);
+    assert!(values[1] >= values[2] && values[2] > 0.0, "{out}");
+}
+
+#[test]
+fn selector_files_blocks_and_the_list_of_choices() {
+    let server = Server::start("127.0.0.1");
+    let dir = std::env::temp_dir().join(format!("netperf-ng-omni-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("selectors");
+    std::fs::write(&file, "THROUGHPUT,Throughput Units\nPROTOCOL\n").unwrap();
+    let path = file.to_str().unwrap();
+    let out = run_ok(
+        &server,
+        &["-t", "omni", "-l", "1", "--", "-d", "rr", "-o", path],
+    );
+    std::fs::remove_dir_all(&dir).ok();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[1], "Throughput,Throughput Units,Protocol", "{out}");
+    assert!(lines[2].ends_with(",Trans/s,TCP"), "{out}");
+
+    // `;` starts a new block of human output.
+    let out = run_ok(
+        &server,
+        &["-t", "omni", "-l", "1", "--", "-O", "PROTOCOL;DIRECTION"],
+    );
+    let blocks: Vec<&str> = out.lines().skip(1).collect();
+    assert_eq!(blocks.len(), 11, "{out}");
+    assert_eq!(blocks[5], "");
+    assert!(blocks[10].starts_with("Send"));
+
+    // A file that is not there: netperf's message, a failure, no test.
+    let out = netperf(
+        &server,
+        &["-t", "omni", "-l", "1", "--", "-o", "/no/such/selectors"],
+    );
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("Could not open output selection file '/no/such/selectors'"));
+
+    // `?` lists the selectors and exits 1 without running anything.
+    for (option, separator) in [("-o", ","), ("-k", ","), ("-O", "\n")] {
+        let out = std::process::Command::new(NETPERF)
+            .args(["-H", "192.0.2.1", "-t", "omni", "--", option, "?"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        let listed = text(&out.stdout);
+        assert!(listed.starts_with(&format!("OUTPUT_NONE{separator}SOCKET_TYPE{separator}")));
+        assert_eq!(listed.trim_end().split(separator).count(), 175);
+    }
+}
+
+#[test]
+fn latency_selectors_switch_on_timing_and_agree_with_the_rate() {
+    let server = Server::start("127.0.0.1");
+    let values = keyvals(&run_ok(
+        &server,
+        &[
+            "-t", "TCP_RR", "-l", "1", "--", "-k",
+            "MIN_LATENCY,P50_LATENCY,P99_LATENCY,P99_9_LATENCY,MAX_LATENCY,MEAN_LATENCY,RT_LATENCY,LATENCY_SAMPLES,LATENCY_CI99_LOW,LATENCY_CI99_HIGH",
+        ],
+    ));
+    let v = |k: &str| values[k].parse::<f64>().unwrap();
+    assert!(v("MIN_LATENCY") <= v("P50_LATENCY"));
+    assert!(v("P50_LATENCY") <= v("P99_LATENCY") + 1.0);
+    assert!(v("P99_LATENCY") <= v("P99_9_LATENCY") + 1.0);
+    assert!(v("P99_9_LATENCY") <= v("MAX_LATENCY") + 1.0);
+    assert!(
+        v("LATENCY_CI99_LOW") <= v("MEAN_LATENCY") && v("MEAN_LATENCY") <= v("LATENCY_CI99_HIGH")
+    );
+    // One transaction in flight: the mean of the timed transactions is the
+    // round trip the rate implies (within the loop's own overhead).
+    let (mean, rt) = (v("MEAN_LATENCY"), v("RT_LATENCY"));
+    assert!(mean > 0.5 * rt && mean <= rt * 1.01, "mean {mean} rt {rt}");
+    assert!(v("LATENCY_SAMPLES") > 0.0);
+}
+
+#[test]
+fn json_output_follows_the_schema() {
+    let schema: serde_json::Value = serde_json::from_str(SCHEMA).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let server = Server::start("127.0.0.1");
+    for args in [
+        &["-t", "TCP_RR", "-l", "1", "--", "-J"][..],
+        &[
+            "-t", "omni", "-l", "1", "-B", "brand", "--", "-d", "stream", "-J", "all",
+        ][..],
+        &[
+            "-t",
+            "UDP_RR",
+            "-l",
+            "1",
+            "--",
+            "-J",
+            "THROUGHPUT,P99_9_LATENCY,LOCAL_IF_TX_PPS,REMOTE_SYSNAME",
+        ][..],
+    ] {
+        let out = run_ok(&server, args);
+        let body = out
+            .split_once('\n')
+            .map(|(_, rest)| rest)
+            .unwrap_or_default();
+        let doc: serde_json::Value = serde_json::from_str(body)
+            .unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {body}"));
+        let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{args:?}: {errors:?}");
+        let throughput = &doc["results"]["THROUGHPUT"];
+        assert!(throughput["value"].as_f64().unwrap() > 0.0);
+        assert!(throughput["unit"].as_str().unwrap().ends_with("/s"));
+    }
+}
