@@ -2,7 +2,8 @@
 //! DG_RR, from a netperf 2.7.1 built with `--enable-unixdomain`): which test
 //! a name or a message type means, and the pieces both ends share. The wire
 //! layouts are in `wire`, socket files in `path`, the data loops in `data`,
-//! netperf's half in `client`, netserver's in `server`, the output in `report`.
+//! netperf's half in `client` (its messages in `request`), netserver's in
+//! `server`, the output in `report`.
 //!
 //! Both ends are on one machine by definition: the control connection is TCP
 //! as for every test, the data moves over AF_UNIX sockets whose file names
@@ -12,6 +13,7 @@ pub mod client;
 pub mod data;
 pub mod path;
 pub mod report;
+pub mod request;
 pub mod server;
 pub mod wire;
 
