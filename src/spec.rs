@@ -221,6 +221,8 @@ pub struct TestSpec {
     /// UDP-Lite (-T udplite) instead of UDP: same datagram engine, full
     /// checksum coverage.
     pub udp_lite: bool,
+    /// SO_MAX_PACING_RATE in bytes per second for the local data socket (-q).
+    pub pacing_rate: Option<u32>,
     /// TCP_MAXSEG for the local data socket (-G).
     pub maxseg: Option<i32>,
     /// netperf-ng extensions asked for on the command line (both ends).
@@ -418,6 +420,7 @@ impl TestSpec {
             local_cong_control: t.local_cong_control.clone(),
             keep_histogram,
             maxseg: t.maxseg,
+            pacing_rate: t.pacing_rate,
             udp_lite,
             extension: crate::wire::extension::Extension {
                 mmsg_batch: t.mmsg_batch.unwrap_or(0),

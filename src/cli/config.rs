@@ -175,6 +175,8 @@ pub struct TestOptions {
     pub keyval_output: Option<String>,
     pub csv_output: Option<String>,
     pub human_output: Option<String>,
+    /// -q bytes/s: SO_MAX_PACING_RATE on the local data socket.
+    pub pacing_rate: Option<u32>,
     /// -J [list]: our JSON output of the same selection (netperf has no -J).
     pub json_output: Option<String>,
     /// Direction bits an omni test's -m, -M and -r imply when no -d is given
@@ -334,6 +336,7 @@ impl Default for TestOptions {
             csv_output: None,
             human_output: None,
             json_output: None,
+            pacing_rate: None,
             implied_direction: 0,
             local_cong_control: None,
             remote_cong_control: None,

@@ -65,7 +65,7 @@ pub const TEST_OPTIONS: &OptionTable = &[
 
 /// Options netperf accepts that this build does not implement, and what
 /// netperf would do with them (for the reader; the binary only warns).
-const UNSUPPORTED_LETTERS: [(char, &str); 10] = [
+const UNSUPPORTED_LETTERS: [(char, &str); 9] = [
     ('a', "TCP_DEFER_ACCEPT on the listening data socket"),
     ('B', "IP_PKTINFO on UDP data sockets"),
     ('g', "SO_DEBUG on the data socket"),
@@ -76,7 +76,6 @@ const UNSUPPORTED_LETTERS: [(char, &str); 10] = [
     ('I', "write() instead of send()"),
     ('j', "parallel connections"),
     ('l', "multicast TTL"),
-    ('q', "SO_MAX_PACING_RATE"),
     ('U', "keep retrying failed connect() calls"),
     ('w', "accepted and ignored by netperf 2.7.1"),
 ];
@@ -208,6 +207,7 @@ pub fn apply_test(config: &mut Config, letter: char, value: Option<&str>) -> Res
             set_some(&mut test.local_data_port, local);
             set_some(&mut test.remote_data_port, remote);
         }
+        'q' => test.pacing_rate = Some(checked::plain(option, text, 1, i64::from(u32::MAX))?),
         'r' => {
             let (request, response) = checked::pair_of(option, text, split_pair, positive_size)?;
             imply(test, is_native_omni, true, XMIT | RECV);

@@ -29,6 +29,7 @@ pub fn local_socket_options(spec: &TestSpec) -> SocketOptions {
         report_send_errors: spec.protocol == Protocol::Udp && spec.xmit() && !spec.recv(),
         maxseg: spec.maxseg.filter(|_| spec.protocol == Protocol::Tcp),
         udp_lite: spec.udp_lite,
+        max_pacing_rate: spec.pacing_rate,
     }
 }
 

@@ -32,6 +32,8 @@ pub struct SocketOptions {
     /// IP_RECVERR/IPV6_RECVERR: have a UDP sender see ENOBUFS instead of
     /// Linux dropping the datagram silently, as netperf's UDP_STREAM does.
     pub report_send_errors: bool,
+    /// SO_MAX_PACING_RATE in bytes per second (netperf's test option -q).
+    pub max_pacing_rate: Option<u32>,
     /// UDP-Lite instead of UDP for a datagram socket.
     pub udp_lite: bool,
     /// TCP_MAXSEG before connecting (netperf's test option -G).
@@ -42,6 +44,7 @@ pub struct SocketOptions {
 /// architecture (asm-generic values, used by x86_64 and aarch64).
 const SO_BUSY_POLL: i32 = 46;
 const SO_ZEROCOPY: i32 = 60;
+const SO_MAX_PACING_RATE: i32 = 47;
 
 /// Create a socket for `family_of` (its family only) with `opts` applied.
 pub fn create(family_of: &SocketAddr, opts: &SocketOptions) -> io::Result<Socket> {
@@ -81,6 +84,10 @@ pub fn create(family_of: &SocketAddr, opts: &SocketOptions) -> io::Result<Socket
                 s.set_tcp_congestion(cc.as_bytes())?;
             }
         }
+    }
+    if let Some(rate) = opts.max_pacing_rate {
+        set_int(&s, libc::SOL_SOCKET, SO_MAX_PACING_RATE, rate as i32)
+            .map_err(|e| io::Error::new(e.kind(), format!("SO_MAX_PACING_RATE: {e}")))?;
     }
     if !opts.routing_allowed {
         set_int(&s, libc::SOL_SOCKET, libc::SO_DONTROUTE, 1)?;

@@ -284,6 +284,7 @@ fn data_socket_options(r: &OmniRequest, protocol: Protocol, ext: &Extension) -> 
         report_send_errors: false,
         maxseg: None,
         udp_lite: r.protocol == crate::spec::IPPROTO_UDPLITE,
+        max_pacing_rate: None,
     }
 }
 
