@@ -71,13 +71,11 @@ impl Failure {
     }
 }
 
+/// A control connection that fails mid-test: netperf's recv_response
+/// exits with 1.
 impl From<ChannelError> for Failure {
     fn from(e: ChannelError) -> Failure {
-        Failure {
-            message: format!("netperf: {e}"),
-            stdout: String::new(),
-            exit: EXIT_FAILURE,
-        }
+        Failure::new(format!("netperf: {e}"))
     }
 }
 
@@ -187,6 +185,15 @@ fn send_end_marker(s: &Socket) {
     }
 }
 
+/// A ring of `width` buffers, fewer if that much memory is beyond
+/// netperf-ng's limits: a command line (-W) must not abort us.
+fn ring(width: u32, size: i32, align: u32, offset: u32) -> BufferRing {
+    let per_buffer = size.max(1) as u64 + u64::from(align) + u64::from(offset);
+    let fits = u32::try_from(limits::MAX_RING_BYTES / per_buffer).unwrap_or(u32::MAX);
+    let width = width.clamp(1, limits::MAX_WIDTH).min(fits.max(1));
+    BufferRing::new(width, size.max(0) as usize, align, offset)
+}
+
 /// The local measurements of the data phase.
 struct Local {
     counters: Counters,
@@ -214,37 +221,24 @@ fn move_data(
         .map_err(|e| data_failure(p.test, DataError::Connect(e)))?;
     let fd = s.as_raw_fd();
     let (align, offset) = (g.local_send_align, g.local_send_offset);
-    let mut send_ring;
-    let mut recv_ring = BufferRing::new(
-        if g.recv_width > 0 { g.recv_width } else { 1 },
-        p.response_size as usize,
+    let chosen = |width: u32, natural: u32| if width > 0 { width } else { natural };
+    let mut recv_ring = ring(
+        chosen(g.recv_width, 1),
+        p.response_size,
         g.local_recv_align,
         g.local_recv_offset,
     );
-    if p.test.is_request_response() {
-        let width = if g.send_width > 0 { g.send_width } else { 1 };
-        send_ring = BufferRing::new(width, p.request_size as usize, align, offset);
-    } else {
-        let natural = if p.test == UnixTest::DgStream {
-            32
-        } else {
-            ((lss.max(0) / send_size.max(1)) + 1).max(2) as u32
-        };
-        let width = if g.send_width > 0 {
-            g.send_width
-        } else {
-            natural
-        };
-        let fits = (limits::MAX_RING_BYTES
-            / (send_size.max(1) as u64 + u64::from(align) + u64::from(offset)))
-        .max(1);
-        send_ring = BufferRing::new(
-            width.min(fits as u32).min(limits::MAX_WIDTH),
-            send_size as usize,
-            align,
-            offset,
-        );
-    }
+    let mut send_ring = match p.test {
+        UnixTest::StreamRr | UnixTest::DgRr => {
+            ring(chosen(g.send_width, 1), p.request_size, align, offset)
+        }
+        // netperf's default: enough sends to fill the socket buffer, plus one.
+        UnixTest::StreamStream => {
+            let natural = ((lss.max(0) / send_size.max(1)) + 1).max(2) as u32;
+            ring(chosen(g.send_width, natural), send_size, align, offset)
+        }
+        UnixTest::DgStream => ring(chosen(g.send_width, 32), send_size, align, offset),
+    };
     let stop = StopFlag::new();
     let mut sampler = if g.local_cpu {
         CpuSampler::start(g.num_cpus).ok()

@@ -561,16 +561,18 @@ pub fn serve(
         Ok(done) => {
             chan.send(&results(&plan, &done, 0))?;
             let c = &done.counters;
+            let moved = match test {
+                UnixTest::StreamStream => format!("received {} bytes", c.bytes_received),
+                UnixTest::DgStream => format!("received {} datagrams", done.datagrams.messages),
+                UnixTest::StreamRr | UnixTest::DgRr => format!("{} transactions", c.transactions),
+            };
             log::line(
                 opts,
                 Some(peer),
                 &format!(
-                    "{name} test over {}: {:.2}s, received {} bytes in {} datagrams, {} transactions",
+                    "{name} test over {}: {moved} in {:.2}s",
                     setup.file.path().display(),
-                    done.elapsed,
-                    c.bytes_received,
-                    done.datagrams.messages,
-                    c.transactions
+                    done.elapsed
                 ),
             );
         }
