@@ -241,8 +241,12 @@ pub enum SpecError {
 /// IPPROTO_UDPLITE (Linux).
 pub const IPPROTO_UDPLITE: u32 = 136;
 
-/// The -T names netperf knows: (name, what we run, or why not).
-const PROTOCOLS: &[(&str, Result<(Protocol, bool), &str>)] = &[
+/// What a -T name runs: the protocol and whether it is UDP-Lite, or the
+/// name of a protocol we refuse.
+type ProtocolChoice = Result<(Protocol, bool), &'static str>;
+
+/// The -T names netperf knows.
+const PROTOCOLS: &[(&str, ProtocolChoice)] = &[
     ("tcp", Ok((Protocol::Tcp, false))),
     ("udp", Ok((Protocol::Udp, false))),
     ("udplite", Ok((Protocol::Udp, true))),
@@ -348,6 +352,25 @@ impl TestSpec {
                 response_size = 1;
             }
         }
+        if t.sequence {
+            let short = |size: i64| (0..8).contains(&size);
+            if protocol != Protocol::Udp {
+                return Err(SpecError::Invalid(
+                    "--seq numbers UDP datagrams; use it with a UDP test".into(),
+                ));
+            }
+            if is_rr && (short(request_size.into()) || short(response_size.into())) {
+                return Err(SpecError::Invalid(
+                    "--seq needs requests and responses of at least 8 bytes (e.g. -r 8)".into(),
+                ));
+            }
+            if t.local_send_size.is_some_and(|m| m < 8) || t.remote_send_size.is_some_and(|m| m < 8)
+            {
+                return Err(SpecError::Invalid(
+                    "--seq needs messages of at least 8 bytes (-m 8 or more)".into(),
+                ));
+            }
+        }
         let limit = if g.test_length > 0 {
             Limit::Seconds(g.test_length.min(i64::from(i32::MAX)) as u32)
         } else if g.test_length < 0 {
@@ -427,6 +450,7 @@ impl TestSpec {
                 zerocopy: t.zerocopy,
                 busy_poll_usecs: t.busy_poll_usecs,
                 system_facts: false,
+                sequence: t.sequence,
             },
         })
     }

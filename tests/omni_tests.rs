@@ -390,3 +390,69 @@ fn json_output_follows_the_schema() {
         assert!(throughput["unit"].as_str().unwrap().ends_with("/s"));
     }
 }
+
+/// UDP receive-buffer drops the kernel counted (/proc/net/snmp RcvbufErrors).
+fn udp_rcvbuf_errors() -> u64 {
+    let snmp = std::fs::read_to_string("/proc/net/snmp").unwrap_or_default();
+    let mut udp = snmp.lines().filter(|l| l.starts_with("Udp:"));
+    let (names, values) = (udp.next().unwrap_or(""), udp.next().unwrap_or(""));
+    names
+        .split_whitespace()
+        .zip(values.split_whitespace())
+        .find(|(n, _)| *n == "RcvbufErrors")
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn sequence_numbers_count_the_datagrams_the_receiver_lost() {
+    let server = Server::start("127.0.0.1");
+    let before = udp_rcvbuf_errors();
+    let values = keyvals(&run_ok(
+        &server,
+        &[
+            "-t", "UDP_STREAM", "-l", "1", "--", "-m", "1024", "-S", "16K", "--seq", "-k",
+            "LOCAL_SEND_CALLS,REMOTE_RECV_CALLS,REMOTE_DGRAMS_LOST,REMOTE_DGRAMS_DUPLICATED,LOCAL_DGRAMS_LOST",
+        ],
+    ));
+    let dropped_by_kernel = udp_rcvbuf_errors() - before;
+    let v = |k: &str| values[k].parse::<i64>().unwrap();
+    assert_eq!(
+        v("REMOTE_DGRAMS_LOST"),
+        v("LOCAL_SEND_CALLS") - v("REMOTE_RECV_CALLS")
+    );
+    assert_eq!(v("REMOTE_DGRAMS_DUPLICATED"), 0);
+    assert_eq!(v("LOCAL_DGRAMS_LOST"), -1, "the sender receives nothing");
+    // Loopback loses datagrams only in the receive buffer, and the kernel
+    // counts every one (other tests may add their own to the counter).
+    assert!(dropped_by_kernel >= v("REMOTE_DGRAMS_LOST") as u64);
+
+    let values = keyvals(&run_ok(
+        &server,
+        &[
+            "-t",
+            "UDP_RR",
+            "-l",
+            "1",
+            "--",
+            "-r",
+            "8",
+            "--seq",
+            "-k",
+            "LOCAL_DGRAMS_LOST,REMOTE_DGRAMS_LOST,LOCAL_DGRAMS_OUT_OF_ORDER",
+        ],
+    ));
+    for name in [
+        "LOCAL_DGRAMS_LOST",
+        "REMOTE_DGRAMS_LOST",
+        "LOCAL_DGRAMS_OUT_OF_ORDER",
+    ] {
+        assert_eq!(
+            values[name], "0",
+            "{name} in a loss-free request/response test"
+        );
+    }
+    let out = netperf(&server, &["-t", "UDP_RR", "-l", "1", "--", "--seq"]);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("at least 8 bytes"));
+}

@@ -175,6 +175,8 @@ pub struct TestOptions {
     pub keyval_output: Option<String>,
     pub csv_output: Option<String>,
     pub human_output: Option<String>,
+    /// --seq: sequence numbers in UDP payloads (netperf-ng).
+    pub sequence: bool,
     /// -q bytes/s: SO_MAX_PACING_RATE on the local data socket.
     pub pacing_rate: Option<u32>,
     /// -J [list]: our JSON output of the same selection (netperf has no -J).
@@ -337,6 +339,7 @@ impl Default for TestOptions {
             human_output: None,
             json_output: None,
             pacing_rate: None,
+            sequence: false,
             implied_direction: 0,
             local_cong_control: None,
             remote_cong_control: None,

@@ -14,6 +14,10 @@ netperf-ng extensions (test-specific, after --):
     --zerocopy        Send stream data with MSG_ZEROCOPY (TCP_STREAM, and
                       netserver's sends in TCP_MAERTS)
     --busy-poll USECS Set SO_BUSY_POLL on both ends' data sockets. 0..1000000
+    --seq             Number UDP datagrams (first 8 payload bytes) and count
+                      lost, duplicated and out-of-order ones on each receiver
+                      (selectors LOCAL_/REMOTE_DGRAMS_LOST, _DUPLICATED,
+                      _OUT_OF_ORDER). Messages must be at least 8 bytes
     --help-ext        Display this text
 ";
 
@@ -27,6 +31,10 @@ const EXTENSIONS: &[(&str, bool, Apply)] = &[
     }),
     ("zerocopy", false, |t, _| {
         t.zerocopy = true;
+        Ok(())
+    }),
+    ("seq", false, |t, _| {
+        t.sequence = true;
         Ok(())
     }),
     ("busy-poll", true, |t, v| {

@@ -548,11 +548,13 @@ mod tests {
         let t = run("-- -a -B -g -G 100 -i 1 -I -j 2 -l 5 -q 1000 -U -w 10").test;
         assert_eq!(
             t.unsupported,
-            ["-a", "-B", "-g", "-i 1", "-I", "-j 2", "-l 5", "-q 1000", "-U", "-w 10"]
+            ["-a", "-B", "-g", "-i 1", "-I", "-j 2", "-l 5", "-U", "-w 10"]
                 .map(String::from)
                 .to_vec()
         );
         assert!(super::unsupported_purpose('g').is_some());
         assert!(super::unsupported_purpose('m').is_none());
+        assert_eq!(t.pacing_rate, Some(1000));
+        assert_eq!(t.maxseg, Some(100));
     }
 }

@@ -159,6 +159,9 @@ pub struct Iteration {
     pub results: OmniResults,
     /// Our netserver's OS and CPU facts, when asked for and sent.
     pub remote_system: Option<crate::wire::system_facts::SystemFacts>,
+    /// Datagram accounting of each receiving end (`--seq`).
+    pub local_datagrams: Option<crate::engine::sequence::DatagramCounts>,
+    pub remote_datagrams: Option<crate::engine::sequence::DatagramCounts>,
     /// The local data socket's congestion control algorithm ("" for UDP).
     pub local_cong_control: String,
     /// The local interface's counters over the data phase, when asked for.
@@ -210,6 +213,10 @@ pub fn run_iteration(
         std::thread::sleep(Duration::from_secs(u64::from(run.wait_secs)));
     }
     let mut hist = spec.keep_histogram.then(Histogram::new);
+    let mut seq = spec
+        .extension
+        .sequence
+        .then(crate::engine::sequence::Sequence::new);
     let mut cpu = if run.local_cpu {
         CpuSampler::start(run.num_cpus).ok()
     } else {
@@ -242,6 +249,7 @@ pub fn run_iteration(
         units,
         io_wait,
         hist.as_mut(),
+        seq.as_mut(),
     )?;
     let elapsed = started.elapsed().as_secs_f64();
     drop(timer);
@@ -323,6 +331,8 @@ pub fn run_iteration(
         },
         results,
         remote_system: crate::wire::system_facts::SystemFacts::decode(&res_msg),
+        local_datagrams: seq.map(|s| s.counts()),
+        remote_datagrams: crate::wire::system_facts::decode_datagrams(&res_msg),
         local_cong_control,
         interface_delta,
     })

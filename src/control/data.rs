@@ -4,6 +4,7 @@
 use super::client::ClientError;
 use super::request::{LocalSizes, RunOptions};
 use crate::engine::ring::BufferRing;
+use crate::engine::sequence::Sequence;
 use crate::engine::timer::StopFlag;
 use crate::engine::{self, Counters, DataError, Histogram};
 use crate::net::socket::{self, SocketOptions};
@@ -32,6 +33,7 @@ pub fn run_data(
     units: Option<u64>,
     io_wait: Option<Duration>,
     hist: Option<&mut Histogram>,
+    seq: Option<&mut Sequence>,
 ) -> Result<DataRun, ClientError> {
     let udp = spec.protocol == Protocol::Udp;
     let mut send_ring = BufferRing::new(
@@ -82,7 +84,7 @@ pub fn run_data(
     // Batching moves UDP messages N per call; per-operation timing (-v 2,
     // -j) needs one call per message, so it keeps the plain loops.
     let batch = match spec.extension.mmsg_batch {
-        n if udp && n > 1 && hist.is_none() => Some(n as usize),
+        n if udp && n > 1 && hist.is_none() && seq.is_none() => Some(n as usize),
         _ => None,
     };
     let counters = if spec.is_rr() {
@@ -115,6 +117,7 @@ pub fn run_data(
                 dest.as_ref(),
                 loss_timeout,
                 hist,
+                seq,
             )?,
         }
     } else if spec.xmit() {
@@ -135,12 +138,12 @@ pub fn run_data(
         } else if spec.extension.zerocopy && !udp {
             engine::zerocopy::send(fd, &mut send_ring, stop, units)?
         } else {
-            engine::stream::send(fd, &mut send_ring, stop, units, dest.as_ref(), hist)?
+            engine::stream::send(fd, &mut send_ring, stop, units, dest.as_ref(), hist, seq)?
         }
     } else if let Some(n) = batch {
         engine::mmsg::stream_recv_batched(fd, &mut recv_ring, n, stop, units)?.0
     } else {
-        engine::stream::recv(fd, &mut recv_ring, stop, units, hist)?
+        engine::stream::recv(fd, &mut recv_ring, stop, units, hist, seq)?
     };
     let mss = if udp { -1 } else { socket::mss(&sock) };
     Ok((counters, mss, Some(sock)))

@@ -9,6 +9,7 @@ pub mod message;
 pub mod mmsg;
 pub mod ring;
 pub mod rr;
+pub mod sequence;
 pub mod sizing;
 pub mod stream;
 pub mod timer;

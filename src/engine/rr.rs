@@ -4,6 +4,7 @@
 use super::io::{self, Io};
 use super::message::{recv_message, send_message, Got};
 use super::ring::BufferRing;
+use super::sequence::Sequence;
 use super::timer::StopFlag;
 use super::{Counters, DataError, Histogram};
 use crate::measure::histogram::InFlightTimer;
@@ -23,6 +24,7 @@ pub fn client(
     dest: Option<&socket2::SockAddr>,
     loss_timeout: bool,
     mut hist: Option<&mut Histogram>,
+    mut seq: Option<&mut Sequence>,
 ) -> Result<Counters, DataError> {
     let mut c = Counters::default();
     let (req, rsp) = (send_ring.size(), recv_ring.size());
@@ -42,8 +44,13 @@ pub fn client(
         // loopback the send call itself carries the request to the server.
         while outstanding < first_burst {
             let sent_at = in_flight.as_ref().map(|_| Instant::now());
-            if !send_message(fd, send_ring.next_ptr(), req, dest, stop, &mut c)? {
+            let buf = send_ring.next_ptr();
+            stamp(seq.as_deref_mut(), buf, req);
+            if !send_message(fd, buf, req, dest, stop, &mut c)? {
                 return Ok(c);
+            }
+            if let Some(s) = seq.as_deref_mut() {
+                s.sent();
             }
             if let (Some(t), Some(at)) = (in_flight.as_mut(), sent_at) {
                 t.start(at);
@@ -51,23 +58,26 @@ pub fn client(
             outstanding += 1;
         }
         let sent_at = in_flight.as_ref().map(|_| Instant::now());
-        if !send_message(fd, send_ring.next_ptr(), req, dest, stop, &mut c)? {
+        let buf = send_ring.next_ptr();
+        stamp(seq.as_deref_mut(), buf, req);
+        if !send_message(fd, buf, req, dest, stop, &mut c)? {
             break;
+        }
+        if let Some(s) = seq.as_deref_mut() {
+            s.sent();
         }
         if let (Some(t), Some(at)) = (in_flight.as_mut(), sent_at) {
             t.start(at);
         }
         outstanding += 1;
-        match recv_message(
-            fd,
-            recv_ring.next_ptr(),
-            rsp,
-            udp,
-            stop,
-            loss_timeout,
-            &mut c,
-        )? {
-            Got::Message => {}
+        let response = recv_ring.next_ptr();
+        match recv_message(fd, response, rsp, udp, stop, loss_timeout, &mut c)? {
+            Got::Message => {
+                if let Some(s) = seq.as_deref_mut() {
+                    // SAFETY: the ring buffer holds rsp bytes just received.
+                    unsafe { s.check(response, rsp) };
+                }
+            }
             Got::TimedOut => {
                 // Lost request or response: start the burst over, as netperf -e does.
                 outstanding = 0;
@@ -126,6 +136,7 @@ pub fn server_datagram(
     stop: &StopFlag,
     trans_limit: Option<u64>,
     connect_to_peer: bool,
+    mut seq: Option<&mut Sequence>,
 ) -> Result<Counters, DataError> {
     let mut c = Counters::default();
     let (req, rsp) = (recv_ring.size(), send_ring.size());
@@ -139,15 +150,20 @@ pub fn server_datagram(
                 break;
             }
         }
+        let request = recv_ring.next_ptr();
         let got = if connected {
-            io::recv(fd, recv_ring.next_ptr(), req)
+            io::recv(fd, request, req)
         } else {
-            io::recv_from(fd, recv_ring.next_ptr(), req, &mut from, &mut from_len)
+            io::recv_from(fd, request, req, &mut from, &mut from_len)
         };
         match got {
             Io::Moved(n) => {
                 c.recv_calls += 1;
                 c.bytes_received += n as u64;
+                if let Some(s) = seq.as_deref_mut() {
+                    // SAFETY: the ring buffer holds the n bytes just received.
+                    unsafe { s.check(request, n) };
+                }
             }
             Io::Zero => break,
             Io::Retry | Io::NoBuffers => continue,
@@ -172,15 +188,20 @@ pub fn server_datagram(
             }
             connected = true;
         }
+        let response = send_ring.next_ptr();
+        stamp(seq.as_deref_mut(), response, rsp);
         let sent = if connected {
-            io::send(fd, send_ring.next_ptr(), rsp, None)
+            io::send(fd, response, rsp, None)
         } else {
-            io::send_to_raw(fd, send_ring.next_ptr(), rsp, &from, from_len)
+            io::send_to_raw(fd, response, rsp, &from, from_len)
         };
         match sent {
             Io::Moved(n) => {
                 c.send_calls += 1;
                 c.bytes_sent += n as u64;
+                if let Some(s) = seq.as_deref_mut() {
+                    s.sent();
+                }
             }
             Io::NoBuffers => c.failed_sends += 1,
             Io::Retry | Io::Zero => {}
@@ -194,4 +215,13 @@ pub fn server_datagram(
         c.transactions += 1;
     }
     Ok(c)
+}
+
+/// Number an outgoing message when sequence numbers are on.
+#[inline]
+fn stamp(seq: Option<&mut Sequence>, buf: *mut u8, len: usize) {
+    if let Some(s) = seq {
+        // SAFETY: `buf` is a ring buffer of at least `len` bytes.
+        unsafe { s.stamp(buf, len) };
+    }
 }

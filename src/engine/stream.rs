@@ -3,6 +3,7 @@
 
 use super::io::{self, Io};
 use super::ring::BufferRing;
+use super::sequence::Sequence;
 use super::timer::StopFlag;
 use super::{Counters, DataError, Histogram};
 use std::os::fd::RawFd;
@@ -17,6 +18,7 @@ pub fn send(
     byte_limit: Option<u64>,
     dest: Option<&socket2::SockAddr>,
     mut hist: Option<&mut Histogram>,
+    mut seq: Option<&mut Sequence>,
 ) -> Result<Counters, DataError> {
     let mut c = Counters::default();
     let size = ring.size();
@@ -27,6 +29,10 @@ pub fn send(
             }
         }
         let buf = ring.next_ptr();
+        if let Some(s) = seq.as_deref_mut() {
+            // SAFETY: the ring buffer holds `size` bytes.
+            unsafe { s.stamp(buf, size) };
+        }
         let started = hist.as_ref().map(|_| Instant::now());
         let mut done = 0usize;
         // A timed-out send may be partial; finish the buffer unless stopping.
@@ -55,6 +61,9 @@ pub fn send(
         if done > 0 {
             c.bytes_sent += done as u64;
             c.send_calls += 1;
+            if let Some(s) = seq.as_deref_mut() {
+                s.sent();
+            }
         }
         if let (Some(h), Some(t0)) = (hist.as_deref_mut(), started) {
             h.record_ns(t0.elapsed().as_nanos() as u64);
@@ -116,6 +125,7 @@ pub fn recv(
     stop: &StopFlag,
     byte_limit: Option<u64>,
     mut hist: Option<&mut Histogram>,
+    mut seq: Option<&mut Sequence>,
 ) -> Result<Counters, DataError> {
     let mut c = Counters::default();
     let size = ring.size();
@@ -126,10 +136,15 @@ pub fn recv(
             }
         }
         let started = hist.as_ref().map(|_| Instant::now());
-        match io::recv(fd, ring.next_ptr(), size) {
+        let buf = ring.next_ptr();
+        match io::recv(fd, buf, size) {
             Io::Moved(n) => {
                 c.bytes_received += n as u64;
                 c.recv_calls += 1;
+                if let Some(s) = seq.as_deref_mut() {
+                    // SAFETY: the ring buffer holds the n bytes just received.
+                    unsafe { s.check(buf, n) };
+                }
                 if let (Some(h), Some(t0)) = (hist.as_deref_mut(), started) {
                     h.record_ns(t0.elapsed().as_nanos() as u64);
                 }

@@ -187,6 +187,8 @@ pub fn render(output: &OmniOutput, config: &Config, spec: &TestSpec, m: &Measure
         local,
         remote,
     });
+    let mut record = record;
+    fill_datagrams(&mut record, m.last, spec);
     let mut text = render_omni(output.style, &output.selection, &record, g.print_headers);
     if g.verbosity > 1 {
         if let Some(h) = &m.last.outcome.histogram {
@@ -198,6 +200,28 @@ pub fn render(output: &OmniOutput, config: &Config, spec: &TestSpec, m: &Measure
         }
     }
     text
+}
+
+/// Lost datagrams of each receiver: what its peer numbered and sent minus
+/// the distinct datagrams it received (so the tail lost when the test
+/// stopped counts too); duplicates and late arrivals from its sequence check.
+fn fill_datagrams(record: &mut crate::report::omni::OmniRecord, it: &Iteration, spec: &TestSpec) {
+    use crate::report::omni::record::DatagramRecord;
+    let o = &it.outcome;
+    let record_of = |c: &crate::engine::sequence::DatagramCounts, peer_sent: u64, received: u64| {
+        let distinct = received.saturating_sub(c.duplicated);
+        DatagramRecord {
+            lost: peer_sent.saturating_sub(distinct) as i64,
+            duplicated: c.duplicated as i64,
+            out_of_order: c.out_of_order as i64,
+        }
+    };
+    if let Some(c) = it.local_datagrams.as_ref().filter(|_| spec.recv()) {
+        record.local.datagrams = record_of(c, o.remote.send_calls, o.local.recv_calls);
+    }
+    if let Some(c) = it.remote_datagrams.as_ref().filter(|_| spec.xmit()) {
+        record.remote.datagrams = record_of(c, o.local.send_calls, o.remote.recv_calls);
+    }
 }
 
 /// What netperf's omni histogram timed.

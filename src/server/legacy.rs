@@ -152,8 +152,8 @@ pub fn serve_tcp_stream(
             r.recv_alignment.clamp(0, 16384) as u32,
             r.recv_offset.clamp(0, 4096) as u32,
         );
-        counters =
-            engine::stream::recv(d.as_raw_fd(), &mut ring, &stop, None, None).unwrap_or_default();
+        counters = engine::stream::recv(d.as_raw_fd(), &mut ring, &stop, None, None, None)
+            .unwrap_or_default();
         elapsed = started.elapsed().as_secs_f64();
         if timer.fired() {
             elapsed -= f64::from(PAD_TIME_SECS);

@@ -6,6 +6,7 @@ use super::options::ServerOptions;
 use crate::control::channel::{Channel, ChannelError};
 use crate::control::client::PAD_TIME;
 use crate::engine::ring::BufferRing;
+use crate::engine::sequence::Sequence;
 use crate::engine::sizing::{choose, UDP_LENGTH_MAX};
 use crate::engine::timer::{StopFlag, Timer};
 use crate::engine::{self, Counters, DataError};
@@ -442,6 +443,7 @@ fn setup_and_run(
         r.recv_alignment,
         r.recv_offset,
     );
+    let mut seq = (ext.sequence && protocol == Protocol::Udp).then(Sequence::new);
     let outcome = run_data(
         &listener,
         r,
@@ -451,6 +453,7 @@ fn setup_and_run(
         &mut recv_ring,
         &stop,
         units,
+        seq.as_mut(),
     );
     let mut elapsed = started.elapsed().as_secs_f64();
     let fired = timer.fired();
@@ -519,6 +522,9 @@ fn setup_and_run(
     if ext.system_facts {
         system_facts().encode_into(&mut message);
     }
+    if let Some(s) = &seq {
+        crate::wire::system_facts::encode_datagrams(&mut message, &s.counts());
+    }
     chan.send(&message)?;
     Ok(Ok(format!(
         "omni test: protocol {} direction {:#x} elapsed {:.2}s sent {} bytes received {} bytes transactions {}",
@@ -566,6 +572,7 @@ fn run_data(
     recv_ring: &mut BufferRing,
     stop: &StopFlag,
     units: Option<u64>,
+    mut seq: Option<&mut Sequence>,
 ) -> Result<DataOutcome, DataError> {
     let xmit = r.direction & omni::DIR_XMIT != 0;
     let recv = r.direction & omni::DIR_RECV != 0;
@@ -596,7 +603,7 @@ fn run_data(
     };
     let fd = data.as_raw_fd();
     let udp = protocol == Protocol::Udp;
-    let batch = (udp && ext.mmsg_batch > 1).then_some(ext.mmsg_batch as usize);
+    let batch = (udp && ext.mmsg_batch > 1 && seq.is_none()).then_some(ext.mmsg_batch as usize);
     let peer = || SockAddr::from(peer_data_addr(r));
     let counters = match (xmit, recv) {
         (true, true) => match (protocol, batch) {
@@ -611,20 +618,27 @@ fn run_data(
                 stop,
                 units,
                 r.flags & omni::flag::USE_CONNECTED != 0,
+                seq.as_deref_mut(),
             )?,
         },
         (false, true) => match batch {
             Some(n) => engine::mmsg::stream_recv_batched(fd, recv_ring, n, stop, units)?.0,
-            None => engine::stream::recv(fd, recv_ring, stop, units, None)?,
+            None => engine::stream::recv(fd, recv_ring, stop, units, None, seq.as_deref_mut())?,
         },
         (true, false) => match (batch, ext.zerocopy && !udp) {
             (Some(n), _) => {
                 engine::mmsg::stream_send_batched(fd, send_ring, n, stop, units, Some(&peer()))?.0
             }
             (None, true) => engine::zerocopy::send(fd, send_ring, stop, units)?,
-            (None, false) => {
-                engine::stream::send(fd, send_ring, stop, units, udp.then(peer).as_ref(), None)?
-            }
+            (None, false) => engine::stream::send(
+                fd,
+                send_ring,
+                stop,
+                units,
+                udp.then(peer).as_ref(),
+                None,
+                seq,
+            )?,
         },
         (false, false) => Counters::default(),
     };

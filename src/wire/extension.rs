@@ -15,6 +15,8 @@ const FLAG_ZEROCOPY: u32 = 0x1;
 const FLAG_BUSY_POLL: u32 = 0x2;
 /// Ask for the netserver's system facts in its results (see `system_facts`).
 const FLAG_SYSTEM_FACTS: u32 = 0x4;
+/// Number UDP datagrams and count losses (`--seq`) on both ends.
+const FLAG_SEQUENCE: u32 = 0x8;
 /// Largest batch sendmmsg/recvmmsg take (UIO_MAXIOV).
 pub const MAX_MMSG: u32 = 1024;
 pub const MAX_BUSY_POLL_USECS: u32 = 1_000_000;
@@ -27,6 +29,8 @@ pub struct Extension {
     pub busy_poll_usecs: Option<u32>,
     /// Report the netserver's OS and CPU facts with the results.
     pub system_facts: bool,
+    /// Sequence numbers in UDP payloads, counted by each receiver.
+    pub sequence: bool,
 }
 
 impl Extension {
@@ -49,6 +53,9 @@ impl Extension {
         if self.system_facts {
             flags |= FLAG_SYSTEM_FACTS;
         }
+        if self.sequence {
+            flags |= FLAG_SEQUENCE;
+        }
         m.set_data_u32(AT, MAGIC);
         m.set_data_u32(AT + 1, flags);
         m.set_data_u32(AT + 2, self.mmsg_batch);
@@ -64,7 +71,7 @@ impl Extension {
         let flags = m.data_u32(AT + 1);
         let mmsg_batch = m.data_u32(AT + 2);
         let busy = m.data_u32(AT + 3);
-        if flags & !(FLAG_ZEROCOPY | FLAG_BUSY_POLL | FLAG_SYSTEM_FACTS) != 0 {
+        if flags & !(FLAG_ZEROCOPY | FLAG_BUSY_POLL | FLAG_SYSTEM_FACTS | FLAG_SEQUENCE) != 0 {
             return Err(format!("unknown extension flags {flags:#x}"));
         }
         if mmsg_batch > MAX_MMSG {
@@ -78,6 +85,7 @@ impl Extension {
             zerocopy: flags & FLAG_ZEROCOPY != 0,
             busy_poll_usecs: (flags & FLAG_BUSY_POLL != 0).then_some(busy),
             system_facts: flags & FLAG_SYSTEM_FACTS != 0,
+            sequence: flags & FLAG_SEQUENCE != 0,
         }))
     }
 }
@@ -94,6 +102,7 @@ mod tests {
             zerocopy: true,
             busy_poll_usecs: Some(50),
             system_facts: true,
+            sequence: true,
         };
         let req = OmniRequest {
             fill_file: "x".repeat(31),

@@ -1,10 +1,11 @@
-//! netperf-ng's block in the omni results: the netserver's operating system
+//! netperf-ng's blocks in the omni results: the netserver's operating system
 //! and CPU facts (netperf 2.7.1 prints "Deprecated" for the remote ones). Our
 //! netserver adds it when our netperf asks (extension flag); it sits after a
 //! magic word in results bytes a stock netserver leaves unused, so a stock
 //! netperf never reads it and a stock netserver never sends it.
 
 use super::message::Message;
+use crate::engine::sequence::DatagramCounts;
 
 /// "NGR1": marks the block and its layout version.
 const MAGIC: u32 = 0x4e47_5231;
@@ -78,6 +79,31 @@ impl SystemFacts {
     }
 }
 
+/// "NGD1": the netserver's datagram accounting (`--seq`), in the last four
+/// words of the data area, after the system facts block.
+const DATAGRAM_MAGIC: u32 = 0x4e47_4431;
+const DATAGRAM_AT: usize = 158;
+
+/// Add the receiver's datagram counts (saturated to 32 bits) to results.
+pub fn encode_datagrams(m: &mut Message, c: &DatagramCounts) {
+    let word = |v: u64| v.min(u64::from(u32::MAX)) as u32;
+    m.set_data_u32(DATAGRAM_AT, DATAGRAM_MAGIC);
+    m.set_data_u32(DATAGRAM_AT + 1, word(c.lost));
+    m.set_data_u32(DATAGRAM_AT + 2, word(c.duplicated));
+    m.set_data_u32(DATAGRAM_AT + 3, word(c.out_of_order));
+}
+
+/// The netserver's datagram counts, if its results carry them. The highest
+/// sequence number is not sent: losses at the tail are the sender's to add.
+pub fn decode_datagrams(m: &Message) -> Option<DatagramCounts> {
+    (m.data_u32(DATAGRAM_AT) == DATAGRAM_MAGIC).then(|| DatagramCounts {
+        lost: u64::from(m.data_u32(DATAGRAM_AT + 1)),
+        duplicated: u64::from(m.data_u32(DATAGRAM_AT + 2)),
+        out_of_order: u64::from(m.data_u32(DATAGRAM_AT + 3)),
+        next_expected: 0,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -105,6 +131,16 @@ mod tests {
         assert_eq!(SystemFacts::decode(&m), Some(facts));
         assert_eq!(OmniResults::decode(&m), results);
         assert_eq!(SystemFacts::decode(&results.encode()), None);
+        let counts = DatagramCounts {
+            lost: 3,
+            duplicated: 2,
+            out_of_order: 1,
+            next_expected: 0,
+        };
+        encode_datagrams(&mut m, &counts);
+        assert_eq!(decode_datagrams(&m), Some(counts));
+        assert_eq!(SystemFacts::decode(&m).unwrap().cpu_mhz, 2000);
+        assert_eq!(OmniResults::decode(&m), results);
     }
 
     #[test]
