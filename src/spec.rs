@@ -451,6 +451,7 @@ impl TestSpec {
                 busy_poll_usecs: t.busy_poll_usecs,
                 system_facts: false,
                 sequence: t.sequence,
+                interface_counters: false,
             },
         })
     }

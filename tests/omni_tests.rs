@@ -456,3 +456,36 @@ fn sequence_numbers_count_the_datagrams_the_receiver_lost() {
     assert!(!out.status.success());
     assert!(text(&out.stderr).contains("at least 8 bytes"));
 }
+
+#[test]
+fn interface_counters_and_system_facts_of_both_ends() {
+    let server = Server::start("127.0.0.1");
+    let values = keyvals(&run_ok(
+        &server,
+        &[
+            "-t",
+            "UDP_RR",
+            "-l",
+            "1",
+            "--",
+            "-k",
+            "TRANSACTION_RATE,LOCAL_IF_TX_PACKETS,LOCAL_IF_RX_PACKETS,REMOTE_IF_TX_PACKETS,\
+             REMOTE_IF_RX_BYTES,LOCAL_IF_TX_PPS,PACKETS_PER_TRANSACTION,LOCAL_INTERFACE_NAME,\
+             REMOTE_INTERFACE_NAME,LOCAL_SYSNAME,REMOTE_SYSNAME,REMOTE_RELEASE,REMOTE_CPU_MODEL",
+        ],
+    ));
+    let v = |k: &str| values[k].parse::<f64>().unwrap();
+    // Every transaction is a request and a response; on loopback each is
+    // counted both as sent and as received by `lo` (other tests add more).
+    assert!(v("PACKETS_PER_TRANSACTION") >= 3.9, "{values:?}");
+    assert!(
+        v("LOCAL_IF_TX_PPS") >= 2.0 * v("TRANSACTION_RATE") * 0.95,
+        "{values:?}"
+    );
+    assert!(v("REMOTE_IF_TX_PACKETS") > 0.0 && v("REMOTE_IF_RX_BYTES") > 0.0);
+    assert_eq!(values["LOCAL_INTERFACE_NAME"], "lo");
+    assert_eq!(values["REMOTE_INTERFACE_NAME"], "lo");
+    assert_eq!(values["LOCAL_SYSNAME"], "Linux");
+    assert_eq!(values["REMOTE_SYSNAME"], "Linux");
+    assert!(!values["REMOTE_RELEASE"].is_empty() && !values["REMOTE_CPU_MODEL"].is_empty());
+}

@@ -19,6 +19,17 @@ netperf-ng extensions (test-specific, after --):
                       (selectors LOCAL_/REMOTE_DGRAMS_LOST, _DUPLICATED,
                       _OUT_OF_ORDER). Messages must be at least 8 bytes
     --help-ext        Display this text
+
+and one test-specific letter netperf does not use:
+    -J [list|file]    JSON output of the selection, like -o/-O/-k (one object
+                      per test; schema in docs/omni-output.schema.json)
+
+Selectors beyond netperf's (name them in -o/-O/-k/-J lists; see
+docs/omni-output.md): P99_9_LATENCY P99_99_LATENCY P99_999_LATENCY
+LATENCY_SAMPLES LATENCY_STDERR LATENCY_CI99_LOW LATENCY_CI99_HIGH
+LOCAL_/REMOTE_DGRAMS_LOST _DUPLICATED _OUT_OF_ORDER (with --seq)
+LOCAL_/REMOTE_IF_TX_PACKETS _RX_PACKETS _TX_BYTES _RX_BYTES _TX_PPS _RX_PPS
+PACKETS_PER_TRANSACTION
 ";
 
 type Apply = fn(&mut TestOptions, Option<&str>) -> Result<(), String>;

@@ -162,6 +162,8 @@ pub struct Iteration {
     /// Datagram accounting of each receiving end (`--seq`).
     pub local_datagrams: Option<crate::engine::sequence::DatagramCounts>,
     pub remote_datagrams: Option<crate::engine::sequence::DatagramCounts>,
+    /// Our netserver's interface counters over its data phase.
+    pub remote_interface_delta: Option<crate::wire::system_facts::InterfaceDelta>,
     /// The local data socket's congestion control algorithm ("" for UDP).
     pub local_cong_control: String,
     /// The local interface's counters over the data phase, when asked for.
@@ -333,6 +335,7 @@ pub fn run_iteration(
         remote_system: crate::wire::system_facts::SystemFacts::decode(&res_msg),
         local_datagrams: seq.map(|s| s.counts()),
         remote_datagrams: crate::wire::system_facts::decode_datagrams(&res_msg),
+        remote_interface_delta: crate::wire::system_facts::decode_interface(&res_msg),
         local_cong_control,
         interface_delta,
     })

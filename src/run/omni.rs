@@ -84,6 +84,9 @@ impl OmniOutput {
         if self.selection.needs(Need::System) {
             spec.extension.system_facts = true;
         }
+        if self.selection.needs(Need::InterfaceCounters) {
+            spec.extension.interface_counters = true;
+        }
     }
 
     /// Ask the netserver for its interface facts, and count ours.
@@ -162,7 +165,7 @@ pub fn render(output: &OmniOutput, config: &Config, spec: &TestSpec, m: &Measure
             .as_ref()
             .map(remote_system)
             .unwrap_or_default(),
-        interface: remote_interface_record(&m.last.results),
+        interface: remote_interface_record(&m.last.results, m.last.remote_interface_delta),
     };
     let record = build(RecordInput {
         test_name: &g.test_name,
@@ -333,7 +336,10 @@ fn local_interface_record(spec: &TestSpec, m: &Measured, want_facts: bool) -> In
 }
 
 /// The netserver's interface facts as its results carry them.
-fn remote_interface_record(r: &OmniResults) -> InterfaceRecord {
+fn remote_interface_record(
+    r: &OmniResults,
+    delta: Option<crate::wire::system_facts::InterfaceDelta>,
+) -> InterfaceRecord {
     let id = |v: i32| {
         if v == -1 {
             ID_NOT_AVAILABLE
@@ -352,6 +358,9 @@ fn remote_interface_record(r: &OmniResults) -> InterfaceRecord {
         device: id(r.device),
         subvendor: id(r.subvendor),
         subdevice: id(r.subdevice),
-        ..InterfaceRecord::default()
+        tx_packets: delta.map_or(-1, |d| d[0] as i64),
+        rx_packets: delta.map_or(-1, |d| d[1] as i64),
+        tx_bytes: delta.map_or(-1, |d| d[2] as i64),
+        rx_bytes: delta.map_or(-1, |d| d[3] as i64),
     }
 }

@@ -429,6 +429,12 @@ fn setup_and_run(
     } else {
         None
     };
+    use crate::net::interface::{egress_interface, InterfaceCounters};
+    let counters_before = ext
+        .interface_counters
+        .then(|| egress_interface(&peer_data_addr(r)))
+        .flatten()
+        .map(|name| InterfaceCounters::read(&name));
     let started = Instant::now();
     let timer = Timer::arm(timer_secs.map(Duration::from_secs), stop.clone());
     let mut send_ring = BufferRing::new(
@@ -456,6 +462,10 @@ fn setup_and_run(
         seq.as_mut(),
     );
     let mut elapsed = started.elapsed().as_secs_f64();
+    let interface_delta = counters_before.map(|before| {
+        let d = before.delta(&InterfaceCounters::read(&before.name));
+        [d.tx_packets, d.rx_packets, d.tx_bytes, d.rx_bytes]
+    });
     let fired = timer.fired();
     drop(timer);
     if fired {
@@ -524,6 +534,9 @@ fn setup_and_run(
     }
     if let Some(s) = &seq {
         crate::wire::system_facts::encode_datagrams(&mut message, &s.counts());
+    }
+    if let Some(d) = &interface_delta {
+        crate::wire::system_facts::encode_interface(&mut message, d);
     }
     chan.send(&message)?;
     Ok(Ok(format!(

@@ -17,6 +17,8 @@ const FLAG_BUSY_POLL: u32 = 0x2;
 const FLAG_SYSTEM_FACTS: u32 = 0x4;
 /// Number UDP datagrams and count losses (`--seq`) on both ends.
 const FLAG_SEQUENCE: u32 = 0x8;
+/// Report the netserver's data interface counters over the test.
+const FLAG_IF_COUNTERS: u32 = 0x10;
 /// Largest batch sendmmsg/recvmmsg take (UIO_MAXIOV).
 pub const MAX_MMSG: u32 = 1024;
 pub const MAX_BUSY_POLL_USECS: u32 = 1_000_000;
@@ -31,6 +33,8 @@ pub struct Extension {
     pub system_facts: bool,
     /// Sequence numbers in UDP payloads, counted by each receiver.
     pub sequence: bool,
+    /// The netserver counts its data interface's packets over the test.
+    pub interface_counters: bool,
 }
 
 impl Extension {
@@ -56,6 +60,9 @@ impl Extension {
         if self.sequence {
             flags |= FLAG_SEQUENCE;
         }
+        if self.interface_counters {
+            flags |= FLAG_IF_COUNTERS;
+        }
         m.set_data_u32(AT, MAGIC);
         m.set_data_u32(AT + 1, flags);
         m.set_data_u32(AT + 2, self.mmsg_batch);
@@ -71,7 +78,14 @@ impl Extension {
         let flags = m.data_u32(AT + 1);
         let mmsg_batch = m.data_u32(AT + 2);
         let busy = m.data_u32(AT + 3);
-        if flags & !(FLAG_ZEROCOPY | FLAG_BUSY_POLL | FLAG_SYSTEM_FACTS | FLAG_SEQUENCE) != 0 {
+        if flags
+            & !(FLAG_ZEROCOPY
+                | FLAG_BUSY_POLL
+                | FLAG_SYSTEM_FACTS
+                | FLAG_SEQUENCE
+                | FLAG_IF_COUNTERS)
+            != 0
+        {
             return Err(format!("unknown extension flags {flags:#x}"));
         }
         if mmsg_batch > MAX_MMSG {
@@ -86,6 +100,7 @@ impl Extension {
             busy_poll_usecs: (flags & FLAG_BUSY_POLL != 0).then_some(busy),
             system_facts: flags & FLAG_SYSTEM_FACTS != 0,
             sequence: flags & FLAG_SEQUENCE != 0,
+            interface_counters: flags & FLAG_IF_COUNTERS != 0,
         }))
     }
 }
@@ -103,6 +118,7 @@ mod tests {
             busy_poll_usecs: Some(50),
             system_facts: true,
             sequence: true,
+            interface_counters: true,
         };
         let req = OmniRequest {
             fill_file: "x".repeat(31),

@@ -16,8 +16,8 @@ const AT: usize = 75;
 
 /// Fields after the magic and the CPU frequency word: (byte length) in order
 /// sysname, machine, release, version, system model, CPU model. The block
-/// ends at data byte 300 + 8 + 316 = 624, inside the 648-byte data area.
-const TEXT_FIELDS: [usize; 6] = [16, 16, 48, 108, 64, 64];
+/// ends at data byte 300 + 8 + 284 = 592.
+const TEXT_FIELDS: [usize; 6] = [16, 16, 48, 76, 64, 64];
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SystemFacts {
@@ -77,6 +77,32 @@ impl SystemFacts {
             cpu_mhz: m.data_u32(AT + 1) as i32,
         })
     }
+}
+
+/// "NGI1": the netserver's interface counters over its data phase (packets
+/// and bytes each way, 64 bits each), data bytes 592..628.
+const INTERFACE_MAGIC: u32 = 0x4e47_4931;
+const INTERFACE_AT: usize = 148;
+
+/// Interface counters over a test: (tx packets, rx packets, tx bytes, rx bytes).
+pub type InterfaceDelta = [u64; 4];
+
+pub fn encode_interface(m: &mut Message, delta: &InterfaceDelta) {
+    m.set_data_u32(INTERFACE_AT, INTERFACE_MAGIC);
+    for (i, v) in delta.iter().enumerate() {
+        m.set_data_u32(INTERFACE_AT + 1 + 2 * i, (v >> 32) as u32);
+        m.set_data_u32(INTERFACE_AT + 2 + 2 * i, *v as u32);
+    }
+}
+
+pub fn decode_interface(m: &Message) -> Option<InterfaceDelta> {
+    (m.data_u32(INTERFACE_AT) == INTERFACE_MAGIC).then(|| {
+        let word = |i: usize| {
+            u64::from(m.data_u32(INTERFACE_AT + 1 + 2 * i)) << 32
+                | u64::from(m.data_u32(INTERFACE_AT + 2 + 2 * i))
+        };
+        [word(0), word(1), word(2), word(3)]
+    })
 }
 
 /// "NGD1": the netserver's datagram accounting (`--seq`), in the last four
@@ -139,6 +165,11 @@ mod tests {
         };
         encode_datagrams(&mut m, &counts);
         assert_eq!(decode_datagrams(&m), Some(counts));
+        assert_eq!(decode_interface(&m), None);
+        let delta = [1, 2, 3 << 40, 4];
+        encode_interface(&mut m, &delta);
+        assert_eq!(decode_interface(&m), Some(delta));
+        assert_eq!(decode_datagrams(&m), Some(counts));
         assert_eq!(SystemFacts::decode(&m).unwrap().cpu_mhz, 2000);
         assert_eq!(OmniResults::decode(&m), results);
     }
@@ -152,6 +183,6 @@ mod tests {
         let mut m = OmniResults::default().encode();
         facts.encode_into(&mut m);
         let back = SystemFacts::decode(&m).unwrap();
-        assert!(back.version.len() < 108);
+        assert!(back.version.len() < 76);
     }
 }
