@@ -197,3 +197,94 @@ fn netserver_refuses_a_bad_directory_with_its_errno() {
     assert_eq!(answer.kind(), STREAM_STREAM_RESPONSE);
     assert_eq!(answer.serv_errno(), libc::ENOENT);
 }
+
+/// A stock netperf 2.7.1 build with `--enable-unixdomain`, if
+/// NETPERF_STOCK_UNIX_DIR (else NETPERF_STOCK_DIR) names one; this project
+/// never builds or ships it.
+fn stock_unix_dir() -> Option<String> {
+    let dir = ["NETPERF_STOCK_UNIX_DIR", "NETPERF_STOCK_DIR"]
+        .iter()
+        .find_map(|name| std::env::var(name).ok())?;
+    let usage = run_with_limit(
+        &format!("{dir}/netperf"),
+        &["-t", "DG_RR", "--", "-h"],
+        Duration::from_secs(10),
+    );
+    if text(&usage.stdout).contains("UNIX Sockets Test Options") {
+        Some(dir)
+    } else {
+        eprintln!("skipping: the stock netperf in {dir} has no Unix-domain tests");
+        None
+    }
+}
+
+/// A stock netserver, killed when dropped (its per-connection children end
+/// with their connections).
+struct StockServer(std::process::Child, u16);
+
+impl Drop for StockServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_stock(dir: &str) -> StockServer {
+    for _ in 0..20 {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("a free port");
+        let mut child = std::process::Command::new(format!("{dir}/netserver"))
+            .args(["-D", "-4", "-L", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn the stock netserver");
+        for _ in 0..250 {
+            if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return StockServer(child, port);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    panic!("could not start the stock netserver");
+}
+
+/// Both mixed pairings. Counted runs where stock netperf has a count mode
+/// (a timed request/response test against a stock netserver waits out its
+/// 4-second pad); stock DG_STREAM has none and sends until killed, and its
+/// byte count is a C int: small datagrams keep it from wrapping in a second.
+#[test]
+fn stock_netperf_and_netserver_interoperate() {
+    let Some(dir) = stock_unix_dir() else { return };
+    let ours = Server::start("127.0.0.1");
+    let stock = start_stock(&dir);
+    let stock_netperf = format!("{dir}/netperf");
+    let pairings = [(stock_netperf.as_str(), ours.port), (NETPERF, stock.1)];
+    for (program, port) in pairings {
+        for (test, field) in TESTS {
+            let port = port.to_string();
+            let mut args = vec!["-H", "127.0.0.1", "-p", &port, "-t", test, "-P", "0", "-C"];
+            if *test == "DG_STREAM" {
+                args.extend(["-l", "1", "--", "-m", "1024"]);
+            } else {
+                args.extend(["-l", "-2000"]);
+            }
+            let out = run_with_limit(program, &args, Duration::from_secs(60));
+            let stdout = text(&out.stdout);
+            assert!(
+                out.status.success(),
+                "{program} {test}: {stdout}{}",
+                text(&out.stderr)
+            );
+            let row = numbers(first_line(&stdout));
+            assert!(
+                row.get(*field).is_some_and(|v| *v > 0.0),
+                "{program} {test} port {port}: {stdout:?}"
+            );
+        }
+    }
+}

@@ -682,6 +682,32 @@ mod tests {
     }
 
     #[test]
+    fn any_bytes_decode_and_validate_without_panicking() {
+        let mut seed: u32 = 0x1234_5678;
+        for round in 0..200 {
+            let mut bytes = [0u8; crate::wire::MESSAGE_LEN];
+            for b in bytes.iter_mut() {
+                // A small LCG: varied but repeatable.
+                seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                *b = match round % 4 {
+                    0 => (seed >> 16) as u8,
+                    1 => 0xff,
+                    2 => (seed >> 16) as u8 & 0x2f,
+                    _ => 0,
+                };
+            }
+            for test in [
+                UnixTest::StreamStream,
+                UnixTest::StreamRr,
+                UnixTest::DgStream,
+                UnixTest::DgRr,
+            ] {
+                let _ = Plan::decode(test, &Message::from_bytes(bytes)).validate();
+            }
+        }
+    }
+
+    #[test]
     fn setup_creates_and_removes_the_socket_file() {
         let p = plan(UnixTest::DgRr);
         let s = open(&p, &path::default_dir()).unwrap();
