@@ -349,10 +349,12 @@ fn latency_selectors_switch_on_timing_and_agree_with_the_rate() {
     assert!(
         v("LATENCY_CI99_LOW") <= v("MEAN_LATENCY") && v("MEAN_LATENCY") <= v("LATENCY_CI99_HIGH")
     );
-    // One transaction in flight: the mean of the timed transactions is the
-    // round trip the rate implies (within the loop's own overhead).
+    // One transaction in flight: the timed transactions never overlap, so
+    // their mean cannot exceed the round trip the rate implies (elapsed time
+    // per transaction); no lower bound, the loop between them may be
+    // preempted on a busy machine.
     let (mean, rt) = (v("MEAN_LATENCY"), v("RT_LATENCY"));
-    assert!(mean > 0.5 * rt && mean <= rt * 1.01, "mean {mean} rt {rt}");
+    assert!(mean > 0.0 && mean <= rt * 1.01, "mean {mean} rt {rt}");
     assert!(v("LATENCY_SAMPLES") > 0.0);
 }
 

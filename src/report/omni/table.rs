@@ -76,1760 +76,214 @@ const fn sel(
 const DEPRECATED: &str = "Deprecated";
 
 /// netperf 2.7.1's selectors, in its enum order.
+#[rustfmt::skip]
 pub static NETPERF_SELECTORS: [Selector; 175] = [
-    sel("OUTPUT_NONE", [" ", "", "", ""], Fmt::Text, NONE, |_| {
-        text(" ")
-    }),
-    sel(
-        "SOCKET_TYPE",
-        ["Socket", "Type", "", ""],
-        Fmt::Text,
-        NONE,
-        |r| text(r.socket_type),
-    ),
-    sel("PROTOCOL", ["Protocol", "", "", ""], Fmt::Text, NONE, |r| {
-        text(r.protocol)
-    }),
-    sel(
-        "DIRECTION",
-        ["Direction", "", "", ""],
-        Fmt::Text,
-        NONE,
-        |r| text(r.direction),
-    ),
-    sel(
-        "ELAPSED_TIME",
-        ["Elapsed", "Time", "(sec)", ""],
-        Fmt::Fixed(2),
-        NONE,
-        |r| real(r.elapsed),
-    ),
-    sel(
-        "THROUGHPUT",
-        ["Throughput", "", "", ""],
-        Fmt::Fixed(2),
-        NONE,
-        |r| real(r.throughput),
-    ),
-    sel(
-        "THROUGHPUT_UNITS",
-        ["Throughput", "Units", "", ""],
-        Fmt::PerSecond,
-        NONE,
-        |r| text(&r.throughput_units),
-    ),
-    sel(
-        "LSS_SIZE_REQ",
-        ["Local", "Send Socket", "Size", "Requested"],
-        Fmt::Int,
-        NONE,
-        |r| int(r.local.send_buffer.requested),
-    ),
-    sel(
-        "LSS_SIZE",
-        ["Local", "Send Socket", "Size", "Initial"],
-        Fmt::Int,
-        NONE,
-        |r| int(r.local.send_buffer.initial),
-    ),
-    sel(
-        "LSS_SIZE_END",
-        ["Local", "Send Socket", "Size", "Final"],
-        Fmt::Int,
-        NONE,
-        |r| int(r.local.send_buffer.final_),
-    ),
-    sel(
-        "LSR_SIZE_REQ",
-        ["Local", "Recv Socket", "Size", "Requested"],
-        Fmt::Int,
-        NONE,
-        |r| int(r.local.recv_buffer.requested),
-    ),
-    sel(
-        "LSR_SIZE",
-        ["Local", "Recv Socket", "Size", "Initial"],
-        Fmt::Int,
-        NONE,
-        |r| int(r.local.recv_buffer.initial),
-    ),
-    sel(
-        "LSR_SIZE_END",
-        ["Local", "Recv Socket", "Size", "Final"],
-        Fmt::Int,
-        NONE,
-        |r| int(r.local.recv_buffer.final_),
-    ),
-    sel(
-        "RSS_SIZE_REQ",
-        ["Remote", "Send Socket", "Size", "Requested"],
-        Fmt::Int,
-        NONE,
-        |r| int(r.remote.send_buffer.requested),
-    ),
-    sel(
-        "RSS_SIZE",
-        ["Remote", "Send Socket", "Size", "Initial"],
-        Fmt::Int,
-        NONE,
-        |r| int(r.remote.send_buffer.initial),
-    ),
-    sel(
-        "RSS_SIZE_END",
-        ["Remote", "Send Socket", "Size", "Final"],
-        Fmt::Int,
-        NONE,
-        |r| int(r.remote.send_buffer.final_),
-    ),
-    sel(
-        "RSR_SIZE_REQ",
-        ["Remote", "Recv Socket", "Size", "Requested"],
-        Fmt::Int,
-        NONE,
-        |r| int(r.remote.recv_buffer.requested),
-    ),
-    sel(
-        "RSR_SIZE",
-        ["Remote", "Recv Socket", "Size", "Initial"],
-        Fmt::Int,
-        NONE,
-        |r| int(r.remote.recv_buffer.initial),
-    ),
-    sel(
-        "RSR_SIZE_END",
-        ["Remote", "Recv Socket", "Size", "Final"],
-        Fmt::Int,
-        NONE,
-        |r| int(r.remote.recv_buffer.final_),
-    ),
-    sel(
-        "LOCAL_SEND_SIZE",
-        ["Local", "Send", "Size", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.local;
-            int(e.send_size)
-        },
-    ),
-    sel(
-        "LOCAL_RECV_SIZE",
-        ["Local", "Recv", "Size", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.local;
-            int(e.recv_size)
-        },
-    ),
-    sel(
-        "REMOTE_SEND_SIZE",
-        ["Remote", "Send", "Size", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.remote;
-            int(e.send_size)
-        },
-    ),
-    sel(
-        "REMOTE_RECV_SIZE",
-        ["Remote", "Recv", "Size", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.remote;
-            int(e.recv_size)
-        },
-    ),
-    sel(
-        "REQUEST_SIZE",
-        ["Request", "Size", "Bytes", ""],
-        Fmt::Int,
-        NONE,
-        |r| int(r.request_size),
-    ),
-    sel(
-        "RESPONSE_SIZE",
-        ["Response", "Size", "Bytes", ""],
-        Fmt::Int,
-        NONE,
-        |r| int(r.response_size),
-    ),
-    sel(
-        "LOCAL_CPU_UTIL",
-        ["Local", "CPU", "Util", "%"],
-        Fmt::Fixed(2),
-        NONE,
-        |r| {
-            let e = &r.local;
-            real(e.cpu.util)
-        },
-    ),
-    sel(
-        "LOCAL_CPU_PERCENT_USER",
-        ["Local", "CPU", "User", "%"],
-        Fmt::Fixed(2),
-        NONE,
-        |r| {
-            let e = &r.local;
-            real(e.cpu.user)
-        },
-    ),
-    sel(
-        "LOCAL_CPU_PERCENT_SYSTEM",
-        ["Local", "CPU", "System", "%"],
-        Fmt::Fixed(2),
-        NONE,
-        |r| {
-            let e = &r.local;
-            real(e.cpu.system)
-        },
-    ),
-    sel(
-        "LOCAL_CPU_PERCENT_IOWAIT",
-        ["Local", "CPU", "I/O", "%"],
-        Fmt::Fixed(2),
-        NONE,
-        |r| {
-            let e = &r.local;
-            real(e.cpu.iowait)
-        },
-    ),
-    sel(
-        "LOCAL_CPU_PERCENT_IRQ",
-        ["Local", "CPU", "IRQ", "%"],
-        Fmt::Fixed(2),
-        NONE,
-        |r| {
-            let e = &r.local;
-            real(e.cpu.irq)
-        },
-    ),
-    sel(
-        "LOCAL_CPU_PERCENT_SWINTR",
-        ["Local", "CPU", "swintr", "%"],
-        Fmt::Fixed(2),
-        NONE,
-        |r| {
-            let e = &r.local;
-            real(e.cpu.softirq)
-        },
-    ),
-    sel(
-        "LOCAL_CPU_METHOD",
-        ["Local", "CPU", "Util", "Method"],
-        Fmt::Char,
-        NONE,
-        |r| {
-            let e = &r.local;
-            Value::Char(e.cpu.method)
-        },
-    ),
-    sel(
-        "LOCAL_SD",
-        ["Local", "Service", "Demand", ""],
-        Fmt::Fixed(3),
-        NONE,
-        |r| {
-            let e = &r.local;
-            real(e.service_demand)
-        },
-    ),
-    sel(
-        "REMOTE_CPU_UTIL",
-        ["Remote", "CPU", "Util", "%"],
-        Fmt::Fixed(2),
-        NONE,
-        |r| {
-            let e = &r.remote;
-            real(e.cpu.util)
-        },
-    ),
-    sel(
-        "REMOTE_CPU_PERCENT_USER",
-        ["Remote", "CPU", "User", "%"],
-        Fmt::Fixed(2),
-        NONE,
-        |r| {
-            let e = &r.remote;
-            real(e.cpu.user)
-        },
-    ),
-    sel(
-        "REMOTE_CPU_PERCENT_SYSTEM",
-        ["Remote", "CPU", "System", "%"],
-        Fmt::Fixed(2),
-        NONE,
-        |r| {
-            let e = &r.remote;
-            real(e.cpu.system)
-        },
-    ),
-    sel(
-        "REMOTE_CPU_PERCENT_IOWAIT",
-        ["Remote", "CPU", "I/O", "%"],
-        Fmt::Fixed(2),
-        NONE,
-        |r| {
-            let e = &r.remote;
-            real(e.cpu.iowait)
-        },
-    ),
-    sel(
-        "REMOTE_CPU_PERCENT_IRQ",
-        ["Remote", "CPU", "IRQ", "%"],
-        Fmt::Fixed(2),
-        NONE,
-        |r| {
-            let e = &r.remote;
-            real(e.cpu.irq)
-        },
-    ),
-    sel(
-        "REMOTE_CPU_PERCENT_SWINTR",
-        ["Remote", "CPU", "swintr", "%"],
-        Fmt::Fixed(2),
-        NONE,
-        |r| {
-            let e = &r.remote;
-            real(e.cpu.softirq)
-        },
-    ),
-    sel(
-        "REMOTE_CPU_METHOD",
-        ["Remote", "CPU", "Util", "Method"],
-        Fmt::Char,
-        NONE,
-        |r| {
-            let e = &r.remote;
-            Value::Char(e.cpu.method)
-        },
-    ),
-    sel(
-        "REMOTE_SD",
-        ["Remote", "Service", "Demand", ""],
-        Fmt::Fixed(3),
-        NONE,
-        |r| {
-            let e = &r.remote;
-            real(e.service_demand)
-        },
-    ),
-    sel(
-        "SD_UNITS",
-        ["Service", "Demand", "Units", ""],
-        Fmt::Text,
-        NONE,
-        |r| text(r.sd_units),
-    ),
-    sel(
-        "CONFIDENCE_LEVEL",
-        ["Confidence", "Level", "Percent", ""],
-        Fmt::Int,
-        NONE,
-        |r| int(r.confidence.level),
-    ),
-    sel(
-        "CONFIDENCE_INTERVAL",
-        ["Confidence", "Width", "Target", ""],
-        Fmt::Fixed(6),
-        NONE,
-        |r| real(r.confidence.interval),
-    ),
-    sel(
-        "CONFIDENCE_ITERATION",
-        ["Confidence", "Iterations", "Run", ""],
-        Fmt::Int,
-        NONE,
-        |r| int(r.confidence.iterations),
-    ),
-    sel(
-        "THROUGHPUT_CONFID",
-        ["Throughput", "Confidence", "Width (%)", ""],
-        Fmt::Fixed(3),
-        NONE,
-        |r| real(r.confidence.throughput),
-    ),
-    sel(
-        "LOCAL_CPU_CONFID",
-        ["Local", "CPU", "Confidence", "Width (%)"],
-        Fmt::Fixed(3),
-        NONE,
-        |r| {
-            let e = &r.local;
-            real(e.cpu_confid)
-        },
-    ),
-    sel(
-        "REMOTE_CPU_CONFID",
-        ["Remote", "CPU", "Confidence", "Width (%)"],
-        Fmt::Fixed(3),
-        NONE,
-        |r| {
-            let e = &r.remote;
-            real(e.cpu_confid)
-        },
-    ),
-    sel(
-        "TRANSACTION_RATE",
-        ["Transaction", "Rate", "Tran/s", ""],
-        Fmt::Fixed(3),
-        NONE,
-        |r| real(r.transaction_rate),
-    ),
-    sel(
-        "RT_LATENCY",
-        ["Round", "Trip", "Latency", "usec/tran"],
-        Fmt::Fixed(3),
-        NONE,
-        |r| real(r.rt_latency),
-    ),
-    sel(
-        "BURST_SIZE",
-        ["Initial", "Burst", "Requests", ""],
-        Fmt::Int,
-        NONE,
-        |r| int(r.burst_size),
-    ),
-    sel(
-        "LOCAL_TRANSPORT_RETRANS",
-        ["Local", "Transport", "Retransmissions", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.local;
-            int(e.retransmits)
-        },
-    ),
-    sel(
-        "REMOTE_TRANSPORT_RETRANS",
-        ["Remote", "Transport", "Retransmissions", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.remote;
-            int(e.retransmits)
-        },
-    ),
-    sel(
-        "TRANSPORT_MSS",
-        ["Transport", "MSS", "bytes", ""],
-        Fmt::Int,
-        NONE,
-        |r| int(r.transport_mss),
-    ),
-    sel(
-        "LOCAL_SEND_THROUGHPUT",
-        ["Local", "Send", "Throughput", ""],
-        Fmt::Fixed(2),
-        NONE,
-        |r| {
-            let e = &r.local;
-            real(e.send_throughput)
-        },
-    ),
-    sel(
-        "LOCAL_RECV_THROUGHPUT",
-        ["Local", "Recv", "Throughput", ""],
-        Fmt::Fixed(2),
-        NONE,
-        |r| {
-            let e = &r.local;
-            real(e.recv_throughput)
-        },
-    ),
-    sel(
-        "REMOTE_SEND_THROUGHPUT",
-        ["Remote", "Send", "Throughput", ""],
-        Fmt::Fixed(2),
-        NONE,
-        |r| {
-            let e = &r.remote;
-            real(e.send_throughput)
-        },
-    ),
-    sel(
-        "REMOTE_RECV_THROUGHPUT",
-        ["Remote", "Recv", "Throughput", ""],
-        Fmt::Fixed(2),
-        NONE,
-        |r| {
-            let e = &r.remote;
-            real(e.recv_throughput)
-        },
-    ),
-    sel(
-        "LOCAL_CPU_BIND",
-        ["Local", "CPU", "Bind", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.local;
-            int(e.cpu_bind)
-        },
-    ),
-    sel(
-        "LOCAL_CPU_COUNT",
-        ["Local", "CPU", "Count", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.local;
-            int(e.cpu.count)
-        },
-    ),
-    sel(
-        "LOCAL_CPU_PEAK_UTIL",
-        ["Local", "Peak", "Per CPU", "Util %"],
-        Fmt::Fixed(2),
-        NONE,
-        |r| {
-            let e = &r.local;
-            real(e.cpu.peak_util)
-        },
-    ),
-    sel(
-        "LOCAL_CPU_PEAK_ID",
-        ["Local", "Peak", "Per CPU", "ID"],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.local;
-            int(e.cpu.peak_id)
-        },
-    ),
-    sel(
-        "LOCAL_CPU_MODEL",
-        ["Local", "CPU", "Model", ""],
-        Fmt::Text,
-        SYSTEM,
-        |r| {
-            let e = &r.local;
-            text(&e.system.cpu_model)
-        },
-    ),
-    sel(
-        "LOCAL_CPU_FREQUENCY",
-        ["Local", "CPU", "Frequency", "MHz"],
-        Fmt::Int,
-        SYSTEM,
-        |r| {
-            let e = &r.local;
-            int(e.system.cpu_mhz)
-        },
-    ),
-    sel(
-        "REMOTE_CPU_BIND",
-        ["Remote", "CPU", "Bind", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.remote;
-            int(e.cpu_bind)
-        },
-    ),
-    sel(
-        "REMOTE_CPU_COUNT",
-        ["Remote", "CPU", "Count", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.remote;
-            int(e.cpu.count)
-        },
-    ),
-    sel(
-        "REMOTE_CPU_PEAK_UTIL",
-        ["Remote", "Peak", "Per CPU", "Util %"],
-        Fmt::Fixed(2),
-        NONE,
-        |r| {
-            let e = &r.remote;
-            real(e.cpu.peak_util)
-        },
-    ),
-    sel(
-        "REMOTE_CPU_PEAK_ID",
-        ["Remote", "Peak", "Per CPU", "ID"],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.remote;
-            int(e.cpu.peak_id)
-        },
-    ),
-    sel(
-        "REMOTE_CPU_MODEL",
-        ["Remote", "CPU", "Model", ""],
-        Fmt::Text,
-        SYSTEM,
-        |r| {
-            let e = &r.remote;
-            text(&e.system.cpu_model)
-        },
-    ),
-    sel(
-        "REMOTE_CPU_FREQUENCY",
-        ["Remote", "CPU", "Frequency", "MHz"],
-        Fmt::Int,
-        SYSTEM,
-        |r| {
-            let e = &r.remote;
-            int(e.system.cpu_mhz)
-        },
-    ),
-    sel(
-        "SOURCE_PORT",
-        ["Source", "Port", "", ""],
-        Fmt::Text,
-        NONE,
-        |r| text(&r.source.port),
-    ),
-    sel(
-        "SOURCE_ADDR",
-        ["Source", "Address", "", ""],
-        Fmt::Text,
-        NONE,
-        |r| text(&r.source.address),
-    ),
-    sel(
-        "SOURCE_FAMILY",
-        ["Source", "Family", "", ""],
-        Fmt::Int,
-        NONE,
-        |r| int(r.source.family),
-    ),
-    sel(
-        "DEST_PORT",
-        ["Destination", "Port", "", ""],
-        Fmt::Text,
-        NONE,
-        |r| text(&r.dest.port),
-    ),
-    sel(
-        "DEST_ADDR",
-        ["Destination", "Address", "", ""],
-        Fmt::Text,
-        NONE,
-        |r| text(&r.dest.address),
-    ),
-    sel(
-        "DEST_FAMILY",
-        ["Destination", "Family", "", ""],
-        Fmt::Int,
-        NONE,
-        |r| int(r.dest.family),
-    ),
-    sel(
-        "LOCAL_SEND_CALLS",
-        ["Local", "Send", "Calls", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.local;
-            int(e.send_calls)
-        },
-    ),
-    sel(
-        "LOCAL_RECV_CALLS",
-        ["Local", "Recv", "Calls", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.local;
-            int(e.recv_calls)
-        },
-    ),
-    sel(
-        "LOCAL_BYTES_PER_RECV",
-        ["Local", "Bytes", "Per", "Recv"],
-        Fmt::Fixed(2),
-        NONE,
-        |r| {
-            let e = &r.local;
-            real(e.bytes_per_recv)
-        },
-    ),
-    sel(
-        "LOCAL_BYTES_PER_SEND",
-        ["Local", "Bytes", "Per", "Send"],
-        Fmt::Fixed(2),
-        NONE,
-        |r| {
-            let e = &r.local;
-            real(e.bytes_per_send)
-        },
-    ),
-    sel(
-        "LOCAL_BYTES_SENT",
-        ["Local", "Bytes", "Sent", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.local;
-            int(e.bytes_sent)
-        },
-    ),
-    sel(
-        "LOCAL_BYTES_RECVD",
-        ["Local", "Bytes", "Received", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.local;
-            int(e.bytes_received)
-        },
-    ),
-    sel(
-        "LOCAL_BYTES_XFERD",
-        ["Local", "Bytes", "Xferred", ""],
-        Fmt::Fixed(0),
-        NONE,
-        |r| {
-            let e = &r.local;
-            real(e.bytes_xferd)
-        },
-    ),
-    sel(
-        "LOCAL_SEND_OFFSET",
-        ["Local", "Send", "Offset", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.local;
-            int(e.send_offset)
-        },
-    ),
-    sel(
-        "LOCAL_RECV_OFFSET",
-        ["Local", "Recv", "Offset", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.local;
-            int(e.recv_offset)
-        },
-    ),
-    sel(
-        "LOCAL_SEND_ALIGN",
-        ["Local", "Send", "Alignment", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.local;
-            int(e.send_align)
-        },
-    ),
-    sel(
-        "LOCAL_RECV_ALIGN",
-        ["Local", "Recv", "Alignment", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.local;
-            int(e.recv_align)
-        },
-    ),
-    sel(
-        "LOCAL_SEND_WIDTH",
-        ["Local", "Send", "Width", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.local;
-            int(e.send_width)
-        },
-    ),
-    sel(
-        "LOCAL_RECV_WIDTH",
-        ["Local", "Recv", "Width", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.local;
-            int(e.recv_width)
-        },
-    ),
-    sel(
-        "LOCAL_SEND_DIRTY_COUNT",
-        ["Local", "Send", "Dirty", "Count"],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.local;
-            int(e.dirty_count)
-        },
-    ),
-    sel(
-        "LOCAL_RECV_DIRTY_COUNT",
-        ["Local", "Recv", "Dirty", "Count"],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.local;
-            int(e.dirty_count)
-        },
-    ),
-    sel(
-        "LOCAL_RECV_CLEAN_COUNT",
-        ["Local", "Recv", "Clean", "Count"],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.local;
-            int(e.clean_count)
-        },
-    ),
-    sel(
-        "LOCAL_NODELAY",
-        ["Local", "NODELAY", "", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.local;
-            int(e.nodelay)
-        },
-    ),
-    sel(
-        "LOCAL_CORK",
-        ["Local", "Cork", "", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.local;
-            int(e.cork)
-        },
-    ),
-    sel(
-        "REMOTE_SEND_CALLS",
-        ["Remote", "Send", "Calls", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.remote;
-            int(e.send_calls)
-        },
-    ),
-    sel(
-        "REMOTE_RECV_CALLS",
-        ["Remote", "Recv", "Calls", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.remote;
-            int(e.recv_calls)
-        },
-    ),
-    sel(
-        "REMOTE_BYTES_PER_RECV",
-        ["Remote", "Bytes", "Per", "Recv"],
-        Fmt::Fixed(2),
-        NONE,
-        |r| {
-            let e = &r.remote;
-            real(e.bytes_per_recv)
-        },
-    ),
-    sel(
-        "REMOTE_BYTES_PER_SEND",
-        ["Remote", "Bytes", "Per", "Send"],
-        Fmt::Fixed(2),
-        NONE,
-        |r| {
-            let e = &r.remote;
-            real(e.bytes_per_send)
-        },
-    ),
-    sel(
-        "REMOTE_BYTES_SENT",
-        ["Remote", "Bytes", "Sent", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.remote;
-            int(e.bytes_sent)
-        },
-    ),
-    sel(
-        "REMOTE_BYTES_RECVD",
-        ["Remote", "Bytes", "Received", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.remote;
-            int(e.bytes_received)
-        },
-    ),
-    sel(
-        "REMOTE_BYTES_XFERD",
-        ["Remote", "Bytes", "Xferred", ""],
-        Fmt::Fixed(0),
-        NONE,
-        |r| {
-            let e = &r.remote;
-            real(e.bytes_xferd)
-        },
-    ),
-    sel(
-        "REMOTE_SEND_OFFSET",
-        ["Remote", "Send", "Offset", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.remote;
-            int(e.send_offset)
-        },
-    ),
-    sel(
-        "REMOTE_RECV_OFFSET",
-        ["Remote", "Recv", "Offset", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.remote;
-            int(e.recv_offset)
-        },
-    ),
-    sel(
-        "REMOTE_SEND_ALIGN",
-        ["Remote", "Send", "Alignment", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.remote;
-            int(e.send_align)
-        },
-    ),
-    sel(
-        "REMOTE_RECV_ALIGN",
-        ["Remote", "Recv", "Alignment", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.remote;
-            int(e.recv_align)
-        },
-    ),
-    sel(
-        "REMOTE_SEND_WIDTH",
-        ["Remote", "Send", "Width", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.remote;
-            int(e.send_width)
-        },
-    ),
-    sel(
-        "REMOTE_RECV_WIDTH",
-        ["Remote", "Recv", "Width", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.remote;
-            int(e.recv_width)
-        },
-    ),
-    sel(
-        "REMOTE_SEND_DIRTY_COUNT",
-        ["Remote", "Send", "Dirty", "Count"],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.remote;
-            int(e.dirty_count)
-        },
-    ),
-    sel(
-        "REMOTE_RECV_DIRTY_COUNT",
-        ["Remote", "Recv", "Dirty", "Count"],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.remote;
-            int(e.dirty_count)
-        },
-    ),
-    sel(
-        "REMOTE_RECV_CLEAN_COUNT",
-        ["Remote", "Recv", "Clean", "Count"],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.remote;
-            int(e.clean_count)
-        },
-    ),
-    sel(
-        "REMOTE_NODELAY",
-        ["Remote", "NODELAY", "", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.remote;
-            int(e.nodelay)
-        },
-    ),
-    sel(
-        "REMOTE_CORK",
-        ["Remote", "Cork", "", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.remote;
-            int(e.cork)
-        },
-    ),
-    sel(
-        "LOCAL_SYSNAME",
-        ["Local", "Sysname", "", ""],
-        Fmt::Text,
-        SYSTEM,
-        |r| {
-            let e = &r.local;
-            text(&e.system.sysname)
-        },
-    ),
-    sel(
-        "LOCAL_SYSTEM_MODEL",
-        ["Local", "System", "Model", ""],
-        Fmt::Text,
-        SYSTEM,
-        |r| {
-            let e = &r.local;
-            text(&e.system.model)
-        },
-    ),
-    sel(
-        "LOCAL_RELEASE",
-        ["Local", "Release", "", ""],
-        Fmt::Text,
-        SYSTEM,
-        |r| {
-            let e = &r.local;
-            text(&e.system.release)
-        },
-    ),
-    sel(
-        "LOCAL_VERSION",
-        ["Local", "Version", "", ""],
-        Fmt::Text,
-        SYSTEM,
-        |r| {
-            let e = &r.local;
-            text(&e.system.version)
-        },
-    ),
-    sel(
-        "LOCAL_MACHINE",
-        ["Local", "Machine", "", ""],
-        Fmt::Text,
-        SYSTEM,
-        |r| {
-            let e = &r.local;
-            text(&e.system.machine)
-        },
-    ),
-    sel(
-        "REMOTE_SYSNAME",
-        ["Remote", "Sysname", "", ""],
-        Fmt::Text,
-        SYSTEM,
-        |r| {
-            let e = &r.remote;
-            text(&e.system.sysname)
-        },
-    ),
-    sel(
-        "REMOTE_SYSTEM_MODEL",
-        ["Remote", "System", "Model", ""],
-        Fmt::Text,
-        SYSTEM,
-        |r| {
-            let e = &r.remote;
-            text(&e.system.model)
-        },
-    ),
-    sel(
-        "REMOTE_RELEASE",
-        ["Remote", "Release", "", ""],
-        Fmt::Text,
-        SYSTEM,
-        |r| {
-            let e = &r.remote;
-            text(&e.system.release)
-        },
-    ),
-    sel(
-        "REMOTE_VERSION",
-        ["Remote", "Version", "", ""],
-        Fmt::Text,
-        SYSTEM,
-        |r| {
-            let e = &r.remote;
-            text(&e.system.version)
-        },
-    ),
-    sel(
-        "REMOTE_MACHINE",
-        ["Remote", "Machine", "", ""],
-        Fmt::Text,
-        SYSTEM,
-        |r| {
-            let e = &r.remote;
-            text(&e.system.machine)
-        },
-    ),
-    sel(
-        "LOCAL_INTERFACE_NAME",
-        ["Local", "Interface", "Name", ""],
-        Fmt::Text,
-        INTERFACE,
-        |r| {
-            let e = &r.local;
-            text(&e.interface.name)
-        },
-    ),
-    sel(
-        "LOCAL_INTERFACE_VENDOR",
-        ["Local", "Interface", "Vendor", ""],
-        Fmt::Hex4,
-        INTERFACE,
-        |r| {
-            let e = &r.local;
-            int(e.interface.vendor)
-        },
-    ),
-    sel(
-        "LOCAL_INTERFACE_DEVICE",
-        ["Local", "Interface", "Device", ""],
-        Fmt::Hex4,
-        INTERFACE,
-        |r| {
-            let e = &r.local;
-            int(e.interface.device)
-        },
-    ),
-    sel(
-        "LOCAL_INTERFACE_SUBVENDOR",
-        ["Local", "Interface", "Subvendor", ""],
-        Fmt::Hex4,
-        INTERFACE,
-        |r| {
-            let e = &r.local;
-            int(e.interface.subvendor)
-        },
-    ),
-    sel(
-        "LOCAL_INTERFACE_SUBDEVICE",
-        ["Local", "Interface", "Subdevice", ""],
-        Fmt::Hex4,
-        INTERFACE,
-        |r| {
-            let e = &r.local;
-            int(e.interface.subdevice)
-        },
-    ),
-    sel(
-        "LOCAL_DRIVER_NAME",
-        ["Local", "Driver", "Name", ""],
-        Fmt::Text,
-        INTERFACE,
-        |r| {
-            let e = &r.local;
-            text(&e.interface.driver)
-        },
-    ),
-    sel(
-        "LOCAL_DRIVER_VERSION",
-        ["Local", "Driver", "Version", ""],
-        Fmt::Text,
-        INTERFACE,
-        |r| {
-            let e = &r.local;
-            text(&e.interface.driver_version)
-        },
-    ),
-    sel(
-        "LOCAL_DRIVER_FIRMWARE",
-        ["Local", "Driver", "Firmware", ""],
-        Fmt::Text,
-        INTERFACE,
-        |r| {
-            let e = &r.local;
-            text(&e.interface.firmware)
-        },
-    ),
-    sel(
-        "LOCAL_DRIVER_BUS",
-        ["Local", "Driver", "Bus", ""],
-        Fmt::Text,
-        INTERFACE,
-        |r| {
-            let e = &r.local;
-            text(&e.interface.bus)
-        },
-    ),
-    sel(
-        "LOCAL_INTERFACE_SLOT",
-        ["Local", "Interface", "Slot", ""],
-        Fmt::Text,
-        INTERFACE,
-        |r| {
-            let e = &r.local;
-            text(&e.interface.slot)
-        },
-    ),
-    sel(
-        "REMOTE_INTERFACE_NAME",
-        ["Remote", "Interface", "Name", ""],
-        Fmt::Text,
-        INTERFACE,
-        |r| {
-            let e = &r.remote;
-            text(&e.interface.name)
-        },
-    ),
-    sel(
-        "REMOTE_INTERFACE_VENDOR",
-        ["Remote", "Interface", "Vendor", ""],
-        Fmt::Hex4,
-        INTERFACE,
-        |r| {
-            let e = &r.remote;
-            int(e.interface.vendor)
-        },
-    ),
-    sel(
-        "REMOTE_INTERFACE_DEVICE",
-        ["Remote", "Interface", "Device", ""],
-        Fmt::Hex4,
-        INTERFACE,
-        |r| {
-            let e = &r.remote;
-            int(e.interface.device)
-        },
-    ),
-    sel(
-        "REMOTE_INTERFACE_SUBVENDOR",
-        ["Remote", "Interface", "Subvendor", ""],
-        Fmt::Hex4,
-        INTERFACE,
-        |r| {
-            let e = &r.remote;
-            int(e.interface.subvendor)
-        },
-    ),
-    sel(
-        "REMOTE_INTERFACE_SUBDEVICE",
-        ["Remote", "Interface", "Subdevice", ""],
-        Fmt::Hex4,
-        INTERFACE,
-        |r| {
-            let e = &r.remote;
-            int(e.interface.subdevice)
-        },
-    ),
-    sel(
-        "REMOTE_DRIVER_NAME",
-        ["Remote", "Driver", "Name", ""],
-        Fmt::Text,
-        INTERFACE,
-        |r| {
-            let e = &r.remote;
-            text(&e.interface.driver)
-        },
-    ),
-    sel(
-        "REMOTE_DRIVER_VERSION",
-        ["Remote", "Driver", "Version", ""],
-        Fmt::Text,
-        INTERFACE,
-        |r| {
-            let e = &r.remote;
-            text(&e.interface.driver_version)
-        },
-    ),
-    sel(
-        "REMOTE_DRIVER_FIRMWARE",
-        ["Remote", "Driver", "Firmware", ""],
-        Fmt::Text,
-        INTERFACE,
-        |r| {
-            let e = &r.remote;
-            text(&e.interface.firmware)
-        },
-    ),
-    sel(
-        "REMOTE_DRIVER_BUS",
-        ["Remote", "Driver", "Bus", ""],
-        Fmt::Text,
-        INTERFACE,
-        |r| {
-            let e = &r.remote;
-            text(&e.interface.bus)
-        },
-    ),
-    sel(
-        "REMOTE_INTERFACE_SLOT",
-        ["Remote", "Interface", "Slot", ""],
-        Fmt::Text,
-        INTERFACE,
-        |r| {
-            let e = &r.remote;
-            text(&e.interface.slot)
-        },
-    ),
-    sel(
-        "LOCAL_INTERVAL_USECS",
-        ["Local", "Interval", "Usecs", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.local;
-            int(e.interval_usecs)
-        },
-    ),
-    sel(
-        "LOCAL_INTERVAL_BURST",
-        ["Local", "Interval", "Burst", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.local;
-            int(e.interval_burst)
-        },
-    ),
-    sel(
-        "REMOTE_INTERVAL_USECS",
-        ["Remote", "Interval", "Usecs", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.remote;
-            int(e.interval_usecs)
-        },
-    ),
-    sel(
-        "REMOTE_INTERVAL_BURST",
-        ["Remote", "Interval", "Burst", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.remote;
-            int(e.interval_burst)
-        },
-    ),
-    sel(
-        "LOCAL_SECURITY_TYPE_ID",
-        ["Local", "OS", "Security", "Type ID"],
-        Fmt::Int,
-        NONE,
-        |_| int(0),
-    ),
-    sel(
-        "LOCAL_SECURITY_TYPE",
-        ["Local", "OS", "Security", "Type"],
-        Fmt::Text,
-        NONE,
-        |_| text(DEPRECATED),
-    ),
-    sel(
-        "LOCAL_SECURITY_ENABLED_NUM",
-        ["Local", "OS", "Security", "Enabled Num"],
-        Fmt::Int,
-        NONE,
-        |_| int(0),
-    ),
-    sel(
-        "LOCAL_SECURITY_ENABLED",
-        ["Local", "OS", "Security", "Enabled"],
-        Fmt::Text,
-        NONE,
-        |_| text(DEPRECATED),
-    ),
-    sel(
-        "LOCAL_SECURITY_SPECIFIC",
-        ["Local", "OS", "Security", "Specific"],
-        Fmt::Text,
-        NONE,
-        |_| text(DEPRECATED),
-    ),
-    sel(
-        "REMOTE_SECURITY_TYPE_ID",
-        ["Remote", "OS", "Security", "Type"],
-        Fmt::Int,
-        NONE,
-        |_| int(0),
-    ),
-    sel(
-        "REMOTE_SECURITY_TYPE",
-        ["Remote", "OS", "Security", "Type"],
-        Fmt::Text,
-        NONE,
-        |_| text(DEPRECATED),
-    ),
-    sel(
-        "REMOTE_SECURITY_ENABLED_NUM",
-        ["Remote", "OS", "Security", "Enabled"],
-        Fmt::Int,
-        NONE,
-        |_| int(0),
-    ),
-    sel(
-        "REMOTE_SECURITY_ENABLED",
-        ["Remote", "OS", "Security", "Enabled"],
-        Fmt::Text,
-        NONE,
-        |_| text(DEPRECATED),
-    ),
-    sel(
-        "REMOTE_SECURITY_SPECIFIC",
-        ["Remote", "OS", "Security", "Specific"],
-        Fmt::Text,
-        NONE,
-        |_| text(DEPRECATED),
-    ),
-    sel(
-        "RESULT_BRAND",
-        ["Result", "Tag", "", ""],
-        Fmt::Quoted,
-        NONE,
-        |r| r.brand.as_deref().map_or(Value::Missing, text),
-    ),
-    sel("UUID", ["Test", "UUID", "", ""], Fmt::Text, NONE, |r| {
-        text(&r.uuid)
-    }),
-    sel(
-        "MIN_LATENCY",
-        ["Minimum", "Latency", "Microseconds", ""],
-        Fmt::Int,
-        STATS,
-        |r| int(r.latency.min),
-    ),
-    sel(
-        "MAX_LATENCY",
-        ["Maximum", "Latency", "Microseconds", ""],
-        Fmt::Int,
-        STATS,
-        |r| int(r.latency.max),
-    ),
-    sel(
-        "P50_LATENCY",
-        ["50th", "Percentile", "Latency", "Microseconds"],
-        Fmt::Int,
-        STATS,
-        |r| int(r.latency.p50),
-    ),
-    sel(
-        "P90_LATENCY",
-        ["90th", "Percentile", "Latency", "Microseconds"],
-        Fmt::Int,
-        STATS,
-        |r| int(r.latency.p90),
-    ),
-    sel(
-        "P99_LATENCY",
-        ["99th", "Percentile", "Latency", "Microseconds"],
-        Fmt::Int,
-        STATS,
-        |r| int(r.latency.p99),
-    ),
-    sel(
-        "MEAN_LATENCY",
-        ["Mean", "Latency", "Microseconds", ""],
-        Fmt::Fixed(2),
-        STATS,
-        |r| real(r.latency.mean),
-    ),
-    sel(
-        "STDDEV_LATENCY",
-        ["Stddev", "Latency", "Microseconds", ""],
-        Fmt::Fixed(2),
-        STATS,
-        |r| real(r.latency.stddev),
-    ),
-    sel(
-        "LOCAL_SOCKET_PRIO",
-        ["Local", "Socket", "Priority", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.local;
-            int(e.socket_prio)
-        },
-    ),
-    sel(
-        "REMOTE_SOCKET_PRIO",
-        ["Remote", "Socket", "Priority", ""],
-        Fmt::Int,
-        NONE,
-        |r| {
-            let e = &r.remote;
-            int(e.socket_prio)
-        },
-    ),
-    sel(
-        "LOCAL_SOCKET_TOS",
-        ["Local", "Socket", "TOS", ""],
-        Fmt::Hex2,
-        NONE,
-        |r| {
-            let e = &r.local;
-            int(e.socket_tos)
-        },
-    ),
-    sel(
-        "REMOTE_SOCKET_TOS",
-        ["Remote", "Socket", "TOS", ""],
-        Fmt::Hex2,
-        NONE,
-        |r| {
-            let e = &r.remote;
-            int(e.socket_tos)
-        },
-    ),
-    sel(
-        "LOCAL_CONG_CONTROL",
-        ["Local", "Congestion", "Control", "Algorithm"],
-        Fmt::Text,
-        CONG,
-        |r| {
-            let e = &r.local;
-            text(&e.cong_control)
-        },
-    ),
-    sel(
-        "REMOTE_CONG_CONTROL",
-        ["Remote", "Congestion", "Control", "Algorithm"],
-        Fmt::Text,
-        CONG,
-        |r| {
-            let e = &r.remote;
-            text(&e.cong_control)
-        },
-    ),
-    sel(
-        "LOCAL_FILL_FILE",
-        ["Local", "Fill", "File", ""],
-        Fmt::Text,
-        NONE,
-        |r| {
-            let e = &r.local;
-            text(&e.fill_file)
-        },
-    ),
-    sel(
-        "REMOTE_FILL_FILE",
-        ["Remote", "Fill", "File", ""],
-        Fmt::Text,
-        NONE,
-        |r| {
-            let e = &r.remote;
-            text(&e.fill_file)
-        },
-    ),
-    sel(
-        "COMMAND_LINE",
-        ["Command", "Line", "", ""],
-        Fmt::Quoted,
-        NONE,
-        |r| text(&r.command_line),
-    ),
-    sel(
-        "OUTPUT_END",
-        ["This", "Is", "The", "End"],
-        Fmt::Text,
-        NONE,
-        |_| Value::Missing,
-    ),
+    sel("OUTPUT_NONE", [" ", "", "", ""], Fmt::Text, NONE, |_| { text(" ") }),
+    sel("SOCKET_TYPE", ["Socket", "Type", "", ""], Fmt::Text, NONE, |r| text(r.socket_type)),
+    sel("PROTOCOL", ["Protocol", "", "", ""], Fmt::Text, NONE, |r| { text(r.protocol) }),
+    sel("DIRECTION", ["Direction", "", "", ""], Fmt::Text, NONE, |r| text(r.direction)),
+    sel("ELAPSED_TIME", ["Elapsed", "Time", "(sec)", ""], Fmt::Fixed(2), NONE, |r| real(r.elapsed)),
+    sel("THROUGHPUT", ["Throughput", "", "", ""], Fmt::Fixed(2), NONE, |r| real(r.throughput)),
+    sel("THROUGHPUT_UNITS", ["Throughput", "Units", "", ""], Fmt::PerSecond, NONE, |r| text(&r.throughput_units)),
+    sel("LSS_SIZE_REQ", ["Local", "Send Socket", "Size", "Requested"], Fmt::Int, NONE, |r| int(r.local.send_buffer.requested)),
+    sel("LSS_SIZE", ["Local", "Send Socket", "Size", "Initial"], Fmt::Int, NONE, |r| int(r.local.send_buffer.initial)),
+    sel("LSS_SIZE_END", ["Local", "Send Socket", "Size", "Final"], Fmt::Int, NONE, |r| int(r.local.send_buffer.final_)),
+    sel("LSR_SIZE_REQ", ["Local", "Recv Socket", "Size", "Requested"], Fmt::Int, NONE, |r| int(r.local.recv_buffer.requested)),
+    sel("LSR_SIZE", ["Local", "Recv Socket", "Size", "Initial"], Fmt::Int, NONE, |r| int(r.local.recv_buffer.initial)),
+    sel("LSR_SIZE_END", ["Local", "Recv Socket", "Size", "Final"], Fmt::Int, NONE, |r| int(r.local.recv_buffer.final_)),
+    sel("RSS_SIZE_REQ", ["Remote", "Send Socket", "Size", "Requested"], Fmt::Int, NONE, |r| int(r.remote.send_buffer.requested)),
+    sel("RSS_SIZE", ["Remote", "Send Socket", "Size", "Initial"], Fmt::Int, NONE, |r| int(r.remote.send_buffer.initial)),
+    sel("RSS_SIZE_END", ["Remote", "Send Socket", "Size", "Final"], Fmt::Int, NONE, |r| int(r.remote.send_buffer.final_)),
+    sel("RSR_SIZE_REQ", ["Remote", "Recv Socket", "Size", "Requested"], Fmt::Int, NONE, |r| int(r.remote.recv_buffer.requested)),
+    sel("RSR_SIZE", ["Remote", "Recv Socket", "Size", "Initial"], Fmt::Int, NONE, |r| int(r.remote.recv_buffer.initial)),
+    sel("RSR_SIZE_END", ["Remote", "Recv Socket", "Size", "Final"], Fmt::Int, NONE, |r| int(r.remote.recv_buffer.final_)),
+    sel("LOCAL_SEND_SIZE", ["Local", "Send", "Size", ""], Fmt::Int, NONE, |r| int(r.local.send_size)),
+    sel("LOCAL_RECV_SIZE", ["Local", "Recv", "Size", ""], Fmt::Int, NONE, |r| int(r.local.recv_size)),
+    sel("REMOTE_SEND_SIZE", ["Remote", "Send", "Size", ""], Fmt::Int, NONE, |r| int(r.remote.send_size)),
+    sel("REMOTE_RECV_SIZE", ["Remote", "Recv", "Size", ""], Fmt::Int, NONE, |r| int(r.remote.recv_size)),
+    sel("REQUEST_SIZE", ["Request", "Size", "Bytes", ""], Fmt::Int, NONE, |r| int(r.request_size)),
+    sel("RESPONSE_SIZE", ["Response", "Size", "Bytes", ""], Fmt::Int, NONE, |r| int(r.response_size)),
+    sel("LOCAL_CPU_UTIL", ["Local", "CPU", "Util", "%"], Fmt::Fixed(2), NONE, |r| real(r.local.cpu.util)),
+    sel("LOCAL_CPU_PERCENT_USER", ["Local", "CPU", "User", "%"], Fmt::Fixed(2), NONE, |r| real(r.local.cpu.user)),
+    sel("LOCAL_CPU_PERCENT_SYSTEM", ["Local", "CPU", "System", "%"], Fmt::Fixed(2), NONE, |r| real(r.local.cpu.system)),
+    sel("LOCAL_CPU_PERCENT_IOWAIT", ["Local", "CPU", "I/O", "%"], Fmt::Fixed(2), NONE, |r| real(r.local.cpu.iowait)),
+    sel("LOCAL_CPU_PERCENT_IRQ", ["Local", "CPU", "IRQ", "%"], Fmt::Fixed(2), NONE, |r| real(r.local.cpu.irq)),
+    sel("LOCAL_CPU_PERCENT_SWINTR", ["Local", "CPU", "swintr", "%"], Fmt::Fixed(2), NONE, |r| real(r.local.cpu.softirq)),
+    sel("LOCAL_CPU_METHOD", ["Local", "CPU", "Util", "Method"], Fmt::Char, NONE, |r| Value::Char(r.local.cpu.method)),
+    sel("LOCAL_SD", ["Local", "Service", "Demand", ""], Fmt::Fixed(3), NONE, |r| real(r.local.service_demand)),
+    sel("REMOTE_CPU_UTIL", ["Remote", "CPU", "Util", "%"], Fmt::Fixed(2), NONE, |r| real(r.remote.cpu.util)),
+    sel("REMOTE_CPU_PERCENT_USER", ["Remote", "CPU", "User", "%"], Fmt::Fixed(2), NONE, |r| real(r.remote.cpu.user)),
+    sel("REMOTE_CPU_PERCENT_SYSTEM", ["Remote", "CPU", "System", "%"], Fmt::Fixed(2), NONE, |r| real(r.remote.cpu.system)),
+    sel("REMOTE_CPU_PERCENT_IOWAIT", ["Remote", "CPU", "I/O", "%"], Fmt::Fixed(2), NONE, |r| real(r.remote.cpu.iowait)),
+    sel("REMOTE_CPU_PERCENT_IRQ", ["Remote", "CPU", "IRQ", "%"], Fmt::Fixed(2), NONE, |r| real(r.remote.cpu.irq)),
+    sel("REMOTE_CPU_PERCENT_SWINTR", ["Remote", "CPU", "swintr", "%"], Fmt::Fixed(2), NONE, |r| real(r.remote.cpu.softirq)),
+    sel("REMOTE_CPU_METHOD", ["Remote", "CPU", "Util", "Method"], Fmt::Char, NONE, |r| Value::Char(r.remote.cpu.method)),
+    sel("REMOTE_SD", ["Remote", "Service", "Demand", ""], Fmt::Fixed(3), NONE, |r| real(r.remote.service_demand)),
+    sel("SD_UNITS", ["Service", "Demand", "Units", ""], Fmt::Text, NONE, |r| text(r.sd_units)),
+    sel("CONFIDENCE_LEVEL", ["Confidence", "Level", "Percent", ""], Fmt::Int, NONE, |r| int(r.confidence.level)),
+    sel("CONFIDENCE_INTERVAL", ["Confidence", "Width", "Target", ""], Fmt::Fixed(6), NONE, |r| real(r.confidence.interval)),
+    sel("CONFIDENCE_ITERATION", ["Confidence", "Iterations", "Run", ""], Fmt::Int, NONE, |r| int(r.confidence.iterations)),
+    sel("THROUGHPUT_CONFID", ["Throughput", "Confidence", "Width (%)", ""], Fmt::Fixed(3), NONE, |r| real(r.confidence.throughput)),
+    sel("LOCAL_CPU_CONFID", ["Local", "CPU", "Confidence", "Width (%)"], Fmt::Fixed(3), NONE, |r| real(r.local.cpu_confid)),
+    sel("REMOTE_CPU_CONFID", ["Remote", "CPU", "Confidence", "Width (%)"], Fmt::Fixed(3), NONE, |r| real(r.remote.cpu_confid)),
+    sel("TRANSACTION_RATE", ["Transaction", "Rate", "Tran/s", ""], Fmt::Fixed(3), NONE, |r| real(r.transaction_rate)),
+    sel("RT_LATENCY", ["Round", "Trip", "Latency", "usec/tran"], Fmt::Fixed(3), NONE, |r| real(r.rt_latency)),
+    sel("BURST_SIZE", ["Initial", "Burst", "Requests", ""], Fmt::Int, NONE, |r| int(r.burst_size)),
+    sel("LOCAL_TRANSPORT_RETRANS", ["Local", "Transport", "Retransmissions", ""], Fmt::Int, NONE, |r| int(r.local.retransmits)),
+    sel("REMOTE_TRANSPORT_RETRANS", ["Remote", "Transport", "Retransmissions", ""], Fmt::Int, NONE, |r| int(r.remote.retransmits)),
+    sel("TRANSPORT_MSS", ["Transport", "MSS", "bytes", ""], Fmt::Int, NONE, |r| int(r.transport_mss)),
+    sel("LOCAL_SEND_THROUGHPUT", ["Local", "Send", "Throughput", ""], Fmt::Fixed(2), NONE, |r| real(r.local.send_throughput)),
+    sel("LOCAL_RECV_THROUGHPUT", ["Local", "Recv", "Throughput", ""], Fmt::Fixed(2), NONE, |r| real(r.local.recv_throughput)),
+    sel("REMOTE_SEND_THROUGHPUT", ["Remote", "Send", "Throughput", ""], Fmt::Fixed(2), NONE, |r| real(r.remote.send_throughput)),
+    sel("REMOTE_RECV_THROUGHPUT", ["Remote", "Recv", "Throughput", ""], Fmt::Fixed(2), NONE, |r| real(r.remote.recv_throughput)),
+    sel("LOCAL_CPU_BIND", ["Local", "CPU", "Bind", ""], Fmt::Int, NONE, |r| int(r.local.cpu_bind)),
+    sel("LOCAL_CPU_COUNT", ["Local", "CPU", "Count", ""], Fmt::Int, NONE, |r| int(r.local.cpu.count)),
+    sel("LOCAL_CPU_PEAK_UTIL", ["Local", "Peak", "Per CPU", "Util %"], Fmt::Fixed(2), NONE, |r| real(r.local.cpu.peak_util)),
+    sel("LOCAL_CPU_PEAK_ID", ["Local", "Peak", "Per CPU", "ID"], Fmt::Int, NONE, |r| int(r.local.cpu.peak_id)),
+    sel("LOCAL_CPU_MODEL", ["Local", "CPU", "Model", ""], Fmt::Text, SYSTEM, |r| text(&r.local.system.cpu_model)),
+    sel("LOCAL_CPU_FREQUENCY", ["Local", "CPU", "Frequency", "MHz"], Fmt::Int, SYSTEM, |r| int(r.local.system.cpu_mhz)),
+    sel("REMOTE_CPU_BIND", ["Remote", "CPU", "Bind", ""], Fmt::Int, NONE, |r| int(r.remote.cpu_bind)),
+    sel("REMOTE_CPU_COUNT", ["Remote", "CPU", "Count", ""], Fmt::Int, NONE, |r| int(r.remote.cpu.count)),
+    sel("REMOTE_CPU_PEAK_UTIL", ["Remote", "Peak", "Per CPU", "Util %"], Fmt::Fixed(2), NONE, |r| real(r.remote.cpu.peak_util)),
+    sel("REMOTE_CPU_PEAK_ID", ["Remote", "Peak", "Per CPU", "ID"], Fmt::Int, NONE, |r| int(r.remote.cpu.peak_id)),
+    sel("REMOTE_CPU_MODEL", ["Remote", "CPU", "Model", ""], Fmt::Text, SYSTEM, |r| text(&r.remote.system.cpu_model)),
+    sel("REMOTE_CPU_FREQUENCY", ["Remote", "CPU", "Frequency", "MHz"], Fmt::Int, SYSTEM, |r| int(r.remote.system.cpu_mhz)),
+    sel("SOURCE_PORT", ["Source", "Port", "", ""], Fmt::Text, NONE, |r| text(&r.source.port)),
+    sel("SOURCE_ADDR", ["Source", "Address", "", ""], Fmt::Text, NONE, |r| text(&r.source.address)),
+    sel("SOURCE_FAMILY", ["Source", "Family", "", ""], Fmt::Int, NONE, |r| int(r.source.family)),
+    sel("DEST_PORT", ["Destination", "Port", "", ""], Fmt::Text, NONE, |r| text(&r.dest.port)),
+    sel("DEST_ADDR", ["Destination", "Address", "", ""], Fmt::Text, NONE, |r| text(&r.dest.address)),
+    sel("DEST_FAMILY", ["Destination", "Family", "", ""], Fmt::Int, NONE, |r| int(r.dest.family)),
+    sel("LOCAL_SEND_CALLS", ["Local", "Send", "Calls", ""], Fmt::Int, NONE, |r| int(r.local.send_calls)),
+    sel("LOCAL_RECV_CALLS", ["Local", "Recv", "Calls", ""], Fmt::Int, NONE, |r| int(r.local.recv_calls)),
+    sel("LOCAL_BYTES_PER_RECV", ["Local", "Bytes", "Per", "Recv"], Fmt::Fixed(2), NONE, |r| real(r.local.bytes_per_recv)),
+    sel("LOCAL_BYTES_PER_SEND", ["Local", "Bytes", "Per", "Send"], Fmt::Fixed(2), NONE, |r| real(r.local.bytes_per_send)),
+    sel("LOCAL_BYTES_SENT", ["Local", "Bytes", "Sent", ""], Fmt::Int, NONE, |r| int(r.local.bytes_sent)),
+    sel("LOCAL_BYTES_RECVD", ["Local", "Bytes", "Received", ""], Fmt::Int, NONE, |r| int(r.local.bytes_received)),
+    sel("LOCAL_BYTES_XFERD", ["Local", "Bytes", "Xferred", ""], Fmt::Fixed(0), NONE, |r| real(r.local.bytes_xferd)),
+    sel("LOCAL_SEND_OFFSET", ["Local", "Send", "Offset", ""], Fmt::Int, NONE, |r| int(r.local.send_offset)),
+    sel("LOCAL_RECV_OFFSET", ["Local", "Recv", "Offset", ""], Fmt::Int, NONE, |r| int(r.local.recv_offset)),
+    sel("LOCAL_SEND_ALIGN", ["Local", "Send", "Alignment", ""], Fmt::Int, NONE, |r| int(r.local.send_align)),
+    sel("LOCAL_RECV_ALIGN", ["Local", "Recv", "Alignment", ""], Fmt::Int, NONE, |r| int(r.local.recv_align)),
+    sel("LOCAL_SEND_WIDTH", ["Local", "Send", "Width", ""], Fmt::Int, NONE, |r| int(r.local.send_width)),
+    sel("LOCAL_RECV_WIDTH", ["Local", "Recv", "Width", ""], Fmt::Int, NONE, |r| int(r.local.recv_width)),
+    sel("LOCAL_SEND_DIRTY_COUNT", ["Local", "Send", "Dirty", "Count"], Fmt::Int, NONE, |r| int(r.local.dirty_count)),
+    sel("LOCAL_RECV_DIRTY_COUNT", ["Local", "Recv", "Dirty", "Count"], Fmt::Int, NONE, |r| int(r.local.dirty_count)),
+    sel("LOCAL_RECV_CLEAN_COUNT", ["Local", "Recv", "Clean", "Count"], Fmt::Int, NONE, |r| int(r.local.clean_count)),
+    sel("LOCAL_NODELAY", ["Local", "NODELAY", "", ""], Fmt::Int, NONE, |r| int(r.local.nodelay)),
+    sel("LOCAL_CORK", ["Local", "Cork", "", ""], Fmt::Int, NONE, |r| int(r.local.cork)),
+    sel("REMOTE_SEND_CALLS", ["Remote", "Send", "Calls", ""], Fmt::Int, NONE, |r| int(r.remote.send_calls)),
+    sel("REMOTE_RECV_CALLS", ["Remote", "Recv", "Calls", ""], Fmt::Int, NONE, |r| int(r.remote.recv_calls)),
+    sel("REMOTE_BYTES_PER_RECV", ["Remote", "Bytes", "Per", "Recv"], Fmt::Fixed(2), NONE, |r| real(r.remote.bytes_per_recv)),
+    sel("REMOTE_BYTES_PER_SEND", ["Remote", "Bytes", "Per", "Send"], Fmt::Fixed(2), NONE, |r| real(r.remote.bytes_per_send)),
+    sel("REMOTE_BYTES_SENT", ["Remote", "Bytes", "Sent", ""], Fmt::Int, NONE, |r| int(r.remote.bytes_sent)),
+    sel("REMOTE_BYTES_RECVD", ["Remote", "Bytes", "Received", ""], Fmt::Int, NONE, |r| int(r.remote.bytes_received)),
+    sel("REMOTE_BYTES_XFERD", ["Remote", "Bytes", "Xferred", ""], Fmt::Fixed(0), NONE, |r| real(r.remote.bytes_xferd)),
+    sel("REMOTE_SEND_OFFSET", ["Remote", "Send", "Offset", ""], Fmt::Int, NONE, |r| int(r.remote.send_offset)),
+    sel("REMOTE_RECV_OFFSET", ["Remote", "Recv", "Offset", ""], Fmt::Int, NONE, |r| int(r.remote.recv_offset)),
+    sel("REMOTE_SEND_ALIGN", ["Remote", "Send", "Alignment", ""], Fmt::Int, NONE, |r| int(r.remote.send_align)),
+    sel("REMOTE_RECV_ALIGN", ["Remote", "Recv", "Alignment", ""], Fmt::Int, NONE, |r| int(r.remote.recv_align)),
+    sel("REMOTE_SEND_WIDTH", ["Remote", "Send", "Width", ""], Fmt::Int, NONE, |r| int(r.remote.send_width)),
+    sel("REMOTE_RECV_WIDTH", ["Remote", "Recv", "Width", ""], Fmt::Int, NONE, |r| int(r.remote.recv_width)),
+    sel("REMOTE_SEND_DIRTY_COUNT", ["Remote", "Send", "Dirty", "Count"], Fmt::Int, NONE, |r| int(r.remote.dirty_count)),
+    sel("REMOTE_RECV_DIRTY_COUNT", ["Remote", "Recv", "Dirty", "Count"], Fmt::Int, NONE, |r| int(r.remote.dirty_count)),
+    sel("REMOTE_RECV_CLEAN_COUNT", ["Remote", "Recv", "Clean", "Count"], Fmt::Int, NONE, |r| int(r.remote.clean_count)),
+    sel("REMOTE_NODELAY", ["Remote", "NODELAY", "", ""], Fmt::Int, NONE, |r| int(r.remote.nodelay)),
+    sel("REMOTE_CORK", ["Remote", "Cork", "", ""], Fmt::Int, NONE, |r| int(r.remote.cork)),
+    sel("LOCAL_SYSNAME", ["Local", "Sysname", "", ""], Fmt::Text, SYSTEM, |r| text(&r.local.system.sysname)),
+    sel("LOCAL_SYSTEM_MODEL", ["Local", "System", "Model", ""], Fmt::Text, SYSTEM, |r| text(&r.local.system.model)),
+    sel("LOCAL_RELEASE", ["Local", "Release", "", ""], Fmt::Text, SYSTEM, |r| text(&r.local.system.release)),
+    sel("LOCAL_VERSION", ["Local", "Version", "", ""], Fmt::Text, SYSTEM, |r| text(&r.local.system.version)),
+    sel("LOCAL_MACHINE", ["Local", "Machine", "", ""], Fmt::Text, SYSTEM, |r| text(&r.local.system.machine)),
+    sel("REMOTE_SYSNAME", ["Remote", "Sysname", "", ""], Fmt::Text, SYSTEM, |r| text(&r.remote.system.sysname)),
+    sel("REMOTE_SYSTEM_MODEL", ["Remote", "System", "Model", ""], Fmt::Text, SYSTEM, |r| text(&r.remote.system.model)),
+    sel("REMOTE_RELEASE", ["Remote", "Release", "", ""], Fmt::Text, SYSTEM, |r| text(&r.remote.system.release)),
+    sel("REMOTE_VERSION", ["Remote", "Version", "", ""], Fmt::Text, SYSTEM, |r| text(&r.remote.system.version)),
+    sel("REMOTE_MACHINE", ["Remote", "Machine", "", ""], Fmt::Text, SYSTEM, |r| text(&r.remote.system.machine)),
+    sel("LOCAL_INTERFACE_NAME", ["Local", "Interface", "Name", ""], Fmt::Text, INTERFACE, |r| text(&r.local.interface.name)),
+    sel("LOCAL_INTERFACE_VENDOR", ["Local", "Interface", "Vendor", ""], Fmt::Hex4, INTERFACE, |r| int(r.local.interface.vendor)),
+    sel("LOCAL_INTERFACE_DEVICE", ["Local", "Interface", "Device", ""], Fmt::Hex4, INTERFACE, |r| int(r.local.interface.device)),
+    sel("LOCAL_INTERFACE_SUBVENDOR", ["Local", "Interface", "Subvendor", ""], Fmt::Hex4, INTERFACE, |r| int(r.local.interface.subvendor)),
+    sel("LOCAL_INTERFACE_SUBDEVICE", ["Local", "Interface", "Subdevice", ""], Fmt::Hex4, INTERFACE, |r| int(r.local.interface.subdevice)),
+    sel("LOCAL_DRIVER_NAME", ["Local", "Driver", "Name", ""], Fmt::Text, INTERFACE, |r| text(&r.local.interface.driver)),
+    sel("LOCAL_DRIVER_VERSION", ["Local", "Driver", "Version", ""], Fmt::Text, INTERFACE, |r| text(&r.local.interface.driver_version)),
+    sel("LOCAL_DRIVER_FIRMWARE", ["Local", "Driver", "Firmware", ""], Fmt::Text, INTERFACE, |r| text(&r.local.interface.firmware)),
+    sel("LOCAL_DRIVER_BUS", ["Local", "Driver", "Bus", ""], Fmt::Text, INTERFACE, |r| text(&r.local.interface.bus)),
+    sel("LOCAL_INTERFACE_SLOT", ["Local", "Interface", "Slot", ""], Fmt::Text, INTERFACE, |r| text(&r.local.interface.slot)),
+    sel("REMOTE_INTERFACE_NAME", ["Remote", "Interface", "Name", ""], Fmt::Text, INTERFACE, |r| text(&r.remote.interface.name)),
+    sel("REMOTE_INTERFACE_VENDOR", ["Remote", "Interface", "Vendor", ""], Fmt::Hex4, INTERFACE, |r| int(r.remote.interface.vendor)),
+    sel("REMOTE_INTERFACE_DEVICE", ["Remote", "Interface", "Device", ""], Fmt::Hex4, INTERFACE, |r| int(r.remote.interface.device)),
+    sel("REMOTE_INTERFACE_SUBVENDOR", ["Remote", "Interface", "Subvendor", ""], Fmt::Hex4, INTERFACE, |r| int(r.remote.interface.subvendor)),
+    sel("REMOTE_INTERFACE_SUBDEVICE", ["Remote", "Interface", "Subdevice", ""], Fmt::Hex4, INTERFACE, |r| int(r.remote.interface.subdevice)),
+    sel("REMOTE_DRIVER_NAME", ["Remote", "Driver", "Name", ""], Fmt::Text, INTERFACE, |r| text(&r.remote.interface.driver)),
+    sel("REMOTE_DRIVER_VERSION", ["Remote", "Driver", "Version", ""], Fmt::Text, INTERFACE, |r| text(&r.remote.interface.driver_version)),
+    sel("REMOTE_DRIVER_FIRMWARE", ["Remote", "Driver", "Firmware", ""], Fmt::Text, INTERFACE, |r| text(&r.remote.interface.firmware)),
+    sel("REMOTE_DRIVER_BUS", ["Remote", "Driver", "Bus", ""], Fmt::Text, INTERFACE, |r| text(&r.remote.interface.bus)),
+    sel("REMOTE_INTERFACE_SLOT", ["Remote", "Interface", "Slot", ""], Fmt::Text, INTERFACE, |r| text(&r.remote.interface.slot)),
+    sel("LOCAL_INTERVAL_USECS", ["Local", "Interval", "Usecs", ""], Fmt::Int, NONE, |r| int(r.local.interval_usecs)),
+    sel("LOCAL_INTERVAL_BURST", ["Local", "Interval", "Burst", ""], Fmt::Int, NONE, |r| int(r.local.interval_burst)),
+    sel("REMOTE_INTERVAL_USECS", ["Remote", "Interval", "Usecs", ""], Fmt::Int, NONE, |r| int(r.remote.interval_usecs)),
+    sel("REMOTE_INTERVAL_BURST", ["Remote", "Interval", "Burst", ""], Fmt::Int, NONE, |r| int(r.remote.interval_burst)),
+    sel("LOCAL_SECURITY_TYPE_ID", ["Local", "OS", "Security", "Type ID"], Fmt::Int, NONE, |_| int(0)),
+    sel("LOCAL_SECURITY_TYPE", ["Local", "OS", "Security", "Type"], Fmt::Text, NONE, |_| text(DEPRECATED)),
+    sel("LOCAL_SECURITY_ENABLED_NUM", ["Local", "OS", "Security", "Enabled Num"], Fmt::Int, NONE, |_| int(0)),
+    sel("LOCAL_SECURITY_ENABLED", ["Local", "OS", "Security", "Enabled"], Fmt::Text, NONE, |_| text(DEPRECATED)),
+    sel("LOCAL_SECURITY_SPECIFIC", ["Local", "OS", "Security", "Specific"], Fmt::Text, NONE, |_| text(DEPRECATED)),
+    sel("REMOTE_SECURITY_TYPE_ID", ["Remote", "OS", "Security", "Type"], Fmt::Int, NONE, |_| int(0)),
+    sel("REMOTE_SECURITY_TYPE", ["Remote", "OS", "Security", "Type"], Fmt::Text, NONE, |_| text(DEPRECATED)),
+    sel("REMOTE_SECURITY_ENABLED_NUM", ["Remote", "OS", "Security", "Enabled"], Fmt::Int, NONE, |_| int(0)),
+    sel("REMOTE_SECURITY_ENABLED", ["Remote", "OS", "Security", "Enabled"], Fmt::Text, NONE, |_| text(DEPRECATED)),
+    sel("REMOTE_SECURITY_SPECIFIC", ["Remote", "OS", "Security", "Specific"], Fmt::Text, NONE, |_| text(DEPRECATED)),
+    sel("RESULT_BRAND", ["Result", "Tag", "", ""], Fmt::Quoted, NONE, |r| r.brand.as_deref().map_or(Value::Missing, text)),
+    sel("UUID", ["Test", "UUID", "", ""], Fmt::Text, NONE, |r| { text(&r.uuid) }),
+    sel("MIN_LATENCY", ["Minimum", "Latency", "Microseconds", ""], Fmt::Int, STATS, |r| int(r.latency.min)),
+    sel("MAX_LATENCY", ["Maximum", "Latency", "Microseconds", ""], Fmt::Int, STATS, |r| int(r.latency.max)),
+    sel("P50_LATENCY", ["50th", "Percentile", "Latency", "Microseconds"], Fmt::Int, STATS, |r| int(r.latency.p50)),
+    sel("P90_LATENCY", ["90th", "Percentile", "Latency", "Microseconds"], Fmt::Int, STATS, |r| int(r.latency.p90)),
+    sel("P99_LATENCY", ["99th", "Percentile", "Latency", "Microseconds"], Fmt::Int, STATS, |r| int(r.latency.p99)),
+    sel("MEAN_LATENCY", ["Mean", "Latency", "Microseconds", ""], Fmt::Fixed(2), STATS, |r| real(r.latency.mean)),
+    sel("STDDEV_LATENCY", ["Stddev", "Latency", "Microseconds", ""], Fmt::Fixed(2), STATS, |r| real(r.latency.stddev)),
+    sel("LOCAL_SOCKET_PRIO", ["Local", "Socket", "Priority", ""], Fmt::Int, NONE, |r| int(r.local.socket_prio)),
+    sel("REMOTE_SOCKET_PRIO", ["Remote", "Socket", "Priority", ""], Fmt::Int, NONE, |r| int(r.remote.socket_prio)),
+    sel("LOCAL_SOCKET_TOS", ["Local", "Socket", "TOS", ""], Fmt::Hex2, NONE, |r| int(r.local.socket_tos)),
+    sel("REMOTE_SOCKET_TOS", ["Remote", "Socket", "TOS", ""], Fmt::Hex2, NONE, |r| int(r.remote.socket_tos)),
+    sel("LOCAL_CONG_CONTROL", ["Local", "Congestion", "Control", "Algorithm"], Fmt::Text, CONG, |r| text(&r.local.cong_control)),
+    sel("REMOTE_CONG_CONTROL", ["Remote", "Congestion", "Control", "Algorithm"], Fmt::Text, CONG, |r| text(&r.remote.cong_control)),
+    sel("LOCAL_FILL_FILE", ["Local", "Fill", "File", ""], Fmt::Text, NONE, |r| text(&r.local.fill_file)),
+    sel("REMOTE_FILL_FILE", ["Remote", "Fill", "File", ""], Fmt::Text, NONE, |r| text(&r.remote.fill_file)),
+    sel("COMMAND_LINE", ["Command", "Line", "", ""], Fmt::Quoted, NONE, |r| text(&r.command_line)),
+    sel("OUTPUT_END", ["This", "Is", "The", "End"], Fmt::Text, NONE, |_| Value::Missing),
 ];
 
 /// Ours, beyond netperf: never in `all` or `?`, only when named.
+#[rustfmt::skip]
 pub static EXTRA_SELECTORS: [Selector; 26] = [
-    sel(
-        "P99_9_LATENCY",
-        ["99.9th", "Percentile", "Latency", "Microseconds"],
-        Fmt::Fixed(2),
-        STATS,
-        |r| real(r.latency.p99_9),
-    ),
-    sel(
-        "P99_99_LATENCY",
-        ["99.99th", "Percentile", "Latency", "Microseconds"],
-        Fmt::Fixed(2),
-        STATS,
-        |r| real(r.latency.p99_99),
-    ),
-    sel(
-        "P99_999_LATENCY",
-        ["99.999th", "Percentile", "Latency", "Microseconds"],
-        Fmt::Fixed(2),
-        STATS,
-        |r| real(r.latency.p99_999),
-    ),
-    sel(
-        "LATENCY_SAMPLES",
-        ["Latency", "Samples", "", ""],
-        Fmt::Int,
-        STATS,
-        |r| Value::Int(r.latency.samples as i64),
-    ),
-    sel(
-        "LATENCY_STDERR",
-        ["Latency", "Standard", "Error", "Microseconds"],
-        Fmt::Fixed(3),
-        STATS,
-        |r| real(r.latency.std_error),
-    ),
-    sel(
-        "LATENCY_CI99_LOW",
-        ["Mean Latency", "99% Conf.", "Low", "Microseconds"],
-        Fmt::Fixed(2),
-        STATS,
-        |r| real(r.latency.ci99_low),
-    ),
-    sel(
-        "LATENCY_CI99_HIGH",
-        ["Mean Latency", "99% Conf.", "High", "Microseconds"],
-        Fmt::Fixed(2),
-        STATS,
-        |r| real(r.latency.ci99_high),
-    ),
-    sel(
-        "LOCAL_DGRAMS_LOST",
-        ["Local", "Datagrams", "Lost", ""],
-        Fmt::Int,
-        NONE,
-        |r| int(r.local.datagrams.lost),
-    ),
-    sel(
-        "LOCAL_DGRAMS_DUPLICATED",
-        ["Local", "Datagrams", "Duplicated", ""],
-        Fmt::Int,
-        NONE,
-        |r| int(r.local.datagrams.duplicated),
-    ),
-    sel(
-        "LOCAL_DGRAMS_OUT_OF_ORDER",
-        ["Local", "Datagrams", "Out of", "Order"],
-        Fmt::Int,
-        NONE,
-        |r| int(r.local.datagrams.out_of_order),
-    ),
-    sel(
-        "REMOTE_DGRAMS_LOST",
-        ["Remote", "Datagrams", "Lost", ""],
-        Fmt::Int,
-        NONE,
-        |r| int(r.remote.datagrams.lost),
-    ),
-    sel(
-        "REMOTE_DGRAMS_DUPLICATED",
-        ["Remote", "Datagrams", "Duplicated", ""],
-        Fmt::Int,
-        NONE,
-        |r| int(r.remote.datagrams.duplicated),
-    ),
-    sel(
-        "REMOTE_DGRAMS_OUT_OF_ORDER",
-        ["Remote", "Datagrams", "Out of", "Order"],
-        Fmt::Int,
-        NONE,
-        |r| int(r.remote.datagrams.out_of_order),
-    ),
-    sel(
-        "LOCAL_IF_TX_PACKETS",
-        ["Local", "Interface", "Packets", "Out"],
-        Fmt::Int,
-        IFCOUNTERS,
-        |r| int(r.local.interface.tx_packets),
-    ),
-    sel(
-        "LOCAL_IF_RX_PACKETS",
-        ["Local", "Interface", "Packets", "In"],
-        Fmt::Int,
-        IFCOUNTERS,
-        |r| int(r.local.interface.rx_packets),
-    ),
-    sel(
-        "LOCAL_IF_TX_BYTES",
-        ["Local", "Interface", "Bytes", "Out"],
-        Fmt::Int,
-        IFCOUNTERS,
-        |r| int(r.local.interface.tx_bytes),
-    ),
-    sel(
-        "LOCAL_IF_RX_BYTES",
-        ["Local", "Interface", "Bytes", "In"],
-        Fmt::Int,
-        IFCOUNTERS,
-        |r| int(r.local.interface.rx_bytes),
-    ),
-    sel(
-        "LOCAL_IF_TX_PPS",
-        ["Local", "Interface", "Packets/s", "Out"],
-        Fmt::Fixed(2),
-        IFCOUNTERS,
-        |r| real(per_second(r.local.interface.tx_packets, r.elapsed)),
-    ),
-    sel(
-        "LOCAL_IF_RX_PPS",
-        ["Local", "Interface", "Packets/s", "In"],
-        Fmt::Fixed(2),
-        IFCOUNTERS,
-        |r| real(per_second(r.local.interface.rx_packets, r.elapsed)),
-    ),
-    sel(
-        "REMOTE_IF_TX_PACKETS",
-        ["Remote", "Interface", "Packets", "Out"],
-        Fmt::Int,
-        IFCOUNTERS,
-        |r| int(r.remote.interface.tx_packets),
-    ),
-    sel(
-        "REMOTE_IF_RX_PACKETS",
-        ["Remote", "Interface", "Packets", "In"],
-        Fmt::Int,
-        IFCOUNTERS,
-        |r| int(r.remote.interface.rx_packets),
-    ),
-    sel(
-        "REMOTE_IF_TX_BYTES",
-        ["Remote", "Interface", "Bytes", "Out"],
-        Fmt::Int,
-        IFCOUNTERS,
-        |r| int(r.remote.interface.tx_bytes),
-    ),
-    sel(
-        "REMOTE_IF_RX_BYTES",
-        ["Remote", "Interface", "Bytes", "In"],
-        Fmt::Int,
-        IFCOUNTERS,
-        |r| int(r.remote.interface.rx_bytes),
-    ),
-    sel(
-        "REMOTE_IF_TX_PPS",
-        ["Remote", "Interface", "Packets/s", "Out"],
-        Fmt::Fixed(2),
-        IFCOUNTERS,
-        |r| real(per_second(r.remote.interface.tx_packets, r.elapsed)),
-    ),
-    sel(
-        "REMOTE_IF_RX_PPS",
-        ["Remote", "Interface", "Packets/s", "In"],
-        Fmt::Fixed(2),
-        IFCOUNTERS,
-        |r| real(per_second(r.remote.interface.rx_packets, r.elapsed)),
-    ),
-    sel(
-        "PACKETS_PER_TRANSACTION",
-        ["Local", "Interface", "Packets", "per Tran"],
-        Fmt::Fixed(3),
-        IFCOUNTERS,
-        |r| real(packets_per_transaction(r)),
-    ),
+    sel("P99_9_LATENCY", ["99.9th", "Percentile", "Latency", "Microseconds"], Fmt::Fixed(2), STATS, |r| real(r.latency.p99_9)),
+    sel("P99_99_LATENCY", ["99.99th", "Percentile", "Latency", "Microseconds"], Fmt::Fixed(2), STATS, |r| real(r.latency.p99_99)),
+    sel("P99_999_LATENCY", ["99.999th", "Percentile", "Latency", "Microseconds"], Fmt::Fixed(2), STATS, |r| real(r.latency.p99_999)),
+    sel("LATENCY_SAMPLES", ["Latency", "Samples", "", ""], Fmt::Int, STATS, |r| Value::Int(r.latency.samples as i64)),
+    sel("LATENCY_STDERR", ["Latency", "Standard", "Error", "Microseconds"], Fmt::Fixed(3), STATS, |r| real(r.latency.std_error)),
+    sel("LATENCY_CI99_LOW", ["Mean Latency", "99% Conf.", "Low", "Microseconds"], Fmt::Fixed(2), STATS, |r| real(r.latency.ci99_low)),
+    sel("LATENCY_CI99_HIGH", ["Mean Latency", "99% Conf.", "High", "Microseconds"], Fmt::Fixed(2), STATS, |r| real(r.latency.ci99_high)),
+    sel("LOCAL_DGRAMS_LOST", ["Local", "Datagrams", "Lost", ""], Fmt::Int, NONE, |r| int(r.local.datagrams.lost)),
+    sel("LOCAL_DGRAMS_DUPLICATED", ["Local", "Datagrams", "Duplicated", ""], Fmt::Int, NONE, |r| int(r.local.datagrams.duplicated)),
+    sel("LOCAL_DGRAMS_OUT_OF_ORDER", ["Local", "Datagrams", "Out of", "Order"], Fmt::Int, NONE, |r| int(r.local.datagrams.out_of_order)),
+    sel("REMOTE_DGRAMS_LOST", ["Remote", "Datagrams", "Lost", ""], Fmt::Int, NONE, |r| int(r.remote.datagrams.lost)),
+    sel("REMOTE_DGRAMS_DUPLICATED", ["Remote", "Datagrams", "Duplicated", ""], Fmt::Int, NONE, |r| int(r.remote.datagrams.duplicated)),
+    sel("REMOTE_DGRAMS_OUT_OF_ORDER", ["Remote", "Datagrams", "Out of", "Order"], Fmt::Int, NONE, |r| int(r.remote.datagrams.out_of_order)),
+    sel("LOCAL_IF_TX_PACKETS", ["Local", "Interface", "Packets", "Out"], Fmt::Int, IFCOUNTERS, |r| int(r.local.interface.tx_packets)),
+    sel("LOCAL_IF_RX_PACKETS", ["Local", "Interface", "Packets", "In"], Fmt::Int, IFCOUNTERS, |r| int(r.local.interface.rx_packets)),
+    sel("LOCAL_IF_TX_BYTES", ["Local", "Interface", "Bytes", "Out"], Fmt::Int, IFCOUNTERS, |r| int(r.local.interface.tx_bytes)),
+    sel("LOCAL_IF_RX_BYTES", ["Local", "Interface", "Bytes", "In"], Fmt::Int, IFCOUNTERS, |r| int(r.local.interface.rx_bytes)),
+    sel("LOCAL_IF_TX_PPS", ["Local", "Interface", "Packets/s", "Out"], Fmt::Fixed(2), IFCOUNTERS, |r| real(per_second(r.local.interface.tx_packets, r.elapsed))),
+    sel("LOCAL_IF_RX_PPS", ["Local", "Interface", "Packets/s", "In"], Fmt::Fixed(2), IFCOUNTERS, |r| real(per_second(r.local.interface.rx_packets, r.elapsed))),
+    sel("REMOTE_IF_TX_PACKETS", ["Remote", "Interface", "Packets", "Out"], Fmt::Int, IFCOUNTERS, |r| int(r.remote.interface.tx_packets)),
+    sel("REMOTE_IF_RX_PACKETS", ["Remote", "Interface", "Packets", "In"], Fmt::Int, IFCOUNTERS, |r| int(r.remote.interface.rx_packets)),
+    sel("REMOTE_IF_TX_BYTES", ["Remote", "Interface", "Bytes", "Out"], Fmt::Int, IFCOUNTERS, |r| int(r.remote.interface.tx_bytes)),
+    sel("REMOTE_IF_RX_BYTES", ["Remote", "Interface", "Bytes", "In"], Fmt::Int, IFCOUNTERS, |r| int(r.remote.interface.rx_bytes)),
+    sel("REMOTE_IF_TX_PPS", ["Remote", "Interface", "Packets/s", "Out"], Fmt::Fixed(2), IFCOUNTERS, |r| real(per_second(r.remote.interface.tx_packets, r.elapsed))),
+    sel("REMOTE_IF_RX_PPS", ["Remote", "Interface", "Packets/s", "In"], Fmt::Fixed(2), IFCOUNTERS, |r| real(per_second(r.remote.interface.rx_packets, r.elapsed))),
+    sel("PACKETS_PER_TRANSACTION", ["Local", "Interface", "Packets", "per Tran"], Fmt::Fixed(3), IFCOUNTERS, |r| real(packets_per_transaction(r))),
 ];
 
 /// A counter over the test as a rate; -1 when the counter was not read.
