@@ -98,7 +98,8 @@ impl Params {
             (Length::Seconds(s), _) => clamp(u64::from(s)),
             (Length::Count(n), UnixTest::StreamStream) => clamp(n),
             (Length::Count(n), UnixTest::StreamRr | UnixTest::DgRr) => -clamp(n),
-            // Stock netperf has no count mode here and sends its test time, 0.
+            // Stock netperf has no count mode here and sends its test time, 0;
+            // we count bytes and end with a zero-length datagram all the same.
             (Length::Count(_), UnixTest::DgStream) => 0,
         }
     }
