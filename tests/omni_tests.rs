@@ -8,7 +8,10 @@ mod common;
 use common::*;
 use std::collections::BTreeMap;
 
-const TRANSCRIPTS: &str = include_str!("../../shared/reference/netperf-2.7.1-transcripts.txt");
+const TRANSCRIPTS: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../shared/reference/netperf-2.7.1-transcripts.txt"
+));
 const SCHEMA: &str = include_str!("../docs/omni-output.schema.json");
 
 /// The output lines of the transcript command that starts with `command`.
