@@ -384,6 +384,13 @@ impl TestSpec {
         } else {
             Limit::Seconds(0)
         };
+        if connection && direction == 0 && limit == Limit::Seconds(0) {
+            return Err(SpecError::Invalid(
+                "-l 0 (until stopped) is not available for TCP_CC: nothing in a connect/close \
+                 test tells the netserver that it ended; use -l SECONDS or a count"
+                    .into(),
+            ));
+        }
         let routing_allowed = t
             .routing_allowed
             .unwrap_or(protocol != Protocol::Udp || is_rr);

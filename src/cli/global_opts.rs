@@ -168,12 +168,12 @@ pub fn apply_global(
         'l' => {
             let length = sizespec::parse_signed_size(text)
                 .map_err(|reason| CliError::invalid(option, text, reason))?;
-            let fits = i32::try_from(length).is_ok_and(|length| length != 0);
-            if !fits {
+            // 0 runs until a signal (SIGALRM, SIGINT, SIGTERM) stops the test.
+            if i32::try_from(length).is_err() {
                 return Err(CliError::invalid(
                     option,
                     text,
-                    "must be seconds (> 0) or a negative byte/transaction count, not 0",
+                    "must be seconds, 0 (until stopped) or a negative byte/transaction count that fits 32 bits",
                 ));
             }
             global.test_length = length;
@@ -498,7 +498,7 @@ mod tests {
         assert_eq!(run("-l 30").global.test_length, 30);
         assert_eq!(run("-l -100000").global.test_length, -100_000);
         assert_eq!(run("-l -1K").global.test_length, -1024);
-        assert!(error("-l 0").contains("not 0"));
+        assert_eq!(run("-l 0").global.test_length, 0, "0 runs until stopped");
         assert_eq!(error("-l ten"), "invalid value 'ten' for -l: not a number");
         assert!(error("-l 3000000000").starts_with("invalid value '3000000000' for -l"));
     }

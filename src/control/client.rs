@@ -164,6 +164,8 @@ pub struct Iteration {
     pub remote_datagrams: Option<crate::engine::sequence::DatagramCounts>,
     /// Our netserver's interface counters over its data phase.
     pub remote_interface_delta: Option<crate::wire::system_facts::InterfaceDelta>,
+    /// Interim results (-D) printed during the data phase.
+    pub interims: Vec<crate::report::interim::Interim>,
     /// The local data socket's congestion control algorithm ("" for UDP).
     pub local_cong_control: String,
     /// The local interface's counters over the data phase, when asked for.
@@ -232,13 +234,20 @@ pub fn run_iteration(
     };
     // A timed test is ended by the timer's signal; any other needs socket
     // timeouts so that no call can block for ever.
-    let io_wait = seconds.is_none().then_some(UNTIMED_IO_WAIT);
+    // A test that runs until stopped (-l 0) is ended by a signal like a timed
+    // one; only a count needs the timeouts.
+    let io_wait = units.is_some().then_some(UNTIMED_IO_WAIT);
     let counters_before = run
         .count_interface
         .as_deref()
         .map(crate::net::interface::InterfaceCounters::read);
     let started = Instant::now();
-    let timer = Timer::arm(seconds, stop.clone());
+    // SIGALRM, SIGINT or SIGTERM end the data phase at once (netperf only).
+    let timer = Timer::arm_watching(seconds, stop.clone(), true);
+    let sampler = run
+        .interim
+        .clone()
+        .map(|o| super::interim::InterimSampler::start(o, stop.clone()));
     let (counters, mss_seen, data_sock) = run_data(
         spec,
         sock,
@@ -253,8 +262,12 @@ pub fn run_iteration(
         hist.as_mut(),
         seq.as_mut(),
     )?;
-    let elapsed = started.elapsed().as_secs_f64();
+    let ended = Instant::now();
+    let elapsed = ended.duration_since(started).as_secs_f64();
     drop(timer);
+    let interims = sampler
+        .map(|s| s.finish(interim_units(spec, &counters), ended))
+        .unwrap_or_default();
     let interface_delta = counters_before.map(|before| {
         let after = crate::net::interface::InterfaceCounters::read(&before.name);
         before.delta(&after)
@@ -332,6 +345,7 @@ pub fn run_iteration(
             remote: remote0,
         },
         results,
+        interims,
         remote_system: crate::wire::system_facts::SystemFacts::decode(&res_msg),
         local_datagrams: seq.map(|s| s.counts()),
         remote_datagrams: crate::wire::system_facts::decode_datagrams(&res_msg),
@@ -339,6 +353,17 @@ pub fn run_iteration(
         local_cong_control,
         interface_delta,
     })
+}
+
+/// The work units interim results count: what the data thread publishes.
+fn interim_units(spec: &TestSpec, c: &Counters) -> u64 {
+    if spec.is_rr() {
+        c.transactions
+    } else if spec.xmit() {
+        c.bytes_sent
+    } else {
+        c.bytes_received
+    }
 }
 
 fn fill_counters(side: &mut SideStats, c: &Counters) {

@@ -66,6 +66,11 @@ pub fn run_data(
             io_wait,
             hist,
         )?;
+        // Stopped early (a signal, or -l 0): the netserver waits for a sign.
+        if crate::engine::signals::stop_requested() || spec.limit == crate::spec::Limit::Seconds(0)
+        {
+            engine::connect::mark_end(remote, opts);
+        }
         return Ok((c, mss, None));
     }
     // Without a timer to interrupt them, blocking calls wake up this often

@@ -1,9 +1,11 @@
 //! The control connection and the netperf side of a test run over it:
 //! framed 656-byte messages with bounded waits (`channel`), what netperf asks
 //! netserver for (`request`), its half of the data phase (`data`), and one
-//! iteration end to end (`client`).
+//! iteration end to end (`client`), with interim results sampled beside it
+//! (`interim`).
 
 pub mod channel;
 pub mod client;
 pub mod data;
+pub mod interim;
 pub mod request;

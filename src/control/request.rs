@@ -110,6 +110,8 @@ pub struct RunOptions {
     pub extra_flags: u32,
     /// Local interface whose packet counters to read around the data phase.
     pub count_interface: Option<String>,
+    /// Interim results (-D) to sample during the data phase.
+    pub interim: Option<super::interim::InterimOptions>,
 }
 
 impl RunOptions {
@@ -125,6 +127,7 @@ impl RunOptions {
             local_fill_file: g.local_fill_file.clone(),
             extra_flags: 0,
             count_interface: None,
+            interim: None,
         }
     }
 }

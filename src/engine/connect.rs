@@ -55,6 +55,14 @@ fn exchange(
     Ok(ok)
 }
 
+/// Tell our netserver that a connection test ended early: a connection
+/// closed without a request. Best effort; a stock netserver ends by its timer.
+pub fn mark_end(remote: &SocketAddr, opts: &SocketOptions) {
+    if let Ok(s) = socket::create(remote, opts) {
+        let _ = socket::connect_timeout(&s, remote, Duration::from_secs(1));
+    }
+}
+
 /// Wait for the peer's close after our shutdown; bounded by the socket timeout.
 fn drain_until_close(s: &Socket, stop: &StopFlag) {
     let mut b = [0u8; 64];
@@ -132,6 +140,7 @@ pub fn client(
         drain_until_close(&s, stop);
         drop(s);
         c.transactions += 1;
+        stop.publish(c.transactions);
         if let (Some(h), Some(t0)) = (hist.as_deref_mut(), started) {
             h.record_ns(t0.elapsed().as_nanos() as u64);
         }
@@ -172,8 +181,14 @@ pub fn server(
         if buffers.is_none() {
             buffers = Some(socket::buffer_sizes(&s));
         }
-        // The server side reads the request first, then answers.
+        // The server side reads the request first, then answers. A client
+        // that connects and closes without a request marks the end of a test
+        // it stopped early (a signal, or -l 0): no timer or count tells us.
+        let received_before = c.bytes_received;
         if !exchange(&s, send_ring, recv_ring, stop, &mut c, true)? {
+            if recv_ring.size() > 0 && c.bytes_received == received_before {
+                break;
+            }
             continue;
         }
         drop(s);

@@ -186,6 +186,7 @@ fn send_all(
                     c.bytes_sent += u64::from(h.msg_len);
                 }
                 c.send_calls += k as u64;
+                stop.publish(c.bytes_sent);
                 sent += k;
                 // The kernel drops the error that cut a batch short (it
                 // reports only errors before the first message): stop if
@@ -310,6 +311,7 @@ pub fn stream_recv_batched(
                     }
                     c.recv_calls += 1;
                     c.bytes_received += u64::from(h.msg_len);
+                    stop.publish(c.bytes_received);
                 }
             }
             // Interrupted or timed out: the loop condition reads the flag.
@@ -401,6 +403,7 @@ pub fn rr_client_batched(
                     c.recv_calls += 1;
                     c.bytes_received += u64::from(h.msg_len);
                     c.transactions += 1;
+                    stop.publish(c.transactions);
                     in_flight = in_flight.saturating_sub(1);
                 }
             }

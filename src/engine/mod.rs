@@ -10,6 +10,7 @@ pub mod mmsg;
 pub mod ring;
 pub mod rr;
 pub mod sequence;
+pub mod signals;
 pub mod sizing;
 pub mod stream;
 pub mod timer;

@@ -90,6 +90,7 @@ pub fn client(
         }
         outstanding -= 1;
         c.transactions += 1;
+        stop.publish(c.transactions);
         if let (Some(h), Some(t)) = (hist.as_deref_mut(), in_flight.as_mut()) {
             t.stop(Instant::now(), h);
         }

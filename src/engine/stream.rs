@@ -51,6 +51,11 @@ pub fn send(
                 }
                 Io::Zero => break,
                 Io::Failed(e) => {
+                    // A reset or a closed peer at the end of a test that ran
+                    // until its netperf stopped (-l 0, a signal) is that end.
+                    if peer_went_away(&e) {
+                        return Ok(c);
+                    }
                     if stop.is_set() {
                         break;
                     }
@@ -60,6 +65,7 @@ pub fn send(
         }
         if done > 0 {
             c.bytes_sent += done as u64;
+            stop.publish(c.bytes_sent);
             c.send_calls += 1;
             if let Some(s) = seq.as_deref_mut() {
                 s.sent();
@@ -70,6 +76,10 @@ pub fn send(
         }
     }
     Ok(c)
+}
+
+fn peer_went_away(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EPIPE) | Some(libc::ECONNRESET))
 }
 
 /// Send a regular file's bytes with sendfile(2), `size` bytes per call,
@@ -98,6 +108,7 @@ pub fn send_file(
         match io::sendfile(fd, file_fd, &mut offset, size) {
             Io::Moved(n) => {
                 c.bytes_sent += n as u64;
+                stop.publish(c.bytes_sent);
                 c.send_calls += 1;
                 if let (Some(h), Some(t0)) = (hist.as_deref_mut(), started) {
                     h.record_ns(t0.elapsed().as_nanos() as u64);
@@ -140,6 +151,7 @@ pub fn recv(
         match io::recv(fd, buf, size) {
             Io::Moved(n) => {
                 c.bytes_received += n as u64;
+                stop.publish(c.bytes_received);
                 c.recv_calls += 1;
                 if let Some(s) = seq.as_deref_mut() {
                     // SAFETY: the ring buffer holds the n bytes just received.

@@ -3,15 +3,24 @@
 //! SIGALRM does — so the data path reads a relaxed load per call, arms no
 //! socket timeout, and still never blocks past the end of the test.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Once};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-/// Set when the test must stop: by the timer, or by `stop_now`.
+/// Set when the test must stop (by the timer, a signal, or a count), and the
+/// data thread's running count of work units (bytes or transactions), which
+/// it stores after every call so that interim results and netagg can sample
+/// it at any instant without asking the data thread for anything.
 #[derive(Clone, Default)]
-pub struct StopFlag(Arc<AtomicBool>);
+pub struct StopFlag(Arc<Shared>);
+
+#[derive(Default)]
+struct Shared {
+    stop: AtomicBool,
+    units: AtomicU64,
+}
 
 impl StopFlag {
     pub fn new() -> Self {
@@ -19,18 +28,33 @@ impl StopFlag {
     }
     #[inline]
     pub fn is_set(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
+        self.0.stop.load(Ordering::Relaxed)
     }
     pub fn set(&self) {
-        self.0.store(true, Ordering::Relaxed)
+        self.0.stop.store(true, Ordering::Relaxed)
+    }
+    /// Publish the work done so far: a plain store the data thread makes
+    /// after each call (the line stays in its cache until someone samples).
+    #[inline]
+    pub fn publish(&self, units: u64) {
+        self.0.units.store(units, Ordering::Relaxed)
+    }
+    /// The work units published so far.
+    pub fn units(&self) -> u64 {
+        self.0.units.load(Ordering::Relaxed)
     }
 }
 
-/// The signal that interrupts a blocked data call at the end of a test.
-const WAKE_SIGNAL: libc::c_int = libc::SIGALRM;
+/// The signal that interrupts a blocked data call at the end of a test: a
+/// real-time signal, so that SIGALRM stays the user's way to stop netperf.
+fn wake_signal() -> libc::c_int {
+    libc::SIGRTMIN() + 1
+}
 /// How often the wake-up is repeated until the data thread has noticed: a
 /// signal that lands just before the thread enters a blocking call is lost.
 const WAKE_REPEAT: Duration = Duration::from_millis(20);
+/// How often a timer watching for stop signals looks at them.
+const SIGNAL_POLL: Duration = Duration::from_millis(10);
 
 extern "C" fn on_wake_signal(_: libc::c_int) {}
 
@@ -46,7 +70,7 @@ fn install_wake_handler() {
             action.sa_sigaction = on_wake_signal as *const () as usize;
             libc::sigemptyset(&mut action.sa_mask);
             action.sa_flags = 0;
-            libc::sigaction(WAKE_SIGNAL, &action, std::ptr::null_mut());
+            libc::sigaction(wake_signal(), &action, std::ptr::null_mut());
         }
     });
 }
@@ -62,31 +86,52 @@ pub struct Timer {
 impl Timer {
     /// Arm a timer; `None` means never (the test ends by count or by the peer).
     pub fn arm(after: Option<Duration>, flag: StopFlag) -> Timer {
+        Self::arm_watching(after, flag, false)
+    }
+
+    /// Arm a timer that also ends the test when a stop signal arrives
+    /// (`signals::install`): netperf's timer, even for -l 0 or a count.
+    pub fn arm_watching(after: Option<Duration>, flag: StopFlag, watch_signals: bool) -> Timer {
         let fired = Arc::new(AtomicBool::new(false));
-        let Some(after) = after else {
+        if after.is_none() && !watch_signals {
             return Timer {
                 cancel: None,
                 thread: None,
                 fired,
             };
-        };
+        }
         install_wake_handler();
         // SAFETY: pthread_self has no preconditions.
         let target = unsafe { libc::pthread_self() };
         let (tx, rx) = mpsc::channel::<()>();
         let fired_in_thread = fired.clone();
+        let deadline = after.map(|a| Instant::now() + a);
         let thread = std::thread::Builder::new()
             .name("test-timer".into())
             .spawn(move || {
-                if !matches!(rx.recv_timeout(after), Err(RecvTimeoutError::Timeout)) {
-                    return;
+                loop {
+                    let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+                    let slice = match (left, watch_signals) {
+                        (Some(left), true) => left.min(SIGNAL_POLL),
+                        (Some(left), false) => left,
+                        (None, _) => SIGNAL_POLL,
+                    };
+                    match rx.recv_timeout(slice) {
+                        Err(RecvTimeoutError::Timeout) => {}
+                        _ => return,
+                    }
+                    let time_up = deadline.is_some_and(|d| Instant::now() >= d);
+                    let stopped = watch_signals && super::signals::stop_requested();
+                    if time_up || stopped {
+                        break;
+                    }
                 }
                 fired_in_thread.store(true, Ordering::Relaxed);
                 flag.set();
                 loop {
                     // SAFETY: the target thread owns this Timer and joins this
                     // thread in Drop before it can exit, so it is alive here.
-                    unsafe { libc::pthread_kill(target, WAKE_SIGNAL) };
+                    unsafe { libc::pthread_kill(target, wake_signal()) };
                     if !matches!(rx.recv_timeout(WAKE_REPEAT), Err(RecvTimeoutError::Timeout)) {
                         return;
                     }

@@ -85,6 +85,7 @@ pub fn send(
         }
         if done > 0 {
             c.bytes_sent += done as u64;
+            stop.publish(c.bytes_sent);
             c.send_calls += 1;
         }
         since_drain += 1;

@@ -13,6 +13,7 @@ pub mod cfmt;
 pub mod classic;
 pub mod confidence;
 pub mod histogram;
+pub mod interim;
 mod layouts;
 pub mod omni;
 pub mod service_demand;

@@ -6,16 +6,20 @@ use super::omni::{Measured, OmniOutput};
 use super::EXIT_FAILURE;
 use crate::cli::config::Config;
 use crate::control::client::{self, ClientError, Iteration, RunOptions};
+use crate::control::interim::InterimOptions;
 use crate::measure::confidence::Confidence;
 use crate::measure::outcome::Outcome;
 use crate::net::resolve::af_text;
 use crate::report::banner::{render_banner, Banner, BannerConfidence, BannerEndpoint};
 use crate::report::classic::{render_classic, ClassicKind, ClassicOptions, HeadlineFigures};
 use crate::report::confidence::{should_warn, ConfidenceWidths};
+use crate::report::interim::InterimStyle;
 use crate::report::omni::build::{direction_text, Averaged};
+use crate::report::omni::Style;
 use crate::spec::{TestName, TestSpec};
 use std::io::Write;
 use std::net::SocketAddr;
+use std::time::Duration;
 
 fn endpoint(name: String, addr: &SocketAddr) -> BannerEndpoint {
     BannerEndpoint {
@@ -84,7 +88,7 @@ pub fn run(config: &Config, spec: &TestSpec) -> i32 {
     }
     match run_iterations(config, &spec, kind, omni.as_ref()) {
         Ok(text) => {
-            print!("{text}");
+            super::out(&text);
             0
         }
         Err(e) => {
@@ -93,6 +97,33 @@ pub fn run(config: &Config, spec: &TestSpec) -> i32 {
             EXIT_FAILURE
         }
     }
+}
+
+/// -D: sample every |interval| seconds (a negative interval asks netperf
+/// for tight timing; ours is always timed by the clock), printed in the
+/// style of the omni output if one was chosen.
+fn interim_options(
+    config: &Config,
+    spec: &TestSpec,
+    omni: Option<&OmniOutput>,
+) -> Option<InterimOptions> {
+    let seconds = config.global.interim_interval?.abs();
+    let style = match omni.map(|o| o.style) {
+        Some(Style::Csv) => InterimStyle::Csv,
+        Some(Style::Keyval) => InterimStyle::Keyval,
+        Some(Style::Json) => InterimStyle::Silent,
+        _ => InterimStyle::Human,
+    };
+    Some(InterimOptions {
+        interval: Duration::try_from_secs_f64(seconds).unwrap_or(Duration::from_secs(1)),
+        style,
+        unit: super::omni::resolved_unit(config, spec),
+        next_index: Default::default(),
+        test_end: match spec.limit {
+            crate::spec::Limit::Seconds(s) if s > 0 => Some(Duration::from_secs(u64::from(s))),
+            _ => None,
+        },
+    })
 }
 
 /// The classic test whose figures (and confidence rules) an omni test shares.
@@ -118,7 +149,7 @@ fn run_iterations(
     let g = &config.global;
     let mut chan = client::establish(g)?;
     if g.print_headers {
-        print!("{}", render_banner(&banner(config, spec, kind)?));
+        super::out(&render_banner(&banner(config, spec, kind)?));
         let _ = std::io::stdout().flush();
     }
     let mut opts = ClassicOptions {
@@ -135,6 +166,7 @@ fn run_iterations(
     if let Some(o) = omni {
         o.prepare_run(&mut run, spec);
     }
+    run.interim = interim_options(config, spec, omni);
     let explicit_remote = config.test.data_host.is_some();
     let (min, max) = if g.iterations_max > 1 {
         (g.iterations_min.max(1), g.iterations_max)
@@ -153,7 +185,8 @@ fn run_iterations(
         } else {
             confidence.should_continue(iteration, min, max)
         };
-        if !go_on && last.is_some() {
+        // A stop signal ends the run after the iteration it cut short.
+        if (!go_on || crate::engine::signals::stop_requested()) && last.is_some() {
             break;
         }
         let it = client::run_iteration(&mut chan, spec, &run, explicit_remote)?;

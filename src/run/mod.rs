@@ -11,6 +11,14 @@ use crate::cli::{self, Invocation};
 use crate::spec::{SpecError, TestSpec};
 use std::io::Write;
 
+/// Write to stdout and flush, ignoring errors: a reader that went away
+/// (`netperf ... | head`) must not turn into a panic.
+pub fn out(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.flush();
+}
+
 /// netperf's exit status for failures reported by its library (exit(-1)).
 pub const EXIT_FAILURE: i32 = 255;
 
@@ -24,14 +32,14 @@ pub fn main(args: &[String]) -> i32 {
                 if to_stderr {
                     eprint!("{text}");
                 } else {
-                    print!("{text}");
+                    out(&text);
                 }
                 return exit_code;
             }
             return 1;
         }
         Ok(Invocation::Version) => {
-            print!("{}", cli::usage::VERSION_TEXT);
+            out(cli::usage::VERSION_TEXT);
             return 0;
         }
         Err(e) => {
@@ -39,8 +47,9 @@ pub fn main(args: &[String]) -> i32 {
             return 1;
         }
     };
+    crate::engine::signals::install();
     if let Some(list) = omni::choices_listing(&config) {
-        print!("{list}");
+        out(&list);
         return 1;
     }
     for option in unsupported::in_use(&config) {
@@ -58,7 +67,7 @@ pub fn main(args: &[String]) -> i32 {
         None => match TestSpec::from_config(&config) {
             Ok(spec) => classic::run(&config, &spec),
             Err(e @ SpecError::UnknownTest(_)) => {
-                println!("{e}");
+                out(&format!("{e}\n"));
                 1
             }
             Err(e) => {

@@ -107,6 +107,19 @@ fn local_interface(spec: &TestSpec) -> Option<String> {
     crate::net::interface::egress_interface(&remote)
 }
 
+/// netperf's output unit: -f as given, except that transactions ('x') only
+/// make sense for request/response tests, which default to them.
+pub fn resolved_unit(config: &Config, spec: &TestSpec) -> char {
+    let g = &config.global;
+    let rr = spec.is_rr();
+    match g.format_units {
+        'x' if !rr => 'm',
+        u if g.format_units_explicit => u,
+        _ if rr => 'x',
+        _ => 'm',
+    }
+}
+
 /// What the run produced, for the record.
 pub struct Measured<'a> {
     pub last: &'a Iteration,
@@ -120,13 +133,7 @@ pub struct Measured<'a> {
 /// Print the omni output of a finished test.
 pub fn render(output: &OmniOutput, config: &Config, spec: &TestSpec, m: &Measured) -> String {
     let g = &config.global;
-    let rr = spec.is_rr();
-    let unit = match g.format_units {
-        'x' if !rr => 'm',
-        u if g.format_units_explicit => u,
-        _ if rr => 'x',
-        _ => 'm',
-    };
+    let unit = resolved_unit(config, spec);
     let confidence_run = g.iterations_max > 1;
     let (t_width, l_width, r_width) = m.widths.unwrap_or((-1.0, -1.0, -1.0));
     let confidence = ConfidenceRecord {
@@ -192,6 +199,7 @@ pub fn render(output: &OmniOutput, config: &Config, spec: &TestSpec, m: &Measure
     });
     let mut record = record;
     fill_datagrams(&mut record, m.last, spec);
+    record.interims = m.last.interims.clone();
     let mut text = render_omni(output.style, &output.selection, &record, g.print_headers);
     if g.verbosity > 1 {
         if let Some(h) = &m.last.outcome.histogram {

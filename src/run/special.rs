@@ -46,11 +46,11 @@ pub fn new_uuid() -> String {
 pub fn run(test: Special, config: &Config) -> i32 {
     match test {
         Special::Uuid => {
-            print!("{}", config.test.uuid.clone().unwrap_or_else(new_uuid));
+            super::out(&config.test.uuid.clone().unwrap_or_else(new_uuid));
             0
         }
         Special::LocCpu => {
-            print!("{}", cpu::calibrate_rate());
+            super::out(&cpu::calibrate_rate().to_string());
             0
         }
         Special::RemCpu => {
@@ -58,7 +58,7 @@ pub fn run(test: Special, config: &Config) -> i32 {
                 .and_then(|mut chan| client::remote_cpu_rate(&mut chan));
             match result {
                 Ok((rate, _cpus)) => {
-                    print!("{rate}");
+                    super::out(&rate.to_string());
                     0
                 }
                 Err(e) => {

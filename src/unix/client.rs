@@ -381,7 +381,7 @@ fn run_test(chan: &mut Channel, p: &Params, g: &GlobalOptions) -> Result<Measure
 pub fn run(test: UnixTest, config: &Config) -> i32 {
     let g = &config.global;
     if g.no_control {
-        println!("The UNIX tests do not know how to run with no control connection");
+        crate::run::out("The UNIX tests do not know how to run with no control connection\n");
         return EXIT_FAILURE;
     }
     let p = match Params::new(test, config) {
@@ -403,11 +403,7 @@ pub fn run(test: UnixTest, config: &Config) -> i32 {
         }
     };
     if g.print_headers {
-        print!(
-            "{}",
-            report::header(test, g.local_cpu || g.remote_cpu, p.unit)
-        );
-        let _ = std::io::stdout().flush();
+        crate::run::out(&report::header(test, g.local_cpu || g.remote_cpu, p.unit));
     }
     let outcome = run_test(&mut chan, &p, g);
     chan.shutdown();
@@ -418,11 +414,11 @@ pub fn run(test: UnixTest, config: &Config) -> i32 {
                 unit: p.unit,
                 local_num_cpus: cpu::num_cpus(),
             };
-            print!("{}", report::result(&measured, &opts));
+            crate::run::out(&report::result(&measured, &opts));
             0
         }
         Err(f) => {
-            print!("{}", f.stdout);
+            crate::run::out(&f.stdout);
             let _ = std::io::stdout().flush();
             eprintln!("{}", f.message);
             f.exit

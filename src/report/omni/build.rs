@@ -197,6 +197,7 @@ pub fn build(input: RecordInput) -> OmniRecord {
         local,
         remote,
         rr_timeouts: 0,
+        interims: Vec::new(),
     }
 }
 

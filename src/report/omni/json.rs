@@ -6,19 +6,11 @@ use super::record::OmniRecord;
 use super::select::Selection;
 use super::table::Selector;
 use super::value::Value;
+use crate::report::interim::Interim;
 use serde_json::{json, Map, Value as Json};
 
 /// Version of the JSON shape; bumped only for incompatible changes.
 pub const FORMAT_VERSION: u32 = 1;
-
-/// One interim result (-D), as netperf prints it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Interim {
-    pub value: f64,
-    pub units: String,
-    pub interval_secs: f64,
-    pub ending_epoch_secs: f64,
-}
 
 /// Units of selectors, matched on the name: exact names first, then suffixes.
 const EXACT_UNITS: &[(&str, &str)] = &[

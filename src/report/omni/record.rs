@@ -299,6 +299,8 @@ pub struct OmniRecord {
     pub remote: EndRecord,
     /// Timeouts of a UDP request/response test (-e) — issue 5; 0 otherwise.
     pub rr_timeouts: i64,
+    /// Interim results (-D) of the last iteration, for the JSON output.
+    pub interims: Vec<crate::report::interim::Interim>,
 }
 
 impl Default for OmniRecord {
@@ -329,6 +331,7 @@ impl Default for OmniRecord {
             local: EndRecord::default(),
             remote: EndRecord::default(),
             rr_timeouts: 0,
+            interims: Vec::new(),
         }
     }
 }

@@ -26,7 +26,7 @@ pub fn render_omni(
         Style::Human => human(selection, record, headers),
         Style::Csv => csv(selection, record, headers),
         Style::Keyval => keyval(selection, record),
-        Style::Json => super::json::render_json(selection, record, &[]),
+        Style::Json => super::json::render_json(selection, record, &record.interims),
     }
 }
 

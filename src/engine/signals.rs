@@ -1,0 +1,59 @@
+//! Stopping netperf from outside: SIGALRM, SIGINT and SIGTERM ask the running
+//! test to end at once (the aggregate scripts `kill -ALRM` their netperfs);
+//! the test then closes down and reports the time it really measured. A
+//! second SIGINT exits immediately. The handlers only touch atomics; the
+//! test timer thread watches them and does the rest.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Once;
+
+static STOP_REQUESTED: AtomicBool = AtomicBool::new(false);
+static INTERRUPTS: AtomicU32 = AtomicU32::new(0);
+
+/// Exit status after a second SIGINT (128 + SIGINT, as a shell reports it).
+const EXIT_ON_SECOND_INTERRUPT: i32 = 130;
+
+extern "C" fn on_stop_signal(signal: libc::c_int) {
+    if signal == libc::SIGINT && INTERRUPTS.fetch_add(1, Ordering::Relaxed) >= 1 {
+        // SAFETY: _exit is async-signal-safe.
+        unsafe { libc::_exit(EXIT_ON_SECOND_INTERRUPT) };
+    }
+    STOP_REQUESTED.store(true, Ordering::Relaxed);
+}
+
+/// Install the handlers (once per process; netperf only, never netserver).
+pub fn install() {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        for signal in [libc::SIGALRM, libc::SIGINT, libc::SIGTERM] {
+            // SAFETY: a zeroed sigaction with a plain handler and an empty
+            // mask is valid; the handler only stores to atomics or _exits.
+            unsafe {
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = on_stop_signal as *const () as usize;
+                libc::sigemptyset(&mut action.sa_mask);
+                action.sa_flags = 0;
+                libc::sigaction(signal, &action, std::ptr::null_mut());
+            }
+        }
+    });
+}
+
+/// Whether a stop signal arrived.
+pub fn stop_requested() -> bool {
+    STOP_REQUESTED.load(Ordering::Relaxed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_signal_requests_a_stop() {
+        install();
+        // SAFETY: raise delivers SIGTERM to this thread; our handler runs.
+        unsafe { libc::raise(libc::SIGTERM) };
+        assert!(stop_requested());
+        STOP_REQUESTED.store(false, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,271 @@
+//! Interim results (-D) in netperf's three formats, and stopping a running
+//! netperf with a signal: the lines parse, arrive one by one on a pipe, add
+//! up to the test, and a stopped test still prints its final result.
+
+mod common;
+use common::*;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// (value, units, interval, ending) of a human interim line.
+fn parse_human(line: &str) -> Option<(f64, String, f64, f64)> {
+    let rest = line.strip_prefix("Interim result:")?;
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    match words.as_slice() {
+        [value, units, "over", interval, "seconds", "ending", "at", ending] => Some((
+            value.parse().ok()?,
+            units.to_string(),
+            interval.parse().ok()?,
+            ending.parse().ok()?,
+        )),
+        _ => None,
+    }
+}
+
+fn run_ok(server: &Server, args: &[&str]) -> String {
+    let out = netperf(server, args);
+    let stdout = text(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{args:?}: {stdout}{}",
+        text(&out.stderr)
+    );
+    stdout
+}
+
+#[test]
+fn human_lines_parse_and_add_up_to_the_test() {
+    let server = Server::start("127.0.0.1");
+    for (test, units) in [
+        ("TCP_STREAM", "10^6bits/s"),
+        ("TCP_RR", "Trans/s"),
+        ("TCP_MAERTS", "10^6bits/s"),
+    ] {
+        let out = run_ok(&server, &["-t", test, "-l", "2", "-D", "0.5"]);
+        let interims: Vec<_> = out.lines().filter_map(parse_human).collect();
+        assert!(interims.len() >= 3, "{test}: {out}");
+        for (value, u, interval, ending) in &interims {
+            assert_eq!(u, units, "{test}");
+            assert!(
+                *value > 0.0 && *interval > 0.0 && *ending > 1.0e9,
+                "{test}: {out}"
+            );
+        }
+        // Endings increase, and the intervals cover the test (2 s).
+        assert!(interims.windows(2).all(|w| w[0].3 <= w[1].3), "{out}");
+        let total: f64 = interims.iter().map(|i| i.2).sum();
+        assert!(
+            (1.8..=2.5).contains(&total),
+            "{test}: intervals sum to {total}: {out}"
+        );
+    }
+}
+
+#[test]
+fn csv_and_keyval_interim_lines() {
+    let server = Server::start("127.0.0.1");
+    let out = run_ok(
+        &server,
+        &[
+            "-t",
+            "omni",
+            "-l",
+            "2",
+            "-D",
+            "0.5",
+            "--",
+            "-d",
+            "rr",
+            "-o",
+            "THROUGHPUT,THROUGHPUT_UNITS",
+        ],
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    let title = lines
+        .iter()
+        .position(|l| *l == "Throughput,Throughput Units")
+        .expect(&out);
+    assert!(title >= 4, "{out}");
+    for line in &lines[1..title] {
+        let fields: Vec<&str> = line.split(',').collect();
+        assert_eq!(fields.len(), 4, "{line}");
+        assert!(fields[0].trim().parse::<f64>().unwrap() > 0.0);
+        assert_eq!(fields[1], "Trans/s");
+        assert!(fields[2].parse::<f64>().unwrap() > 0.0);
+        assert!(fields[3].parse::<f64>().unwrap() > 1.0e9);
+    }
+
+    let out = run_ok(
+        &server,
+        &[
+            "-t",
+            "TCP_STREAM",
+            "-l",
+            "2",
+            "-D",
+            "0.5",
+            "--",
+            "-k",
+            "THROUGHPUT,ELAPSED_TIME",
+        ],
+    );
+    let keys: Vec<(&str, &str)> = out.lines().filter_map(|l| l.split_once('=')).collect();
+    let interim: Vec<_> = keys
+        .iter()
+        .filter(|(k, _)| k.starts_with("NETPERF_"))
+        .collect();
+    assert!(interim.len() >= 12 && interim.len() % 4 == 0, "{out}");
+    for (n, chunk) in interim.chunks(4).enumerate() {
+        let names: Vec<String> = chunk.iter().map(|(k, _)| k.to_string()).collect();
+        assert_eq!(
+            names,
+            [
+                format!("NETPERF_INTERIM_RESULT[{n}]"),
+                format!("NETPERF_UNITS[{n}]"),
+                format!("NETPERF_INTERVAL[{n}]"),
+                format!("NETPERF_ENDING[{n}]"),
+            ]
+        );
+        assert_eq!(chunk[1].1, "10^6bits/s");
+    }
+    let total: f64 = interim
+        .chunks(4)
+        .map(|c| c[2].1.parse::<f64>().unwrap())
+        .sum();
+    let elapsed: f64 = keys
+        .iter()
+        .find(|(k, _)| *k == "ELAPSED_TIME")
+        .unwrap()
+        .1
+        .parse()
+        .unwrap();
+    assert!(
+        (total - elapsed).abs() <= 0.05 * elapsed,
+        "{total} vs {elapsed}: {out}"
+    );
+}
+
+/// Start netperf with a piped stdout; lines arrive on the channel as netperf
+/// writes them.
+fn spawn(server: &Server, args: &[&str]) -> (std::process::Child, mpsc::Receiver<String>) {
+    let port = server.port.to_string();
+    let mut child = Command::new(NETPERF)
+        .args(["-H", server.host.as_str(), "-p", port.as_str()])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("netperf starts");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    (child, rx)
+}
+
+fn wait_for(rx: &mpsc::Receiver<String>, prefix: &str, seen: &mut Vec<String>) -> bool {
+    while let Ok(line) = rx.recv_timeout(Duration::from_secs(20)) {
+        let hit = line.starts_with(prefix);
+        seen.push(line);
+        if hit {
+            return true;
+        }
+    }
+    false
+}
+
+fn signal(child: &std::process::Child, sig: libc::c_int) {
+    // SAFETY: kill with a pid we own.
+    unsafe { libc::kill(child.id() as libc::pid_t, sig) };
+}
+
+/// Wait at most 30 s for the child; kill it if it is still there.
+fn finish(mut child: std::process::Child) -> std::process::ExitStatus {
+    for _ in 0..3000 {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = child.kill();
+    panic!("netperf did not end after the signal");
+}
+
+#[test]
+fn a_signal_ends_a_test_that_runs_until_stopped_and_prints_its_result() {
+    let server = Server::start("127.0.0.1");
+    let cases: [(&[&str], libc::c_int); 3] = [
+        (
+            &["-t", "TCP_RR", "-l", "0", "-D", "0.2", "-P", "0"],
+            libc::SIGALRM,
+        ),
+        (
+            &[
+                "-t",
+                "UDP_STREAM",
+                "-l",
+                "0",
+                "-D",
+                "0.2",
+                "-P",
+                "0",
+                "--",
+                "-m",
+                "1024",
+            ],
+            libc::SIGTERM,
+        ),
+        (
+            &["-t", "TCP_CRR", "-l", "60", "-D", "0.2", "-P", "0"],
+            libc::SIGINT,
+        ),
+    ];
+    for (args, sig) in cases {
+        let (child, rx) = spawn(&server, args);
+        let mut seen = Vec::new();
+        // Interim lines reach the pipe as they are made (flushed per line).
+        assert!(
+            wait_for(&rx, "Interim result:", &mut seen),
+            "{args:?}: {seen:?}"
+        );
+        signal(&child, sig);
+        let status = finish(child);
+        seen.extend(rx.try_iter());
+        assert!(status.success(), "{args:?}: {status} {seen:?}");
+        let result = seen
+            .iter()
+            .find(|l| !l.starts_with("Interim") && !l.trim().is_empty())
+            .unwrap_or_else(|| panic!("{args:?}: no result in {seen:?}"));
+        let numbers = numbers(result);
+        assert!(
+            numbers.len() >= 5 && numbers.iter().all(|n| *n >= 0.0),
+            "{result}"
+        );
+        assert!(numbers[numbers.len() - 1] > 0.0, "{args:?}: {result}");
+    }
+}
+
+#[test]
+fn a_second_interrupt_exits_at_once() {
+    let server = Server::start("127.0.0.1");
+    // After the first SIGINT a timed TCP_CC waits for the netserver's timer
+    // (nothing tells it the test ended); the second one must not wait.
+    let (child, rx) = spawn(
+        &server,
+        &["-t", "TCP_CC", "-l", "60", "-D", "0.2", "-P", "0"],
+    );
+    let mut seen = Vec::new();
+    assert!(wait_for(&rx, "Interim result:", &mut seen), "{seen:?}");
+    signal(&child, libc::SIGINT);
+    std::thread::sleep(Duration::from_millis(300));
+    signal(&child, libc::SIGINT);
+    let status = finish(child);
+    assert_eq!(status.code(), Some(130), "{seen:?}");
+}
