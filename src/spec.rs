@@ -187,6 +187,8 @@ pub struct TestSpec {
     pub remote_nodelay: bool,
     pub cork: bool,
     pub first_burst: u32,
+    /// Ramp the burst up (netperf's default); `-b` negative injects at once.
+    pub burst_ramp: bool,
     pub routing_allowed: bool,
     pub keepalive: bool,
     /// Data connection addressing.
@@ -420,6 +422,7 @@ impl TestSpec {
             remote_nodelay: t.remote_nodelay,
             cork: t.cork,
             first_burst: t.first_burst,
+            burst_ramp: !t.burst_at_once,
             routing_allowed,
             keepalive: g.keepalive,
             data_family,

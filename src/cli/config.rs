@@ -175,6 +175,8 @@ pub struct TestOptions {
     pub keyval_output: Option<String>,
     pub csv_output: Option<String>,
     pub human_output: Option<String>,
+    /// `-b` was negative: inject the whole burst at once instead of ramping.
+    pub burst_at_once: bool,
     /// --seq: sequence numbers in UDP payloads (netperf-ng).
     pub sequence: bool,
     /// -q bytes/s: SO_MAX_PACING_RATE on the local data socket.
@@ -340,6 +342,7 @@ impl Default for TestOptions {
             json_output: None,
             pacing_rate: None,
             sequence: false,
+            burst_at_once: false,
             implied_direction: 0,
             local_cong_control: None,
             remote_cong_control: None,

@@ -121,7 +121,11 @@ pub fn apply_test(config: &mut Config, letter: char, value: Option<&str>) -> Res
     match letter {
         '4' => set_data_family(test, Family::Inet),
         '6' => set_data_family(test, Family::Inet6),
-        'b' => test.first_burst = checked::plain(option, text, 0, i64::from(i32::MAX))?,
+        'b' => {
+            let n: i32 = checked::plain(option, text, -i64::from(i32::MAX), i64::from(i32::MAX))?;
+            test.first_burst = n.unsigned_abs();
+            test.burst_at_once = n < 0;
+        }
         'c' => test.connection_test = true,
         'C' => test.cork = true,
         'd' => {
@@ -540,7 +544,10 @@ mod tests {
         let t = run("-- -K bbr").test;
         assert_eq!(t.remote_cong_control.as_deref(), Some("bbr"));
         assert!(error(&format!("-- -u {}", "u".repeat(38))).contains("1 to 37"));
-        assert!(error("-- -b -1").contains("must be at least 0"));
+        let t = run("-- -b -4").test;
+        assert_eq!((t.first_burst, t.burst_at_once), (4, true));
+        let t = run("-- -b 4").test;
+        assert_eq!((t.first_burst, t.burst_at_once), (4, false));
     }
 
     #[test]

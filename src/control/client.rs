@@ -373,6 +373,7 @@ fn fill_counters(side: &mut SideStats, c: &Counters) {
     side.recv_calls = c.recv_calls;
     side.failed_sends = c.failed_sends;
     side.transactions = c.transactions;
+    side.timeouts = c.timeouts;
 }
 
 fn remote_side(
@@ -400,6 +401,7 @@ fn remote_side(
         recv_calls: u64::from(res.recv_calls),
         failed_sends: u64::from(res.failed_sends),
         transactions: u64::from(res.trans_received),
+        timeouts: 0,
         send_buf_req: spec.remote_send_buf,
         recv_buf_req: spec.remote_recv_buf,
         send_buf: resp.send_buf_size,

@@ -116,7 +116,10 @@ pub fn run_data(
                 &mut send_ring,
                 &mut recv_ring,
                 udp,
-                spec.first_burst,
+                engine::rr::Burst {
+                    size: spec.first_burst,
+                    ramp: spec.burst_ramp,
+                },
                 stop,
                 units,
                 dest.as_ref(),

@@ -25,6 +25,8 @@ pub struct Counters {
     pub recv_calls: u64,
     pub failed_sends: u64,
     pub transactions: u64,
+    /// Receive timeouts of a UDP request/response test with -e.
+    pub timeouts: u64,
 }
 
 /// Why a data loop stopped early with an error.

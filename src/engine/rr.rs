@@ -1,5 +1,7 @@
-//! Request/response: the client keeps `first_burst` extra requests in flight
-//! and counts a transaction per response; the server answers each request.
+//! Request/response: the client keeps up to `burst.size` extra requests in
+//! flight (ramping up to them one per response, as netperf's burst mode
+//! does) and counts a transaction per response; the server answers each
+//! request.
 
 use super::io::{self, Io};
 use super::message::{recv_message, send_message, Got};
@@ -11,6 +13,18 @@ use crate::measure::histogram::InFlightTimer;
 use std::os::fd::RawFd;
 use std::time::Instant;
 
+/// Extra requests in flight (-b).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Burst {
+    pub size: u32,
+    /// Start with two in flight and add one per response up to `size`, as
+    /// netperf does; `-b` with a negative value injects them all at once.
+    pub ramp: bool,
+}
+
+/// netperf's initial request window when it ramps up a burst.
+const RAMP_START: u32 = 2;
+
 /// The netperf side of a request/response test.
 #[allow(clippy::too_many_arguments)]
 pub fn client(
@@ -18,7 +32,7 @@ pub fn client(
     send_ring: &mut BufferRing,
     recv_ring: &mut BufferRing,
     udp: bool,
-    first_burst: u32,
+    burst: Burst,
     stop: &StopFlag,
     trans_limit: Option<u64>,
     dest: Option<&socket2::SockAddr>,
@@ -33,7 +47,13 @@ pub fn client(
     // with the oldest request in flight, as netperf does with bursts.
     let mut in_flight = hist
         .as_ref()
-        .map(|_| InFlightTimer::new(first_burst as usize + 1));
+        .map(|_| InFlightTimer::new(burst.size as usize + 1));
+    let initial_window = if burst.ramp {
+        burst.size.min(RAMP_START)
+    } else {
+        burst.size
+    };
+    let mut window = initial_window;
     while !stop.is_set() {
         if let Some(limit) = trans_limit {
             if c.transactions >= limit {
@@ -42,7 +62,7 @@ pub fn client(
         }
         // A transaction is timed from before its send, as netperf does: on
         // loopback the send call itself carries the request to the server.
-        while outstanding < first_burst {
+        while outstanding < window {
             let sent_at = in_flight.as_ref().map(|_| Instant::now());
             let buf = send_ring.next_ptr();
             stamp(seq.as_deref_mut(), buf, req);
@@ -80,7 +100,9 @@ pub fn client(
             }
             Got::TimedOut => {
                 // Lost request or response: start the burst over, as netperf -e does.
+                c.timeouts += 1;
                 outstanding = 0;
+                window = initial_window;
                 if let Some(t) = in_flight.as_mut() {
                     t.purge();
                 }
@@ -89,6 +111,9 @@ pub fn client(
             Got::Closed | Got::Interrupted => break,
         }
         outstanding -= 1;
+        if window < burst.size {
+            window += 1;
+        }
         c.transactions += 1;
         stop.publish(c.transactions);
         if let (Some(h), Some(t)) = (hist.as_deref_mut(), in_flight.as_mut()) {
@@ -130,6 +155,7 @@ pub fn server_stream(
 /// its source; a zero-length datagram ends the test. With `connect_to_peer`
 /// (netperf's `-- -N`) the socket is connected to the first sender, and
 /// plain send/recv are used from then on.
+#[allow(clippy::too_many_arguments)]
 pub fn server_datagram(
     fd: RawFd,
     recv_ring: &mut BufferRing,
@@ -138,6 +164,7 @@ pub fn server_datagram(
     trans_limit: Option<u64>,
     connect_to_peer: bool,
     mut seq: Option<&mut Sequence>,
+    drop_every: Option<u64>,
 ) -> Result<Counters, DataError> {
     let mut c = Counters::default();
     let (req, rsp) = (recv_ring.size(), send_ring.size());
@@ -188,6 +215,10 @@ pub fn server_datagram(
                 return Err(DataError::Connect(std::io::Error::last_os_error()));
             }
             connected = true;
+        }
+        // The test mode that loses datagrams: leave every Nth unanswered.
+        if drop_every.is_some_and(|n| n > 0 && c.recv_calls % n == 0) {
+            continue;
         }
         let response = send_ring.next_ptr();
         stamp(seq.as_deref_mut(), response, rsp);

@@ -30,6 +30,8 @@ pub struct SideStats {
     pub recv_calls: u64,
     pub failed_sends: u64,
     pub transactions: u64,
+    /// Receive timeouts of a UDP request/response test with -e.
+    pub timeouts: u64,
     /// Socket buffer sizes: requested (-1 = default), initial (after setup), final (end of test).
     pub send_buf_req: i32,
     pub recv_buf_req: i32,

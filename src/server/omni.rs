@@ -289,6 +289,21 @@ fn data_socket_options(r: &OmniRequest, protocol: Protocol, ext: &Extension) -> 
     }
 }
 
+/// The environment variable of the test mode that leaves every Nth UDP
+/// request unanswered, so that tests can exercise netperf's -e recovery
+/// without a firewall. Never set in normal use.
+pub const DROP_EVERY_ENV: &str = "NETPERF_NG_TEST_DROP_EVERY";
+
+fn test_drop_every() -> Option<u64> {
+    static DROP_EVERY: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    *DROP_EVERY.get_or_init(|| {
+        std::env::var(DROP_EVERY_ENV)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .filter(|n| *n > 0)
+    })
+}
+
 /// This host's OS and CPU facts for our netperf's remote system selectors.
 fn system_facts() -> crate::wire::system_facts::SystemFacts {
     let s = crate::net::sysinfo::SystemInfo::collect();
@@ -632,6 +647,7 @@ fn run_data(
                 units,
                 r.flags & omni::flag::USE_CONNECTED != 0,
                 seq.as_deref_mut(),
+                test_drop_every(),
             )?,
         },
         (false, true) => match batch {

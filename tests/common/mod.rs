@@ -32,11 +32,17 @@ fn free_port(host: &str) -> u16 {
 impl Server {
     /// Start `netserver -D -L host -p <free port>` plus `extra` arguments.
     pub fn start_with(host: &str, extra: &[&str]) -> Server {
+        Server::start_with_env(host, extra, &[])
+    }
+
+    /// As `start_with`, with extra environment variables (test modes).
+    pub fn start_with_env(host: &str, extra: &[&str], env: &[(&str, &str)]) -> Server {
         for _ in 0..20 {
             let port = free_port(host);
             let mut cmd = Command::new(NETSERVER);
             cmd.args(["-D", "-L", host, "-p", &port.to_string()])
-                .args(extra);
+                .args(extra)
+                .envs(env.iter().copied());
             cmd.stdout(Stdio::null()).stderr(Stdio::null());
             let mut child = cmd.spawn().expect("spawn netserver");
             let deadline = Instant::now() + Duration::from_secs(5);

@@ -196,7 +196,7 @@ pub fn build(input: RecordInput) -> OmniRecord {
         latency: o.histogram.as_ref().map(latency_record).unwrap_or_default(),
         local,
         remote,
-        rr_timeouts: 0,
+        rr_timeouts: o.local.timeouts as i64,
         interims: Vec::new(),
     }
 }

@@ -25,6 +25,7 @@ const EXACT_UNITS: &[(&str, &str)] = &[
     ("CONFIDENCE_INTERVAL", "%"),
     ("LATENCY_SAMPLES", "samples"),
     ("PACKETS_PER_TRANSACTION", "packets/transaction"),
+    ("RR_TIMEOUTS", "timeouts"),
 ];
 const SUFFIX_UNITS: &[(&str, &str)] = &[
     ("_LATENCY", "us"),

@@ -297,7 +297,8 @@ pub struct OmniRecord {
     pub latency: LatencyRecord,
     pub local: EndRecord,
     pub remote: EndRecord,
-    /// Timeouts of a UDP request/response test (-e) — issue 5; 0 otherwise.
+    /// Receive timeouts of a UDP request/response test with -e (each one
+    /// restarts the burst); 0 otherwise.
     pub rr_timeouts: i64,
     /// Interim results (-D) of the last iteration, for the JSON output.
     pub interims: Vec<crate::report::interim::Interim>,

@@ -257,7 +257,7 @@ pub static NETPERF_SELECTORS: [Selector; 175] = [
 
 /// Ours, beyond netperf: never in `all` or `?`, only when named.
 #[rustfmt::skip]
-pub static EXTRA_SELECTORS: [Selector; 26] = [
+pub static EXTRA_SELECTORS: [Selector; 27] = [
     sel("P99_9_LATENCY", ["99.9th", "Percentile", "Latency", "Microseconds"], Fmt::Fixed(2), STATS, |r| real(r.latency.p99_9)),
     sel("P99_99_LATENCY", ["99.99th", "Percentile", "Latency", "Microseconds"], Fmt::Fixed(2), STATS, |r| real(r.latency.p99_99)),
     sel("P99_999_LATENCY", ["99.999th", "Percentile", "Latency", "Microseconds"], Fmt::Fixed(2), STATS, |r| real(r.latency.p99_999)),
@@ -283,6 +283,7 @@ pub static EXTRA_SELECTORS: [Selector; 26] = [
     sel("REMOTE_IF_RX_BYTES", ["Remote", "Interface", "Bytes", "In"], Fmt::Int, IFCOUNTERS, |r| int(r.remote.interface.rx_bytes)),
     sel("REMOTE_IF_TX_PPS", ["Remote", "Interface", "Packets/s", "Out"], Fmt::Fixed(2), IFCOUNTERS, |r| real(per_second(r.remote.interface.tx_packets, r.elapsed))),
     sel("REMOTE_IF_RX_PPS", ["Remote", "Interface", "Packets/s", "In"], Fmt::Fixed(2), IFCOUNTERS, |r| real(per_second(r.remote.interface.rx_packets, r.elapsed))),
+    sel("RR_TIMEOUTS", ["Request/", "Response", "Timeouts", ""], Fmt::Int, NONE, |r| int(r.rr_timeouts)),
     sel("PACKETS_PER_TRANSACTION", ["Local", "Interface", "Packets", "per Tran"], Fmt::Fixed(3), IFCOUNTERS, |r| real(packets_per_transaction(r))),
 ];
 
