@@ -343,3 +343,62 @@ fn udp_rr_survives_lost_datagrams_and_reports_its_timeouts() {
     // The intervals before each timeout kept their transactions.
     assert!(out.contains("NETPERF_INTERIM_RESULT[0]="), "{out}");
 }
+
+#[test]
+fn paced_sends_keep_to_their_burst_per_interval_on_both_ends() {
+    let server = Server::start("127.0.0.1");
+    let keyval = |args: &[&str]| -> std::collections::BTreeMap<String, f64> {
+        run_ok(&server, args)
+            .lines()
+            .filter_map(|l| l.split_once('='))
+            .filter_map(|(k, v)| Some((k.to_string(), v.parse().ok()?)))
+            .collect()
+    };
+    // Two 1000-byte sends per 10 ms: never more than the schedule allows.
+    let v = keyval(&[
+        "-t",
+        "TCP_STREAM",
+        "-l",
+        "1",
+        "-w",
+        "10ms",
+        "-b",
+        "2",
+        "--",
+        "-m",
+        "1000",
+        "-k",
+        "LOCAL_SEND_CALLS,ELAPSED_TIME,LOCAL_INTERVAL_USECS,LOCAL_INTERVAL_BURST",
+    ]);
+    let allowed = (v["ELAPSED_TIME"] / 0.010 + 2.0) * 2.0;
+    assert!(
+        v["LOCAL_SEND_CALLS"] >= 2.0 && v["LOCAL_SEND_CALLS"] <= allowed,
+        "{v:?}"
+    );
+    assert_eq!(
+        (v["LOCAL_INTERVAL_USECS"], v["LOCAL_INTERVAL_BURST"]),
+        (10000.0, 2.0)
+    );
+    // The netserver paces its sends when asked (-w ,interval -b ,burst).
+    let v = keyval(&[
+        "-t",
+        "TCP_MAERTS",
+        "-l",
+        "1",
+        "-w",
+        ",10ms",
+        "-b",
+        ",1",
+        "--",
+        "-m",
+        ",1000",
+        "-k",
+        "REMOTE_SEND_CALLS,ELAPSED_TIME",
+    ]);
+    // (its data phase starts a little before ours and ends a little after)
+    let allowed = v["ELAPSED_TIME"] / 0.010 + 20.0;
+    assert!(
+        v["REMOTE_SEND_CALLS"] >= 1.0 && v["REMOTE_SEND_CALLS"] <= allowed,
+        "{v:?}"
+    );
+}

@@ -374,6 +374,7 @@ fn fill_counters(side: &mut SideStats, c: &Counters) {
     side.failed_sends = c.failed_sends;
     side.transactions = c.transactions;
     side.timeouts = c.timeouts;
+    side.paced_wait_secs = c.paced_wait.as_secs_f64();
 }
 
 fn remote_side(
@@ -402,6 +403,7 @@ fn remote_side(
         failed_sends: u64::from(res.failed_sends),
         transactions: u64::from(res.trans_received),
         timeouts: 0,
+        paced_wait_secs: 0.0,
         send_buf_req: spec.remote_send_buf,
         recv_buf_req: spec.remote_recv_buf,
         send_buf: resp.send_buf_size,

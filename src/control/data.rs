@@ -3,6 +3,7 @@
 
 use super::client::ClientError;
 use super::request::{LocalSizes, RunOptions};
+use crate::engine::pacing::Pacer;
 use crate::engine::ring::BufferRing;
 use crate::engine::sequence::Sequence;
 use crate::engine::timer::StopFlag;
@@ -89,9 +90,12 @@ pub fn run_data(
     // Batching moves UDP messages N per call; per-operation timing (-v 2,
     // -j) needs one call per message, so it keeps the plain loops.
     let batch = match spec.extension.mmsg_batch {
-        n if udp && n > 1 && hist.is_none() && seq.is_none() => Some(n as usize),
+        n if udp && n > 1 && hist.is_none() && seq.is_none() && run.interval_burst == 0 => {
+            Some(n as usize)
+        }
         _ => None,
     };
+    let mut pacer = Pacer::new(run.interval_usecs, run.interval_burst);
     let counters = if spec.is_rr() {
         let loss_timeout = spec.receive_timeout.is_some();
         if let Some(secs) = spec.receive_timeout {
@@ -126,6 +130,7 @@ pub fn run_data(
                 loss_timeout,
                 hist,
                 seq,
+                pacer.as_mut(),
             )?,
         }
     } else if spec.xmit() {
@@ -146,7 +151,16 @@ pub fn run_data(
         } else if spec.extension.zerocopy && !udp {
             engine::zerocopy::send(fd, &mut send_ring, stop, units)?
         } else {
-            engine::stream::send(fd, &mut send_ring, stop, units, dest.as_ref(), hist, seq)?
+            engine::stream::send(
+                fd,
+                &mut send_ring,
+                stop,
+                units,
+                dest.as_ref(),
+                hist,
+                seq,
+                pacer.as_mut(),
+            )?
         }
     } else if let Some(n) = batch {
         engine::mmsg::stream_recv_batched(fd, &mut recv_ring, n, stop, units)?.0

@@ -110,6 +110,11 @@ pub struct RunOptions {
     pub extra_flags: u32,
     /// Local interface whose packet counters to read around the data phase.
     pub count_interface: Option<String>,
+    /// Paced sending (-w/-b): our burst per interval, and the netserver's.
+    pub interval_usecs: u32,
+    pub interval_burst: u32,
+    pub remote_interval_usecs: u32,
+    pub remote_interval_burst: u32,
     /// Interim results (-D) to sample during the data phase.
     pub interim: Option<super::interim::InterimOptions>,
 }
@@ -128,6 +133,10 @@ impl RunOptions {
             extra_flags: 0,
             count_interface: None,
             interim: None,
+            interval_usecs: g.interval_usecs,
+            interval_burst: g.interval_burst,
+            remote_interval_usecs: g.remote_interval_usecs,
+            remote_interval_burst: g.remote_interval_burst,
         }
     }
 }
@@ -166,6 +175,8 @@ pub fn build_request(
         Limit::Units(n) => -(n.min(i32::MAX as u64) as i32),
     };
     OmniRequest {
+        interval_usecs: run.remote_interval_usecs,
+        interval_burst: run.remote_interval_burst,
         cpu_bind: run.remote_cpu_bind,
         send_buf_size: spec.remote_send_buf,
         send_size: spec.remote_send_size,
@@ -197,8 +208,6 @@ pub fn build_request(
         protocol: spec.ip_protocol(),
         direction,
         netperf_port: u32::from(local.port()),
-        interval_burst: 0,
-        interval_usecs: 0,
         netperf_ip: ip_bytes(local),
         netserver_ip: if explicit_remote {
             ip_bytes(remote)

@@ -7,6 +7,7 @@ pub mod connect;
 pub mod io;
 pub mod message;
 pub mod mmsg;
+pub mod pacing;
 pub mod ring;
 pub mod rr;
 pub mod sequence;
@@ -27,6 +28,8 @@ pub struct Counters {
     pub transactions: u64,
     /// Receive timeouts of a UDP request/response test with -e.
     pub timeouts: u64,
+    /// Time spent waiting for pacing ticks (-w/-b).
+    pub paced_wait: std::time::Duration,
 }
 
 /// Why a data loop stopped early with an error.

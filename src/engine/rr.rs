@@ -5,6 +5,7 @@
 
 use super::io::{self, Io};
 use super::message::{recv_message, send_message, Got};
+use super::pacing::Pacer;
 use super::ring::BufferRing;
 use super::sequence::Sequence;
 use super::timer::StopFlag;
@@ -39,6 +40,7 @@ pub fn client(
     loss_timeout: bool,
     mut hist: Option<&mut Histogram>,
     mut seq: Option<&mut Sequence>,
+    mut pacer: Option<&mut Pacer>,
 ) -> Result<Counters, DataError> {
     let mut c = Counters::default();
     let (req, rsp) = (send_ring.size(), recv_ring.size());
@@ -119,6 +121,12 @@ pub fn client(
         if let (Some(h), Some(t)) = (hist.as_deref_mut(), in_flight.as_mut()) {
             t.stop(Instant::now(), h);
         }
+        if let Some(p) = pacer.as_deref_mut() {
+            p.after_op(stop);
+        }
+    }
+    if let Some(p) = pacer {
+        c.paced_wait = p.waited();
     }
     Ok(c)
 }

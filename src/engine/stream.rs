@@ -2,6 +2,7 @@
 //! server, UDP_STREAM client, TCP_SENDFILE) and the receiving end.
 
 use super::io::{self, Io};
+use super::pacing::Pacer;
 use super::ring::BufferRing;
 use super::sequence::Sequence;
 use super::timer::StopFlag;
@@ -9,8 +10,10 @@ use super::{Counters, DataError, Histogram};
 use std::os::fd::RawFd;
 use std::time::Instant;
 
-/// Send ring buffers until `stop` is set or `byte_limit` bytes have gone.
+/// Send ring buffers until `stop` is set or `byte_limit` bytes have gone,
+/// at the `pacer`'s rate when there is one.
 /// UDP sends that fail with ENOBUFS count as failed sends, as in netperf.
+#[allow(clippy::too_many_arguments)]
 pub fn send(
     fd: RawFd,
     ring: &mut BufferRing,
@@ -19,6 +22,7 @@ pub fn send(
     dest: Option<&socket2::SockAddr>,
     mut hist: Option<&mut Histogram>,
     mut seq: Option<&mut Sequence>,
+    mut pacer: Option<&mut Pacer>,
 ) -> Result<Counters, DataError> {
     let mut c = Counters::default();
     let size = ring.size();
@@ -74,6 +78,12 @@ pub fn send(
         if let (Some(h), Some(t0)) = (hist.as_deref_mut(), started) {
             h.record_ns(t0.elapsed().as_nanos() as u64);
         }
+        if let Some(p) = pacer.as_deref_mut() {
+            p.after_op(stop);
+        }
+    }
+    if let Some(p) = pacer {
+        c.paced_wait = p.waited();
     }
     Ok(c)
 }

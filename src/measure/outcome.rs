@@ -32,6 +32,8 @@ pub struct SideStats {
     pub transactions: u64,
     /// Receive timeouts of a UDP request/response test with -e.
     pub timeouts: u64,
+    /// Seconds spent waiting for pacing ticks (-w/-b).
+    pub paced_wait_secs: f64,
     /// Socket buffer sizes: requested (-1 = default), initial (after setup), final (end of test).
     pub send_buf_req: i32,
     pub recv_buf_req: i32,

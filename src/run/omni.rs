@@ -200,6 +200,10 @@ pub fn render(output: &OmniOutput, config: &Config, spec: &TestSpec, m: &Measure
     let mut record = record;
     fill_datagrams(&mut record, m.last, spec);
     record.interims = m.last.interims.clone();
+    record.local.interval_usecs = i64::from(g.interval_usecs);
+    record.local.interval_burst = i64::from(g.interval_burst);
+    record.remote.interval_usecs = i64::from(g.remote_interval_usecs);
+    record.remote.interval_burst = i64::from(g.remote_interval_burst);
     let mut text = render_omni(output.style, &output.selection, &record, g.print_headers);
     if g.verbosity > 1 {
         if let Some(h) = &m.last.outcome.histogram {

@@ -8,9 +8,6 @@ type Check = fn(&Config) -> bool;
 /// (how the user wrote it, whether this command line uses it)
 const NOT_YET: &[(&str, Check)] = &[
     ("-N (no control connection)", |c| c.global.no_control),
-    ("-w/-b (paced intervals)", |c| {
-        c.global.interval_usecs > 0 || c.global.interval_burst > 0
-    }),
     ("-- -f (IP_MTU_DISCOVER)", |c| c.test.mtu_discover),
     ("-- -F (TCP fast open)", |c| c.test.fastopen),
     ("-- -V (copy avoidance)", |c| c.test.copy_avoidance),

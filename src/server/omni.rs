@@ -5,6 +5,7 @@ use super::log;
 use super::options::ServerOptions;
 use crate::control::channel::{Channel, ChannelError};
 use crate::control::client::PAD_TIME;
+use crate::engine::pacing::Pacer;
 use crate::engine::ring::BufferRing;
 use crate::engine::sequence::Sequence;
 use crate::engine::sizing::{choose, UDP_LENGTH_MAX};
@@ -127,6 +128,13 @@ pub fn validate(r: &OmniRequest) -> Result<Protocol, Refusal> {
         return Err(refuse(
             libc::EINVAL,
             format!("test length {} s out of range", r.test_length),
+        ));
+    }
+    // A pacing interval over an hour is a mistake, not a test.
+    if r.interval_usecs > 3_600_000_000 {
+        return Err(refuse(
+            libc::EINVAL,
+            format!("pacing interval {} us out of range", r.interval_usecs),
         ));
     }
     if !r.fill_file.is_empty() {
@@ -667,6 +675,7 @@ fn run_data(
                 udp.then(peer).as_ref(),
                 None,
                 seq,
+                Pacer::new(r.interval_usecs, r.interval_burst).as_mut(),
             )?,
         },
         (false, false) => Counters::default(),

@@ -82,8 +82,10 @@ pub fn build(input: RecordInput) -> OmniRecord {
     };
     let mut headline = throughput(headline_work, elapsed, input.unit);
     let (mut rt_latency, mut transaction_rate) = (-1.0, 1.0);
+    // Time spent waiting for pacing ticks is not round-trip time.
+    let latency_elapsed = (elapsed - o.local.paced_wait_secs).max(f64::MIN_POSITIVE);
     if rr && transactions > 0.0 && elapsed > 0.0 {
-        let per_transaction_us = 1_000_000.0 / (transactions / elapsed);
+        let per_transaction_us = 1_000_000.0 / (transactions / latency_elapsed);
         let in_flight = if spec.connection {
             1.0
         } else {
