@@ -402,3 +402,81 @@ fn paced_sends_keep_to_their_burst_per_interval_on_both_ends() {
         "{v:?}"
     );
 }
+
+/// A minimal inetd-style service on loopback: discard, echo or chargen.
+fn inetd_service(kind: &'static str) -> (u16, std::thread::JoinHandle<()>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let handle = std::thread::spawn(move || {
+        // One connection: the test's data connection; it ends with the test.
+        let Ok((mut s, _)) = listener.accept() else {
+            return;
+        };
+        let _ = s.set_read_timeout(Some(Duration::from_secs(20)));
+        let _ = s.set_write_timeout(Some(Duration::from_secs(20)));
+        let mut buf = vec![0u8; 65536];
+        for _ in 0..10_000_000 {
+            let ok = match kind {
+                "discard" => matches!(s.read(&mut buf), Ok(n) if n > 0),
+                "echo" => match s.read(&mut buf) {
+                    Ok(n) if n > 0 => s.write_all(&buf[..n]).is_ok(),
+                    _ => false,
+                },
+                _ => s.write_all(&buf).is_ok(),
+            };
+            if !ok {
+                break;
+            }
+        }
+    });
+    (port, handle)
+}
+
+#[test]
+fn without_a_control_connection_tests_run_against_inetd_services() {
+    for (test, kind) in [
+        ("TCP_STREAM", "discard"),
+        ("TCP_RR", "echo"),
+        ("TCP_MAERTS", "chargen"),
+    ] {
+        let (port, service) = inetd_service(kind);
+        let remote = format!(",{port}");
+        let out = run_with_limit(
+            NETPERF,
+            &[
+                "-N",
+                "-H",
+                "127.0.0.1",
+                "-l",
+                "1",
+                "-t",
+                test,
+                "--",
+                "-P",
+                &remote,
+            ],
+            Duration::from_secs(30),
+        );
+        let stdout = text(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{test}: {stdout}{}",
+            text(&out.stderr)
+        );
+        assert!(
+            stdout.lines().next().unwrap().contains(" : no control"),
+            "{stdout}"
+        );
+        let result = stdout
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .nth(5)
+            .unwrap();
+        assert!(
+            numbers(result).last().copied().unwrap_or(0.0) > 0.0,
+            "{test}: {stdout}"
+        );
+        service.join().unwrap();
+    }
+}

@@ -23,12 +23,35 @@ pub enum ChannelError {
 
 pub struct Channel {
     stream: TcpStream,
+    /// netperf's -d: 1 names every message on stderr, 2 dumps it too.
+    debug: i32,
 }
 
 impl Channel {
     pub fn new(stream: TcpStream) -> Self {
         let _ = stream.set_nodelay(true);
-        Channel { stream }
+        Channel { stream, debug: 0 }
+    }
+
+    pub fn set_debug(&mut self, level: i32) {
+        self.debug = level;
+    }
+
+    fn trace(&self, what: &str, m: &Message) {
+        if self.debug < 1 {
+            return;
+        }
+        eprintln!(
+            "netperf: debug: {what} control message type {} ({} bytes)",
+            m.kind(),
+            m.bytes.len()
+        );
+        if self.debug >= 2 {
+            for (row, chunk) in m.bytes.chunks(32).enumerate() {
+                let hex: String = chunk.iter().map(|b| format!("{b:02x}")).collect();
+                eprintln!("netperf: debug:   {:04x} {hex}", row * 32);
+            }
+        }
     }
 
     pub fn peer(&self) -> Option<SocketAddr> {
@@ -41,6 +64,7 @@ impl Channel {
 
     pub fn send(&mut self, m: &Message) -> Result<(), ChannelError> {
         self.stream.set_write_timeout(Some(RESPONSE_WAIT))?;
+        self.trace("sent", m);
         self.stream.write_all(&m.bytes)?;
         Ok(())
     }
@@ -81,7 +105,9 @@ impl Channel {
                 Err(e) => return Err(ChannelError::Io(e)),
             }
         }
-        Ok(Message::from_bytes(buf))
+        let m = Message::from_bytes(buf);
+        self.trace("received", &m);
+        Ok(m)
     }
 
     pub fn shutdown(&self) {

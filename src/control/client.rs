@@ -172,13 +172,17 @@ pub struct Iteration {
     pub interface_delta: Option<crate::net::interface::InterfaceCounters>,
 }
 
-/// Run one iteration of `spec` over an established control connection.
+/// Run one iteration of `spec` over an established control connection, or
+/// with none (`-N`): then the data connection goes straight to `-P`'s port
+/// or the inetd service that fits the test (discard, chargen, echo), and
+/// only the local end is measured, as netperf does.
 pub fn run_iteration(
-    chan: &mut Channel,
+    mut chan: Option<&mut Channel>,
     spec: &TestSpec,
     run: &RunOptions,
     explicit_remote: bool,
 ) -> Result<Iteration, ClientError> {
+    let no_control = chan.is_none();
     let (remote0, local_bind) = data_endpoints(spec)?;
     let opts = local_socket_options(spec);
     let sock = socket::create(&remote0, &opts)
@@ -191,27 +195,37 @@ pub fn run_iteration(
     let local_addr =
         socket::local_addr(&sock).unwrap_or_else(|| resolve::unspecified_like(&remote0));
 
-    let mut request = build_request(spec, run, &sizes, &local_addr, &remote0, explicit_remote);
-    request.flags |= run.extra_flags;
-    let mut message = request.encode();
-    spec.extension.encode_into(&mut message);
-    chan.send(&message)?;
-    let reply = chan.recv(RESPONSE_WAIT)?;
-    let response = OmniResponse::decode(&reply);
-    if response.serv_errno != 0 {
-        return Err(remote_error(response.serv_errno));
-    }
-    if reply.kind() != kind::OMNI_RESPONSE {
-        return Err(ClientError::Unexpected(reply.kind()));
-    }
-    let port = u16::try_from(response.data_port).map_err(|_| {
-        ClientError::Setup(format!(
-            "netserver sent an invalid data port {}",
-            response.data_port
-        ))
-    })?;
     let mut remote = remote0;
-    remote.set_port(port);
+    let response = match chan.as_deref_mut() {
+        Some(chan) => {
+            let mut request =
+                build_request(spec, run, &sizes, &local_addr, &remote0, explicit_remote);
+            request.flags |= run.extra_flags;
+            let mut message = request.encode();
+            spec.extension.encode_into(&mut message);
+            chan.send(&message)?;
+            let reply = chan.recv(RESPONSE_WAIT)?;
+            let response = OmniResponse::decode(&reply);
+            if response.serv_errno != 0 {
+                return Err(remote_error(response.serv_errno));
+            }
+            if reply.kind() != kind::OMNI_RESPONSE {
+                return Err(ClientError::Unexpected(reply.kind()));
+            }
+            let port = u16::try_from(response.data_port).map_err(|_| {
+                ClientError::Setup(format!(
+                    "netserver sent an invalid data port {}",
+                    response.data_port
+                ))
+            })?;
+            remote.set_port(port);
+            Some(response)
+        }
+        None => {
+            remote.set_port(no_control_port(spec));
+            None
+        }
+    };
 
     if run.wait_secs > 0 {
         std::thread::sleep(Duration::from_secs(u64::from(run.wait_secs)));
@@ -264,6 +278,17 @@ pub fn run_iteration(
     )?;
     let ended = Instant::now();
     let elapsed = ended.duration_since(started).as_secs_f64();
+    if run.debug > 0 {
+        eprintln!(
+            "netperf: debug: data phase to {remote} ended after {elapsed:.3} s: {} bytes sent in {} calls, {} received in {} calls, {} transactions, {} failed sends",
+            counters.bytes_sent,
+            counters.send_calls,
+            counters.bytes_received,
+            counters.recv_calls,
+            counters.transactions,
+            counters.failed_sends
+        );
+    }
     drop(timer);
     let interims = sampler
         .map(|s| s.finish(interim_units(spec, &counters), ended))
@@ -312,18 +337,28 @@ pub fn run_iteration(
             }
             local.retransmits = socket::retransmissions(s.as_raw_fd());
         }
-        finish_data(s, spec, &remote, &stop);
+        // An inetd chargen never stops sending: just close on it.
+        if !no_control {
+            finish_data(s, spec, &remote, &stop);
+        }
     }
     drop(data_sock);
 
-    let wait =
-        RESPONSE_WAIT + seconds.unwrap_or_default() + Duration::from_secs(u64::from(PAD_TIME));
-    let res_msg = chan.recv(wait)?;
-    let results = OmniResults::decode(&res_msg);
-    if results.serv_errno != 0 {
-        return Err(remote_error(results.serv_errno));
-    }
-    let remote_stats = remote_side(spec, &response, &results, run.remote_cpu);
+    let (results, res_msg, remote_stats) = match (chan, &response) {
+        (Some(chan), Some(response)) => {
+            let wait = RESPONSE_WAIT
+                + seconds.unwrap_or_default()
+                + Duration::from_secs(u64::from(PAD_TIME));
+            let res_msg = chan.recv(wait)?;
+            let results = OmniResults::decode(&res_msg);
+            if results.serv_errno != 0 {
+                return Err(remote_error(results.serv_errno));
+            }
+            let stats = remote_side(spec, response, &results, run.remote_cpu);
+            (results, Some(res_msg), stats)
+        }
+        _ => (OmniResults::default(), None, assumed_remote(&local)),
+    };
     let outcome = Outcome {
         elapsed,
         local,
@@ -346,13 +381,53 @@ pub fn run_iteration(
         },
         results,
         interims,
-        remote_system: crate::wire::system_facts::SystemFacts::decode(&res_msg),
+        remote_system: res_msg
+            .as_ref()
+            .and_then(crate::wire::system_facts::SystemFacts::decode),
         local_datagrams: seq.map(|s| s.counts()),
-        remote_datagrams: crate::wire::system_facts::decode_datagrams(&res_msg),
-        remote_interface_delta: crate::wire::system_facts::decode_interface(&res_msg),
+        remote_datagrams: res_msg
+            .as_ref()
+            .and_then(crate::wire::system_facts::decode_datagrams),
+        remote_interface_delta: res_msg
+            .as_ref()
+            .and_then(crate::wire::system_facts::decode_interface),
         local_cong_control,
         interface_delta,
     })
+}
+
+/// The inetd service a test without a control connection talks to, unless
+/// -P names a port: discard for sending, chargen for receiving, echo for
+/// request/response.
+fn no_control_port(spec: &TestSpec) -> u16 {
+    const DISCARD: u16 = 9;
+    const CHARGEN: u16 = 19;
+    const ECHO: u16 = 7;
+    match (spec.remote_data_port, spec.xmit(), spec.recv()) {
+        (port, _, _) if port != 0 => port,
+        (_, true, false) => DISCARD,
+        (_, false, true) => CHARGEN,
+        _ => ECHO,
+    }
+}
+
+/// Without a control connection netperf assumes everything it sent arrived
+/// and everything it received was sent; the rest of the far end is unknown.
+fn assumed_remote(local: &SideStats) -> SideStats {
+    SideStats {
+        bytes_received: local.bytes_sent,
+        bytes_sent: local.bytes_received,
+        recv_calls: 0,
+        send_calls: 0,
+        transactions: local.transactions,
+        send_buf_req: -1,
+        recv_buf_req: -1,
+        send_size: -1,
+        recv_size: -1,
+        retransmits: -1,
+        elapsed: local.elapsed,
+        ..Default::default()
+    }
 }
 
 /// The work units interim results count: what the data thread publishes.

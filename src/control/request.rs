@@ -110,6 +110,8 @@ pub struct RunOptions {
     pub extra_flags: u32,
     /// Local interface whose packet counters to read around the data phase.
     pub count_interface: Option<String>,
+    /// netperf's -d level (messages and data phase summaries on stderr).
+    pub debug: i32,
     /// Paced sending (-w/-b): our burst per interval, and the netserver's.
     pub interval_usecs: u32,
     pub interval_burst: u32,
@@ -133,6 +135,7 @@ impl RunOptions {
             extra_flags: 0,
             count_interface: None,
             interim: None,
+            debug: g.debug,
             interval_usecs: g.interval_usecs,
             interval_burst: g.interval_burst,
             remote_interval_usecs: g.remote_interval_usecs,

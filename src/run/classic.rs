@@ -60,7 +60,7 @@ fn banner(config: &Config, spec: &TestSpec, kind: ClassicKind) -> Result<Banner,
         }),
         nodelay: spec.local_nodelay || spec.remote_nodelay,
         copy_avoidance: false,
-        no_control: false,
+        no_control: g.no_control,
         features: Default::default(),
         first_burst: spec.first_burst as i32,
         cpu_bind: g.local_cpu_bind >= 0 || g.remote_cpu_bind >= 0,
@@ -147,7 +147,14 @@ fn run_iterations(
     omni: Option<&OmniOutput>,
 ) -> Result<String, ClientError> {
     let g = &config.global;
-    let mut chan = client::establish(g)?;
+    // -N: no control connection, only the data connection to an inetd service.
+    let mut chan = if g.no_control {
+        None
+    } else {
+        let mut chan = client::establish(g)?;
+        chan.set_debug(g.debug);
+        Some(chan)
+    };
     if g.print_headers {
         super::out(&render_banner(&banner(config, spec, kind)?));
         let _ = std::io::stdout().flush();
@@ -189,7 +196,7 @@ fn run_iterations(
         if (!go_on || crate::engine::signals::stop_requested()) && last.is_some() {
             break;
         }
-        let it = client::run_iteration(&mut chan, spec, &run, explicit_remote)?;
+        let it = client::run_iteration(chan.as_mut(), spec, &run, explicit_remote)?;
         let f = HeadlineFigures::from_outcome(kind, &it.outcome, &opts);
         let cpu = |measured: bool, v: f64| if measured { v } else { -1.0 };
         confidence.add(
@@ -201,7 +208,9 @@ fn run_iterations(
         last = Some(it);
         iteration += 1;
     }
-    chan.shutdown();
+    if let Some(chan) = chan {
+        chan.shutdown();
+    }
     let mut widths = None;
     if max > 1 {
         opts.averaged = HeadlineFigures::mean(&figures);

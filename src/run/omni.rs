@@ -204,6 +204,12 @@ pub fn render(output: &OmniOutput, config: &Config, spec: &TestSpec, m: &Measure
     record.local.interval_burst = i64::from(g.interval_burst);
     record.remote.interval_usecs = i64::from(g.remote_interval_usecs);
     record.remote.interval_burst = i64::from(g.remote_interval_burst);
+    if g.no_control {
+        // Nothing is known of the far end's sockets (netperf prints -1).
+        use crate::report::omni::record::BufferSizes;
+        record.remote.send_buffer = BufferSizes::default();
+        record.remote.recv_buffer = BufferSizes::default();
+    }
     let mut text = render_omni(output.style, &output.selection, &record, g.print_headers);
     if g.verbosity > 1 {
         if let Some(h) = &m.last.outcome.histogram {

@@ -7,7 +7,6 @@ type Check = fn(&Config) -> bool;
 
 /// (how the user wrote it, whether this command line uses it)
 const NOT_YET: &[(&str, Check)] = &[
-    ("-N (no control connection)", |c| c.global.no_control),
     ("-- -f (IP_MTU_DISCOVER)", |c| c.test.mtu_discover),
     ("-- -F (TCP fast open)", |c| c.test.fastopen),
     ("-- -V (copy avoidance)", |c| c.test.copy_avoidance),
@@ -38,7 +37,7 @@ mod tests {
         assert!(in_use(&config("-H x -l 1")).is_empty());
         let used = in_use(&config("-D 1 -N -- -k THROUGHPUT -f"));
         assert!(!used.iter().any(|u| u.starts_with("-D")), "{used:?}");
-        assert!(used.iter().any(|u| u.starts_with("-N")), "{used:?}");
+        assert!(!used.iter().any(|u| u.starts_with("-N")), "{used:?}");
         assert!(used.iter().any(|u| u.starts_with("-- -f")), "{used:?}");
         assert!(!used.iter().any(|u| u.starts_with("-- -k")), "{used:?}");
     }
