@@ -3,6 +3,7 @@
 //! Data flow: argv → `cli` → `spec::TestSpec` → `control` (wire protocol to the
 //! netserver) and `engine` (the data path) → `measure::outcome::Outcome` → `report`.
 
+pub mod agg;
 pub mod cli;
 pub mod control;
 pub mod engine;

@@ -7,7 +7,7 @@ use super::data::{finish_data, run_data};
 pub use super::request::RunOptions;
 use super::request::{build_request, local_sizes, local_socket_options};
 use crate::cli::config::{Family, GlobalOptions};
-use crate::engine::timer::{StopFlag, Timer};
+use crate::engine::timer::Timer;
 use crate::engine::{Counters, DataError, Histogram};
 use crate::measure::cpu::CpuSampler;
 use crate::measure::outcome::{CpuUsage, Outcome, SideStats};
@@ -240,7 +240,7 @@ pub fn run_iteration(
     } else {
         None
     };
-    let stop = StopFlag::new();
+    let stop = run.shared_stop.clone().unwrap_or_default();
     let (seconds, units) = match spec.limit {
         Limit::Seconds(0) => (None, None),
         Limit::Seconds(s) => (Some(Duration::from_secs(u64::from(s))), None),

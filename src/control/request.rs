@@ -110,6 +110,9 @@ pub struct RunOptions {
     pub extra_flags: u32,
     /// Local interface whose packet counters to read around the data phase.
     pub count_interface: Option<String>,
+    /// A stop flag shared with someone else (netagg's coordinator), who
+    /// samples its published work units and sets it to end the test.
+    pub shared_stop: Option<crate::engine::timer::StopFlag>,
     /// netperf's -d level (messages and data phase summaries on stderr).
     pub debug: i32,
     /// Paced sending (-w/-b): our burst per interval, and the netserver's.
@@ -135,6 +138,7 @@ impl RunOptions {
             extra_flags: 0,
             count_interface: None,
             interim: None,
+            shared_stop: None,
             debug: g.debug,
             interval_usecs: g.interval_usecs,
             interval_burst: g.interval_burst,

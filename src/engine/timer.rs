@@ -16,6 +16,15 @@ use std::time::{Duration, Instant};
 #[derive(Clone, Default)]
 pub struct StopFlag(Arc<Shared>);
 
+impl std::fmt::Debug for StopFlag {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StopFlag")
+            .field("stop", &self.is_set())
+            .field("units", &self.units())
+            .finish()
+    }
+}
+
 #[derive(Default)]
 struct Shared {
     stop: AtomicBool,
@@ -121,7 +130,10 @@ impl Timer {
                         _ => return,
                     }
                     let time_up = deadline.is_some_and(|d| Instant::now() >= d);
-                    let stopped = watch_signals && super::signals::stop_requested();
+                    // A signal, or whoever shares the flag (netagg's
+                    // coordinator) setting it.
+                    let stopped =
+                        watch_signals && (super::signals::stop_requested() || flag.is_set());
                     if time_up || stopped {
                         break;
                     }

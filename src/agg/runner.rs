@@ -1,0 +1,266 @@
+//! The synchronized aggregate run: every stream is a thread of this process
+//! running one netperf test against its load generator's netserver, and
+//! publishing its work count in a shared `StopFlag`; the coordinator reads
+//! all of them at the same instants (one clock, no skew), adds streams level
+//! by level, and records the series with the SUT's CPU and packet counters.
+
+use super::plan::{ramp, KindSpec};
+use crate::cli::{parse_netperf, Invocation};
+use crate::control::client::{self, ClientError};
+use crate::control::request::RunOptions;
+use crate::engine::timer::StopFlag;
+use crate::measure::cpu::CpuSampler;
+use crate::net::interface::{egress_interface, InterfaceCounters};
+use crate::spec::TestSpec;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    pub hosts: Vec<String>,
+    pub port: u16,
+    pub kind: &'static KindSpec,
+    pub burst: u32,
+    pub max_streams: u32,
+    pub level_duration: Duration,
+    pub sample_interval: Duration,
+}
+
+/// One sampling instant.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    /// Seconds since the run started, and wall-clock seconds.
+    pub t: f64,
+    pub epoch: f64,
+    /// Index of the level running at this instant.
+    pub level: usize,
+    /// Rate of each running stream over the interval ending here.
+    pub stream_rates: Vec<f64>,
+    pub aggregate: f64,
+    /// Microseconds between reading the first and the last stream.
+    pub spread_us: f64,
+    /// SUT CPU utilization over the interval (percent of all CPUs), and
+    /// its busiest CPU.
+    pub cpu_util: f64,
+    pub cpu_peak: f64,
+    /// Packets per second through the SUT's interface, out and in.
+    pub packets_out: f64,
+    pub packets_in: f64,
+}
+
+/// A level of the ramp as it ran.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LevelRun {
+    pub streams: u32,
+    pub start: f64,
+    pub end: f64,
+}
+
+/// Everything a run recorded.
+#[derive(Debug, Clone)]
+pub struct Recording {
+    pub levels: Vec<LevelRun>,
+    pub samples: Vec<Sample>,
+    pub hosts: Vec<String>,
+    /// Streams that ended with an error, and why.
+    pub failures: Vec<String>,
+    pub interface: Option<String>,
+    pub start_epoch: f64,
+}
+
+/// A stream: its thread and the flag it publishes into.
+struct Stream {
+    flag: StopFlag,
+    thread: Option<JoinHandle<Result<(), ClientError>>>,
+    last_units: u64,
+}
+
+fn epoch_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// netperf's command line for one stream (so a stream is configured exactly
+/// as `netperf` would configure it).
+fn stream_args(cfg: &RunConfig, host: &str) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "-H",
+        host,
+        "-p",
+        &cfg.port.to_string(),
+        "-t",
+        cfg.kind.test,
+        "-l",
+        "0",
+        "-P",
+        "0",
+        "--",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(cfg.kind.test_options.iter().map(|s| s.to_string()));
+    if cfg.burst > 0 {
+        args.extend(["-b".to_string(), cfg.burst.to_string()]);
+    }
+    args
+}
+
+/// Start one stream against `host`.
+fn start_stream(cfg: &RunConfig, host: &str) -> Result<Stream, String> {
+    let args = stream_args(cfg, host);
+    let config = match parse_netperf(&args) {
+        Ok(Invocation::Run(c)) => c,
+        Ok(_) => return Err(format!("bad stream arguments {args:?}")),
+        Err(e) => return Err(e.to_string()),
+    };
+    let spec = TestSpec::from_config(&config).map_err(|e| e.to_string())?;
+    let flag = StopFlag::new();
+    let mut run = RunOptions::from_global(&config.global);
+    run.shared_stop = Some(flag.clone());
+    let global = config.global.clone();
+    let thread = std::thread::Builder::new()
+        .name(format!("stream-{host}"))
+        .spawn(move || {
+            let mut chan = client::establish(&global)?;
+            let result = client::run_iteration(Some(&mut chan), &spec, &run, false).map(|_| ());
+            chan.shutdown();
+            result
+        })
+        .map_err(|e| e.to_string())?;
+    Ok(Stream {
+        flag,
+        thread: Some(thread),
+        last_units: 0,
+    })
+}
+
+/// Units (bytes or transactions) to the kind's rate unit per second.
+fn rate(cfg: &RunConfig, units: u64, secs: f64) -> f64 {
+    if secs <= 0.0 {
+        return 0.0;
+    }
+    if cfg.kind.units.starts_with("10^6bits") {
+        units as f64 * 8.0 / 1e6 / secs
+    } else {
+        units as f64 / secs
+    }
+}
+
+/// Run the whole ramp; `progress` is called after every sample.
+pub fn run(cfg: &RunConfig, mut progress: impl FnMut(&Sample, &LevelRun)) -> Recording {
+    let interface = cfg
+        .hosts
+        .first()
+        .and_then(|h| {
+            crate::net::resolve::resolve(h, Some(0), crate::cli::config::Family::Unspec, false).ok()
+        })
+        .and_then(|addrs| addrs.first().copied())
+        .and_then(|addr| egress_interface(&addr));
+    let mut counters = interface.as_deref().map(InterfaceCounters::read);
+    let mut cpu = CpuSampler::start(None).ok();
+    let start = Instant::now();
+    let start_epoch = epoch_now();
+    let mut streams: Vec<Stream> = Vec::new();
+    let mut failures = Vec::new();
+    let mut levels = Vec::new();
+    let mut samples = Vec::new();
+    let mut last_sample = start;
+    for (index, &count) in ramp(cfg.max_streams).iter().enumerate() {
+        let level_start = start.elapsed().as_secs_f64();
+        while (streams.len() as u32) < count {
+            let host = &cfg.hosts[streams.len() % cfg.hosts.len()];
+            match start_stream(cfg, host) {
+                Ok(s) => streams.push(s),
+                Err(e) => {
+                    failures.push(format!("stream to {host}: {e}"));
+                    break;
+                }
+            }
+        }
+        let level_t0 = Instant::now();
+        let level_end_at = level_t0 + cfg.level_duration;
+        let mut level = LevelRun {
+            streams: streams.len() as u32,
+            start: level_start,
+            end: level_start,
+        };
+        // Samples at fixed instants of this level's schedule, the last one
+        // at its end.
+        let mut tick = 1u32;
+        loop {
+            let at = (level_t0 + cfg.sample_interval * tick).min(level_end_at);
+            std::thread::sleep(at.saturating_duration_since(Instant::now()));
+            let read_start = Instant::now();
+            let units: Vec<u64> = streams.iter().map(|s| s.flag.units()).collect();
+            let read_end = Instant::now();
+            let secs = read_start.duration_since(last_sample).as_secs_f64();
+            let stream_rates: Vec<f64> = streams
+                .iter_mut()
+                .zip(&units)
+                .map(|(s, &u)| {
+                    let r = rate(cfg, u.saturating_sub(s.last_units), secs);
+                    s.last_units = u;
+                    r
+                })
+                .collect();
+            let usage = cpu.as_mut().and_then(|c| {
+                let u = c.stop().ok();
+                let _ = c.restart();
+                u
+            });
+            let (packets_out, packets_in) = match (&interface, counters.as_mut()) {
+                (Some(name), Some(before)) => {
+                    let now = InterfaceCounters::read(name);
+                    let d = before.delta(&now);
+                    *before = now;
+                    (d.tx_packets as f64 / secs, d.rx_packets as f64 / secs)
+                }
+                _ => (-1.0, -1.0),
+            };
+            last_sample = read_start;
+            let sample = Sample {
+                t: read_start.duration_since(start).as_secs_f64(),
+                epoch: start_epoch + read_start.duration_since(start).as_secs_f64(),
+                level: index,
+                aggregate: stream_rates.iter().sum(),
+                stream_rates,
+                spread_us: read_end.duration_since(read_start).as_secs_f64() * 1e6,
+                cpu_util: usage.as_ref().map_or(-1.0, |u| u.util),
+                cpu_peak: usage.as_ref().map_or(-1.0, |u| u.peak_util),
+                packets_out,
+                packets_in,
+            };
+            level.end = sample.t;
+            progress(&sample, &level);
+            samples.push(sample);
+            if at >= level_end_at {
+                break;
+            }
+            tick += 1;
+        }
+        levels.push(level);
+    }
+    for s in &streams {
+        s.flag.set();
+    }
+    for (i, s) in streams.iter_mut().enumerate() {
+        if let Some(t) = s.thread.take() {
+            match t.join() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => failures.push(format!("stream {i}: {e}")),
+                Err(_) => failures.push(format!("stream {i}: thread panicked")),
+            }
+        }
+    }
+    Recording {
+        levels,
+        samples,
+        hosts: cfg.hosts.clone(),
+        failures,
+        interface,
+        start_epoch,
+    }
+}

@@ -1,0 +1,310 @@
+//! What a recorded run says: per level the average, minimum and maximum of
+//! the aggregate over its window (the level minus a settling margin at each
+//! end, as post_proc.py does), the SUT's CPU and packet rates, service demand
+//! and per-stream fairness; the peak level; and the series and report files
+//! (text, CSV, JSON).
+
+use super::runner::{Recording, Sample};
+use serde_json::json;
+use std::fmt::Write as _;
+
+/// Settling margin excluded at each end of a level (post_proc uses one second).
+pub const MARGIN_SECS: f64 = 1.0;
+
+/// One level's figures over its window.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LevelSummary {
+    pub streams: u32,
+    pub window: (f64, f64),
+    pub samples: usize,
+    /// Which samples (indices into the recording's series) the window holds.
+    pub sample_indices: Vec<usize>,
+    pub average: f64,
+    pub min: f64,
+    pub max: f64,
+    pub cpu_util: f64,
+    pub cpu_peak: f64,
+    pub packets_out: f64,
+    pub packets_in: f64,
+    /// CPU microseconds of the SUT per unit of work (all CPUs).
+    pub service_demand: f64,
+    /// Per-stream average rates over the window.
+    pub stream_rates: Vec<f64>,
+    /// Slowest over fastest stream, and Jain's fairness index.
+    pub min_over_max: f64,
+    pub jain: f64,
+}
+
+fn mean(values: impl Iterator<Item = f64>) -> f64 {
+    let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
+    if n == 0 {
+        0.0
+    } else {
+        sum / n as f64
+    }
+}
+
+/// Jain's index: (sum x)^2 / (n sum x^2); 1 is perfectly fair.
+pub fn jain(rates: &[f64]) -> f64 {
+    let sum: f64 = rates.iter().sum();
+    let squares: f64 = rates.iter().map(|r| r * r).sum();
+    if rates.is_empty() || squares == 0.0 {
+        return 0.0;
+    }
+    sum * sum / (rates.len() as f64 * squares)
+}
+
+/// The samples of a level that lie inside its window (indices into the
+/// series); when the level is too short for the margins, all of its samples
+/// but the first.
+fn window(rec: &Recording, level: usize) -> (Vec<usize>, (f64, f64)) {
+    let l = &rec.levels[level];
+    let (from, to) = (l.start + MARGIN_SECS, l.end - MARGIN_SECS);
+    let of_level = || (0..rec.samples.len()).filter(|&i| rec.samples[i].level == level);
+    let inside: Vec<usize> = of_level()
+        .filter(|&i| rec.samples[i].t > from && rec.samples[i].t <= to + 1e-6)
+        .collect();
+    if !inside.is_empty() {
+        return (inside, (from, to));
+    }
+    (of_level().skip(1).collect(), (l.start, l.end))
+}
+
+pub fn summarize(rec: &Recording, num_cpus: u32, units_are_bits: bool) -> Vec<LevelSummary> {
+    (0..rec.levels.len())
+        .map(|level| {
+            let (indices, window) = window(rec, level);
+            let samples: Vec<&Sample> = indices.iter().map(|&i| &rec.samples[i]).collect();
+            let streams = rec.levels[level].streams;
+            let average = mean(samples.iter().map(|s| s.aggregate));
+            let stream_rates: Vec<f64> = (0..streams as usize)
+                .map(|i| {
+                    mean(
+                        samples
+                            .iter()
+                            .filter_map(|s| s.stream_rates.get(i).copied()),
+                    )
+                })
+                .collect();
+            let fastest = stream_rates.iter().copied().fold(0.0, f64::max);
+            let slowest = stream_rates.iter().copied().fold(f64::INFINITY, f64::min);
+            let cpu_util = mean(samples.iter().map(|s| s.cpu_util));
+            // Work per second: transactions, or KB for bit rates (netperf's
+            // service demand units: usec/Tran, usec/KB).
+            let work_per_sec = if units_are_bits {
+                average * 1e6 / 8.0 / 1024.0
+            } else {
+                average
+            };
+            let service_demand = if work_per_sec > 0.0 && cpu_util >= 0.0 {
+                cpu_util / 100.0 * f64::from(num_cpus) * 1e6 / work_per_sec
+            } else {
+                -1.0
+            };
+            LevelSummary {
+                streams,
+                window,
+                samples: samples.len(),
+                sample_indices: indices.clone(),
+                average,
+                min: samples
+                    .iter()
+                    .map(|s| s.aggregate)
+                    .fold(f64::INFINITY, f64::min)
+                    .min(average),
+                max: samples.iter().map(|s| s.aggregate).fold(0.0, f64::max),
+                cpu_util,
+                cpu_peak: mean(samples.iter().map(|s| s.cpu_peak)),
+                packets_out: mean(samples.iter().map(|s| s.packets_out)),
+                packets_in: mean(samples.iter().map(|s| s.packets_in)),
+                service_demand,
+                min_over_max: if fastest > 0.0 {
+                    slowest / fastest
+                } else {
+                    0.0
+                },
+                jain: jain(&stream_rates),
+                stream_rates,
+            }
+        })
+        .collect()
+}
+
+/// The level with the highest average.
+pub fn peak(levels: &[LevelSummary]) -> Option<usize> {
+    (0..levels.len()).max_by(|&a, &b| levels[a].average.total_cmp(&levels[b].average))
+}
+
+/// The text summary: post_proc.py's peak line, then one line per level.
+pub fn text(rec: &Recording, levels: &[LevelSummary], units: &str) -> String {
+    let mut out = String::new();
+    if let Some(p) = peak(levels) {
+        let l = &levels[p];
+        let _ = writeln!(
+            out,
+            "Average of peak interval is {:.3} {units} from {} to {}",
+            l.average,
+            (rec.start_epoch + l.window.0) as i64,
+            (rec.start_epoch + l.window.1) as i64
+        );
+    }
+    for l in levels {
+        let _ = writeln!(
+            out,
+            "{:>4} streams: average {:.3} min {:.3} max {:.3} {units}; SUT CPU {:.1}% (busiest {:.1}%), {:.3} us/unit; packets/s out {:.0} in {:.0}; fairness min/max {:.3} Jain {:.3}",
+            l.streams, l.average, l.min, l.max, l.cpu_util, l.cpu_peak, l.service_demand,
+            l.packets_out, l.packets_in, l.min_over_max, l.jain
+        );
+    }
+    for f in &rec.failures {
+        let _ = writeln!(out, "failed: {f}");
+    }
+    out
+}
+
+/// The per-second series as CSV: one row per sample; `in_window` marks the
+/// samples a level's figures are computed from.
+pub fn csv(rec: &Recording, levels: &[LevelSummary]) -> String {
+    let mut out = String::from(
+        "t_s,epoch_s,level,streams,in_window,aggregate,cpu_util,cpu_peak,packets_out_per_s,packets_in_per_s,sample_spread_us,stream_rates\n",
+    );
+    for (index, s) in rec.samples.iter().enumerate() {
+        let in_window = levels
+            .get(s.level)
+            .is_some_and(|l| l.sample_indices.contains(&index));
+        let rates: Vec<String> = s.stream_rates.iter().map(|r| format!("{r:.3}")).collect();
+        let _ = writeln!(
+            out,
+            "{:.3},{:.3},{},{},{},{:.3},{:.2},{:.2},{:.1},{:.1},{:.1},{}",
+            s.t,
+            s.epoch,
+            s.level,
+            rec.levels[s.level].streams,
+            u8::from(in_window),
+            s.aggregate,
+            s.cpu_util,
+            s.cpu_peak,
+            s.packets_out,
+            s.packets_in,
+            s.spread_us,
+            rates.join(";")
+        );
+    }
+    out
+}
+
+/// Everything as one JSON document.
+pub fn json(rec: &Recording, levels: &[LevelSummary], kind: &str, units: &str) -> String {
+    let spreads: Vec<f64> = rec.samples.iter().map(|s| s.spread_us).collect();
+    let max_spread = spreads.iter().copied().fold(0.0, f64::max);
+    let doc = json!({
+        "format": "netagg",
+        "version": 1,
+        "kind": kind,
+        "units": units,
+        "hosts": rec.hosts,
+        "interface": rec.interface,
+        "start_epoch_s": rec.start_epoch,
+        "sample_spread_us": { "max": max_spread, "mean": mean(spreads.iter().copied()) },
+        "peak_level": peak(levels),
+        "levels": levels.iter().map(|l| json!({
+            "streams": l.streams,
+            "window_s": [l.window.0, l.window.1],
+            "samples": l.samples,
+            "average": l.average, "min": l.min, "max": l.max,
+            "cpu_util_percent": l.cpu_util, "cpu_busiest_percent": l.cpu_peak,
+            "service_demand_us_per_unit": l.service_demand,
+            "packets_out_per_s": l.packets_out, "packets_in_per_s": l.packets_in,
+            "stream_rates": l.stream_rates,
+            "fairness": { "min_over_max": l.min_over_max, "jain": l.jain },
+        })).collect::<Vec<_>>(),
+        "series": rec.samples.iter().map(|s| json!({
+            "t_s": s.t, "epoch_s": s.epoch, "level": s.level, "aggregate": s.aggregate,
+            "stream_rates": s.stream_rates, "spread_us": s.spread_us,
+            "cpu_util_percent": s.cpu_util, "packets_out_per_s": s.packets_out,
+            "packets_in_per_s": s.packets_in,
+        })).collect::<Vec<_>>(),
+        "failures": rec.failures,
+    });
+    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::runner::LevelRun;
+    use super::*;
+
+    fn sample(t: f64, level: usize, rates: &[f64]) -> Sample {
+        Sample {
+            t,
+            epoch: 1000.0 + t,
+            level,
+            aggregate: rates.iter().sum(),
+            stream_rates: rates.to_vec(),
+            spread_us: 1.0,
+            cpu_util: 50.0,
+            cpu_peak: 80.0,
+            packets_out: 10.0,
+            packets_in: 10.0,
+        }
+    }
+
+    #[test]
+    fn levels_average_their_window_and_the_peak_is_found() {
+        let mut samples = Vec::new();
+        for t in 1..=4 {
+            samples.push(sample(f64::from(t), 0, &[100.0]));
+        }
+        for t in 5..=8 {
+            samples.push(sample(f64::from(t), 1, &[90.0, 110.0]));
+        }
+        let rec = Recording {
+            levels: vec![
+                LevelRun {
+                    streams: 1,
+                    start: 0.0,
+                    end: 4.0,
+                },
+                LevelRun {
+                    streams: 2,
+                    start: 4.0,
+                    end: 8.0,
+                },
+            ],
+            samples,
+            hosts: vec!["lg1".into()],
+            failures: vec![],
+            interface: Some("lo".into()),
+            start_epoch: 1000.0,
+        };
+        let levels = summarize(&rec, 2, false);
+        assert_eq!(levels[0].samples, 2, "t=2,3 inside 1..3");
+        assert_eq!(levels[0].average, 100.0);
+        assert_eq!(levels[1].average, 200.0);
+        assert_eq!(levels[1].stream_rates, [90.0, 110.0]);
+        assert!((levels[1].jain - 0.99).abs() < 0.01);
+        assert!((levels[1].min_over_max - 90.0 / 110.0).abs() < 1e-9);
+        assert_eq!(peak(&levels), Some(1));
+        let text = text(&rec, &levels, "Trans/s");
+        assert!(
+            text.starts_with("Average of peak interval is 200.000 Trans/s from 1005 to 1007\n"),
+            "{text}"
+        );
+        // 50% of 2 CPUs for 200 transactions/s: 5000 us per transaction.
+        assert!((levels[1].service_demand - 5000.0).abs() < 1e-6);
+        let csv = csv(&rec, &levels);
+        assert_eq!(csv.lines().count(), 9);
+        assert_eq!(
+            csv.lines()
+                .filter(|l| l.split(',').nth(4) == Some("1"))
+                .count(),
+            4
+        );
+        let doc: serde_json::Value =
+            serde_json::from_str(&json(&rec, &levels, "tps", "Trans/s")).unwrap();
+        assert_eq!(doc["peak_level"], 1);
+        assert_eq!(doc["series"].as_array().unwrap().len(), 8);
+    }
+}

@@ -1,0 +1,103 @@
+//! netagg end to end on loopback: a short ramp against our netserver writes
+//! the summary, the series and the JSON, the summary agrees with the series,
+//! and every sample read all streams within a millisecond.
+
+mod common;
+use common::*;
+use std::time::Duration;
+
+const NETAGG: &str = env!("CARGO_BIN_EXE_netagg");
+
+#[test]
+fn a_short_ramp_writes_consistent_reports() {
+    let server = Server::start("127.0.0.1");
+    let out_dir = std::env::temp_dir().join(format!("netagg-test-{}", std::process::id()));
+    let port = server.port.to_string();
+    for kind in ["tps", "outbound"] {
+        let out = run_with_limit(
+            NETAGG,
+            &[
+                "--host",
+                "127.0.0.1",
+                "--port",
+                &port,
+                "--kind",
+                kind,
+                "--duration",
+                "3",
+                "--max-streams",
+                "2",
+                "--out",
+                out_dir.to_str().unwrap(),
+            ],
+            Duration::from_secs(60),
+        );
+        let stdout = text(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{kind}: {stdout}{}",
+            text(&out.stderr)
+        );
+        assert!(
+            stdout.starts_with("Average of peak interval is "),
+            "{stdout}"
+        );
+
+        let json: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(out_dir.join(format!("netagg_{kind}.json"))).unwrap(),
+        )
+        .unwrap();
+        let levels = json["levels"].as_array().unwrap();
+        assert_eq!(levels.len(), 2, "{kind}: levels 1 and 2");
+        assert_eq!(levels[1]["streams"], 2);
+        assert!(json["sample_spread_us"]["max"].as_f64().unwrap() < 1000.0);
+
+        // The level averages are the means of the CSV rows in their windows.
+        let csv = std::fs::read_to_string(out_dir.join(format!("netagg_{kind}.csv"))).unwrap();
+        let rows: Vec<Vec<String>> = csv
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').map(str::to_string).collect())
+            .collect();
+        assert_eq!(rows.len(), json["series"].as_array().unwrap().len());
+        for (index, level) in levels.iter().enumerate() {
+            let inside: Vec<f64> = rows
+                .iter()
+                .filter(|r| r[2] == index.to_string() && r[4] == "1")
+                .map(|r| r[5].parse().unwrap())
+                .collect();
+            assert_eq!(
+                inside.len() as u64,
+                level["samples"].as_u64().unwrap(),
+                "{csv}"
+            );
+            assert!(!inside.is_empty(), "{kind}: level {index}: {csv}");
+            let mean = inside.iter().sum::<f64>() / inside.len() as f64;
+            let average = level["average"].as_f64().unwrap();
+            assert!(
+                (mean - average).abs() <= 0.001 * average.max(1.0),
+                "{kind}: {mean} vs {average}"
+            );
+            assert!(average > 0.0, "{kind}: level {index}");
+        }
+        let peak = json["peak_level"].as_u64().unwrap() as usize;
+        let peak_average = levels[peak]["average"].as_f64().unwrap();
+        assert!(stdout.contains(&format!("{peak_average:.3}")), "{stdout}");
+    }
+    std::fs::remove_dir_all(&out_dir).ok();
+}
+
+#[test]
+fn bad_inputs_are_clear_errors() {
+    let missing = run_with_limit(
+        NETAGG,
+        &["--hosts-file", "/no/such/remote_hosts"],
+        Duration::from_secs(10),
+    );
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(text(&missing.stderr).contains("cannot read /no/such/remote_hosts"));
+    let none = run_with_limit(NETAGG, &["--kind", "tps"], Duration::from_secs(10));
+    assert_eq!(none.status.code(), Some(2));
+    let help = run_with_limit(NETAGG, &["--help"], Duration::from_secs(10));
+    assert!(text(&help.stdout).contains("Examples:"));
+}
