@@ -149,6 +149,58 @@ fn rate(cfg: &RunConfig, units: u64, secs: f64) -> f64 {
     }
 }
 
+/// One trial of the burst search.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BurstTrial {
+    pub burst: u32,
+    pub rate: f64,
+}
+
+/// find_max_burst.sh's search: one stream to the first load generator, the
+/// burst doubling from 1 while the transaction rate still rises; returns
+/// every trial and the best burst (the last one that raised the rate).
+pub fn search_burst(cfg: &RunConfig, trial: Duration) -> (Vec<BurstTrial>, u32) {
+    const MAX_BURST: u32 = 1 << 16;
+    let mut trials: Vec<BurstTrial> = Vec::new();
+    let mut burst = 1;
+    while burst <= MAX_BURST {
+        let one = RunConfig {
+            burst,
+            ..cfg.clone()
+        };
+        let Ok(mut stream) = start_stream(&one, &cfg.hosts[0]) else {
+            break;
+        };
+        // Leave the connection set-up out of the measured time.
+        std::thread::sleep(Duration::from_millis(200));
+        let (u0, t0) = (stream.flag.units(), Instant::now());
+        std::thread::sleep(trial);
+        let (u1, t1) = (stream.flag.units(), Instant::now());
+        stream.flag.set();
+        let ok = stream
+            .thread
+            .take()
+            .is_some_and(|t| matches!(t.join(), Ok(Ok(()))));
+        let rate = rate(
+            cfg,
+            u1.saturating_sub(u0),
+            t1.duration_since(t0).as_secs_f64(),
+        );
+        let rising = trials.last().is_none_or(|last| rate > last.rate);
+        trials.push(BurstTrial { burst, rate });
+        if !ok || !rising {
+            break;
+        }
+        burst *= 2;
+    }
+    let best = trials
+        .windows(2)
+        .take_while(|w| w[1].rate > w[0].rate)
+        .last()
+        .map_or(trials.first().map_or(0, |t| t.burst), |w| w[1].burst);
+    (trials, best)
+}
+
 /// Run the whole ramp; `progress` is called after every sample.
 pub fn run(cfg: &RunConfig, mut progress: impl FnMut(&Sample, &LevelRun)) -> Recording {
     let interface = cfg

@@ -4,7 +4,7 @@
 //! and per-stream fairness; the peak level; and the series and report files
 //! (text, CSV, JSON).
 
-use super::runner::{Recording, Sample};
+use super::runner::{BurstTrial, Recording, Sample};
 use serde_json::json;
 use std::fmt::Write as _;
 
@@ -193,8 +193,25 @@ pub fn csv(rec: &Recording, levels: &[LevelSummary]) -> String {
     out
 }
 
+/// The burst search's trials, one line each, and the burst used.
+pub fn burst_search_text(trials: &[BurstTrial], used: u32, units: &str) -> String {
+    let mut out = String::new();
+    for t in trials {
+        let _ = writeln!(out, "burst search: -b {:<5} {:.3} {units}", t.burst, t.rate);
+    }
+    let _ = writeln!(out, "burst used: {used}");
+    out
+}
+
 /// Everything as one JSON document.
-pub fn json(rec: &Recording, levels: &[LevelSummary], kind: &str, units: &str) -> String {
+pub fn json(
+    rec: &Recording,
+    levels: &[LevelSummary],
+    kind: &str,
+    units: &str,
+    burst: u32,
+    search: Option<&[BurstTrial]>,
+) -> String {
     let spreads: Vec<f64> = rec.samples.iter().map(|s| s.spread_us).collect();
     let max_spread = spreads.iter().copied().fold(0.0, f64::max);
     let doc = json!({
@@ -203,6 +220,8 @@ pub fn json(rec: &Recording, levels: &[LevelSummary], kind: &str, units: &str) -
         "kind": kind,
         "units": units,
         "hosts": rec.hosts,
+        "burst": burst,
+        "burst_search": search.map(|t| t.iter().map(|t| json!({"burst": t.burst, "rate": t.rate})).collect::<Vec<_>>()),
         "interface": rec.interface,
         "start_epoch_s": rec.start_epoch,
         "sample_spread_us": { "max": max_spread, "mean": mean(spreads.iter().copied()) },
@@ -303,7 +322,7 @@ mod tests {
             4
         );
         let doc: serde_json::Value =
-            serde_json::from_str(&json(&rec, &levels, "tps", "Trans/s")).unwrap();
+            serde_json::from_str(&json(&rec, &levels, "tps", "Trans/s", 4, None)).unwrap();
         assert_eq!(doc["peak_level"], 1);
         assert_eq!(doc["series"].as_array().unwrap().len(), 8);
     }

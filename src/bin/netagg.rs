@@ -36,9 +36,13 @@ struct Args {
     /// the last level's stream count (default: 2 x this system's CPUs)
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
     max_streams: Option<u32>,
-    /// transactions in flight per stream (-b) for the request/response kinds
+    /// transactions in flight per stream (-b); for tps without it, the burst
+    /// is searched as find_max_burst.sh does
     #[arg(long)]
     burst: Option<u32>,
+    /// seconds per trial of the burst search
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=600))]
+    search_seconds: u64,
     /// netserver control port on the load generators
     #[arg(long, default_value_t = 12865)]
     port: u16,
@@ -84,6 +88,17 @@ fn main() -> ExitCode {
         sample_interval: Duration::from_secs_f64(args.interval),
     };
     netperf_ng::engine::signals::install();
+    let mut cfg = cfg;
+    let mut search = None;
+    if args.kind == plan::Kind::Tps && args.burst.is_none() {
+        let (trials, best) = runner::search_burst(&cfg, Duration::from_secs(args.search_seconds));
+        for t in &trials {
+            eprintln!("netagg: burst {:>5}: {:.1} {}", t.burst, t.rate, kind.units);
+        }
+        eprintln!("netagg: using burst {best}");
+        cfg.burst = best;
+        search = Some(trials);
+    }
     let total = plan::ramp(cfg.max_streams).len() as u64 * args.duration;
     let terminal = std::io::stderr().is_terminal();
     let recording = runner::run(&cfg, |sample, level| {
@@ -104,7 +119,10 @@ fn main() -> ExitCode {
         eprintln!();
     }
     let levels = summary::summarize(&recording, cpus, kind.units.starts_with("10^6bits"));
-    let text = summary::text(&recording, &levels, kind.units);
+    let mut text = summary::text(&recording, &levels, kind.units);
+    if let Some(trials) = &search {
+        text.push_str(&summary::burst_search_text(trials, cfg.burst, kind.units));
+    }
     print!("{text}");
     let files = [
         (format!("netagg_{}.txt", kind.name), text.clone()),
@@ -114,7 +132,14 @@ fn main() -> ExitCode {
         ),
         (
             format!("netagg_{}.json", kind.name),
-            summary::json(&recording, &levels, kind.name, kind.units),
+            summary::json(
+                &recording,
+                &levels,
+                kind.name,
+                kind.units,
+                cfg.burst,
+                search.as_deref(),
+            ),
         ),
     ];
     for (name, body) in files {
