@@ -65,7 +65,8 @@ pub struct Recording {
     pub hosts: Vec<String>,
     /// Streams that ended with an error, and why.
     pub failures: Vec<String>,
-    pub interface: Option<String>,
+    /// The SUT interfaces whose packets are counted.
+    pub interfaces: Vec<String>,
     pub start_epoch: f64,
 }
 
@@ -203,15 +204,25 @@ pub fn search_burst(cfg: &RunConfig, trial: Duration) -> (Vec<BurstTrial>, u32) 
 
 /// Run the whole ramp; `progress` is called after every sample.
 pub fn run(cfg: &RunConfig, mut progress: impl FnMut(&Sample, &LevelRun)) -> Recording {
-    let interface = cfg
-        .hosts
-        .first()
-        .and_then(|h| {
-            crate::net::resolve::resolve(h, Some(0), crate::cli::config::Family::Unspec, false).ok()
-        })
-        .and_then(|addrs| addrs.first().copied())
-        .and_then(|addr| egress_interface(&addr));
-    let mut counters = interface.as_deref().map(InterfaceCounters::read);
+    // Every interface the SUT reaches a load generator by; packets are
+    // counted over all of them.
+    let mut interfaces: Vec<String> = Vec::new();
+    for host in &cfg.hosts {
+        let name =
+            crate::net::resolve::resolve(host, Some(0), crate::cli::config::Family::Unspec, false)
+                .ok()
+                .and_then(|addrs| addrs.first().copied())
+                .and_then(|addr| egress_interface(&addr));
+        if let Some(name) = name {
+            if !interfaces.contains(&name) {
+                interfaces.push(name);
+            }
+        }
+    }
+    let mut counters: Vec<InterfaceCounters> = interfaces
+        .iter()
+        .map(|n| InterfaceCounters::read(n))
+        .collect();
     let mut cpu = CpuSampler::start(None).ok();
     let start = Instant::now();
     let start_epoch = epoch_now();
@@ -263,14 +274,18 @@ pub fn run(cfg: &RunConfig, mut progress: impl FnMut(&Sample, &LevelRun)) -> Rec
                 let _ = c.restart();
                 u
             });
-            let (packets_out, packets_in) = match (&interface, counters.as_mut()) {
-                (Some(name), Some(before)) => {
-                    let now = InterfaceCounters::read(name);
+            let (packets_out, packets_in) = if counters.is_empty() {
+                (-1.0, -1.0)
+            } else {
+                let (mut tx, mut rx) = (0u64, 0u64);
+                for before in counters.iter_mut() {
+                    let now = InterfaceCounters::read(&before.name);
                     let d = before.delta(&now);
+                    tx += d.tx_packets;
+                    rx += d.rx_packets;
                     *before = now;
-                    (d.tx_packets as f64 / secs, d.rx_packets as f64 / secs)
                 }
-                _ => (-1.0, -1.0),
+                (tx as f64 / secs, rx as f64 / secs)
             };
             last_sample = read_start;
             let sample = Sample {
@@ -312,7 +327,7 @@ pub fn run(cfg: &RunConfig, mut progress: impl FnMut(&Sample, &LevelRun)) -> Rec
         samples,
         hosts: cfg.hosts.clone(),
         failures,
-        interface,
+        interfaces,
         start_epoch,
     }
 }

@@ -222,7 +222,7 @@ pub fn json(
         "hosts": rec.hosts,
         "burst": burst,
         "burst_search": search.map(|t| t.iter().map(|t| json!({"burst": t.burst, "rate": t.rate})).collect::<Vec<_>>()),
-        "interface": rec.interface,
+        "interfaces": rec.interfaces,
         "start_epoch_s": rec.start_epoch,
         "sample_spread_us": { "max": max_spread, "mean": mean(spreads.iter().copied()) },
         "peak_level": peak(levels),
@@ -295,7 +295,7 @@ mod tests {
             samples,
             hosts: vec!["lg1".into()],
             failures: vec![],
-            interface: Some("lo".into()),
+            interfaces: vec!["lo".into()],
             start_epoch: 1000.0,
         };
         let levels = summarize(&rec, 2, false);
