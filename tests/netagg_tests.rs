@@ -27,6 +27,11 @@ fn a_short_ramp_writes_consistent_reports() {
                 "3",
                 "--max-streams",
                 "2",
+                "--burst",
+                "4",
+                "--individual",
+                "--annotation",
+                "test note",
                 "--out",
                 out_dir.to_str().unwrap(),
             ],
@@ -80,6 +85,16 @@ fn a_short_ramp_writes_consistent_reports() {
             );
             assert!(average > 0.0, "{kind}: level {index}");
         }
+        // The charts and the self-contained report.
+        let svg =
+            std::fs::read_to_string(out_dir.join(format!("netagg_{kind}_overall.svg"))).unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("2 streams") && svg.contains("test note"));
+        assert!(out_dir.join(format!("netagg_{kind}_streams.svg")).exists());
+        let html = std::fs::read_to_string(out_dir.join(format!("netagg_{kind}.html"))).unwrap();
+        assert!(
+            html.contains("<svg") && html.matches("<tr>").count() == 3,
+            "{kind}"
+        );
         let peak = json["peak_level"].as_u64().unwrap() as usize;
         let peak_average = levels[peak]["average"].as_f64().unwrap();
         assert!(stdout.contains(&format!("{peak_average:.3}")), "{stdout}");

@@ -2,8 +2,10 @@
 //! seed's runemomniaggdemo.sh, find_max_burst.sh and post_proc.py as one
 //! program with one clock: the load generators (`hosts`), the test kinds and
 //! the ramp (`plan`), the streams and the coordinator that samples them at
-//! the same instants (`runner`), and what the run says (`summary`).
+//! the same instants (`runner`), and what the run says (`summary`, and the
+//! charts and HTML report in `charts`).
 
+pub mod charts;
 pub mod hosts;
 pub mod plan;
 pub mod runner;

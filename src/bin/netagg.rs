@@ -2,7 +2,7 @@
 //! Parses its options (clap) and calls the library; see `netperf_ng::agg`.
 
 use clap::Parser;
-use netperf_ng::agg::{hosts, plan, runner, summary};
+use netperf_ng::agg::{charts, hosts, plan, runner, summary};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -49,9 +49,18 @@ struct Args {
     /// seconds between samples
     #[arg(long, default_value_t = 1.0)]
     interval: f64,
-    /// directory for the series (CSV, JSON) and the summary
+    /// directory for the series (CSV, JSON), the summary, the charts and the report
     #[arg(long, value_name = "DIR", default_value = ".")]
     out: PathBuf,
+    /// title of the charts and the report
+    #[arg(long, default_value = "")]
+    title: String,
+    /// a note drawn on the overall chart
+    #[arg(long, default_value = "")]
+    annotation: String,
+    /// also draw every stream's rate (netagg_<kind>_streams.svg)
+    #[arg(long)]
+    individual: bool,
 }
 
 fn main() -> ExitCode {
@@ -142,6 +151,28 @@ fn main() -> ExitCode {
             ),
         ),
     ];
+    let chart_text = charts::ChartText {
+        title: if args.title.is_empty() {
+            format!("netagg {}", kind.name)
+        } else {
+            args.title.clone()
+        },
+        annotation: args.annotation.clone(),
+        units: kind.units.to_string(),
+    };
+    let mut svgs = vec![charts::overall(&recording, &levels, &chart_text)];
+    if args.individual {
+        svgs.push(charts::individual(&recording, &chart_text));
+    }
+    let mut files = files.to_vec();
+    files.push((format!("netagg_{}_overall.svg", kind.name), svgs[0].clone()));
+    if let Some(streams) = svgs.get(1) {
+        files.push((format!("netagg_{}_streams.svg", kind.name), streams.clone()));
+    }
+    files.push((
+        format!("netagg_{}.html", kind.name),
+        charts::html(&text, &svgs, &levels, &chart_text),
+    ));
     for (name, body) in files {
         let path = args.out.join(name);
         if let Err(e) = std::fs::write(&path, body) {
