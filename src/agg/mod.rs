@@ -3,10 +3,12 @@
 //! program with one clock: the load generators (`hosts`), the test kinds and
 //! the ramp (`plan`), the streams and the coordinator that samples them at
 //! the same instants (`runner`), and what the run says (`summary`, and the
-//! charts and HTML report in `charts`).
+//! charts and HTML report in `charts`); and `post`, which reads the logs of
+//! real netperf runs of runemomniaggdemo.sh as post_proc.py does.
 
 pub mod charts;
 pub mod hosts;
 pub mod plan;
+pub mod post;
 pub mod runner;
 pub mod summary;

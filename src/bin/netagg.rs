@@ -2,7 +2,7 @@
 //! Parses its options (clap) and calls the library; see `netperf_ng::agg`.
 
 use clap::Parser;
-use netperf_ng::agg::{charts, hosts, plan, runner, summary};
+use netperf_ng::agg::{charts, hosts, plan, post, runner, summary};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,13 +14,17 @@ use std::time::Duration;
 #[derive(Parser, Debug)]
 #[command(
     name = "netagg",
+    args_conflicts_with_subcommands = true,
     version,
     after_help = "Examples:\n  \
 netagg --hosts-file remote_hosts --kind tps --duration 30\n  \
 netagg --host lg1 --host lg2 --kind outbound --max-streams 8 --out results/\n  \
-netagg --host 127.0.0.1 --kind tps --duration 3 --max-streams 4   # a quick look on loopback"
+netagg --host 127.0.0.1 --kind tps --duration 3 --max-streams 4   # a quick look on loopback\n  \
+netagg post netperf_tps.log --intervals                            # post_proc.py on real netperf runs"
 )]
 struct Args {
+    #[command(subcommand)]
+    command: Option<Command>,
     /// remote_hosts file in the seed's format (REMOTE_HOSTS[i]=..., NUM_REMOTE_HOSTS=N)
     #[arg(long, value_name = "FILE")]
     hosts_file: Option<String>,
@@ -63,8 +67,156 @@ struct Args {
     individual: bool,
 }
 
+#[derive(clap::Subcommand, Debug)]
+enum Command {
+    /// Read netperf_<type>.log and its .out files from runemomniaggdemo.sh (real
+    /// netperf runs) and print post_proc.py's summary; write the series (CSV,
+    /// JSON), the chart and the report
+    Post {
+        /// the run log, e.g. netperf_tps.log (the .out files beside it are read)
+        log: PathBuf,
+        /// also print every interval, as post_proc.py --intervals does
+        #[arg(long)]
+        intervals: bool,
+        /// directory for the series, chart and report
+        #[arg(long, value_name = "DIR", default_value = ".")]
+        out: PathBuf,
+        /// title of the chart and the report
+        #[arg(long, default_value = "")]
+        title: String,
+        /// a note drawn on the chart
+        #[arg(long, default_value = "")]
+        annotation: String,
+    },
+}
+
+/// `netagg post`: post_proc.py's work, with our outputs.
+fn post(log: &PathBuf, intervals: bool, out: &PathBuf, title: &str, annotation: &str) -> ExitCode {
+    let analysis = match post::analyze(log) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("netagg: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let text = analysis.summary_text(intervals);
+    print!("{text}");
+    if let Err(e) = std::fs::create_dir_all(out) {
+        eprintln!("netagg: cannot create {}: {e}", out.display());
+        return ExitCode::from(2);
+    }
+    let base = log
+        .file_stem()
+        .map_or("netperf".to_string(), |s| s.to_string_lossy().into_owned());
+    let (recording, levels) = post_as_recording(&analysis);
+    let chart_text = charts::ChartText {
+        title: if title.is_empty() {
+            base.clone()
+        } else {
+            title.to_string()
+        },
+        annotation: annotation.to_string(),
+        units: analysis.units.to_string(),
+    };
+    let svg = charts::overall(&recording, &levels, &chart_text);
+    let json = serde_json::to_string_pretty(&analysis.to_json()).unwrap_or_default() + "\n";
+    let files = [
+        (format!("{base}_series.csv"), analysis.series_csv()),
+        (format!("{base}_series.json"), json),
+        (format!("{base}_overall.svg"), svg.clone()),
+        (
+            format!("{base}.html"),
+            charts::html(&text, &[svg], &levels, &chart_text),
+        ),
+    ];
+    for (name, body) in files {
+        let path = out.join(name);
+        if let Err(e) = std::fs::write(&path, body) {
+            eprintln!("netagg: cannot write {}: {e}", path.display());
+            return ExitCode::from(1);
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// The analysis of real netperf runs in the shape the charts draw.
+fn post_as_recording(a: &post::Analysis) -> (runner::Recording, Vec<summary::LevelSummary>) {
+    let t0 = a.series.first().map_or(0, |p| p.time);
+    let level_of = |time: i64| {
+        a.levels
+            .iter()
+            .position(|l| time >= l.window.start && time < l.window.end)
+            .unwrap_or(0)
+    };
+    let samples = a
+        .series
+        .iter()
+        .map(|p| runner::Sample {
+            t: (p.time - t0) as f64,
+            epoch: p.time as f64,
+            level: level_of(p.time),
+            stream_rates: vec![],
+            aggregate: p.value * a.multiplier,
+            spread_us: 0.0,
+            cpu_util: -1.0,
+            cpu_peak: -1.0,
+            packets_out: -1.0,
+            packets_in: -1.0,
+        })
+        .collect();
+    let runs = a
+        .levels
+        .iter()
+        .map(|l| runner::LevelRun {
+            streams: l.streams,
+            start: (l.window.start - t0) as f64,
+            end: (l.window.end - t0) as f64,
+        })
+        .collect();
+    let levels = a
+        .levels
+        .iter()
+        .map(|l| summary::LevelSummary {
+            streams: l.streams,
+            window: ((l.start - t0) as f64, (l.end - t0) as f64),
+            samples: 0,
+            sample_indices: vec![],
+            average: l.average * a.multiplier,
+            min: l.minimum * a.multiplier,
+            max: l.maximum * a.multiplier,
+            cpu_util: -1.0,
+            cpu_peak: -1.0,
+            packets_out: -1.0,
+            packets_in: -1.0,
+            service_demand: -1.0,
+            stream_rates: vec![],
+            min_over_max: 0.0,
+            jain: 0.0,
+        })
+        .collect();
+    let recording = runner::Recording {
+        levels: runs,
+        samples,
+        hosts: vec![],
+        failures: vec![],
+        interfaces: vec![],
+        start_epoch: t0 as f64,
+    };
+    (recording, levels)
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
+    if let Some(Command::Post {
+        log,
+        intervals,
+        out,
+        title,
+        annotation,
+    }) = &args.command
+    {
+        return post(log, *intervals, out, title, annotation);
+    }
     let hosts = match (&args.hosts_file, args.hosts.is_empty()) {
         (Some(file), _) => hosts::read(file),
         (None, false) => Ok(args.hosts.clone()),
