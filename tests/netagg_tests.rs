@@ -24,7 +24,7 @@ fn a_short_ramp_writes_consistent_reports() {
                 "--kind",
                 kind,
                 "--duration",
-                "3",
+                "5",
                 "--max-streams",
                 "2",
                 "--burst",
@@ -98,6 +98,37 @@ fn a_short_ramp_writes_consistent_reports() {
         let peak = json["peak_level"].as_u64().unwrap() as usize;
         let peak_average = levels[peak]["average"].as_f64().unwrap();
         assert!(stdout.contains(&format!("{peak_average:.3}")), "{stdout}");
+
+        // The files runemomniaggdemo.sh leaves, which `netagg post` (like
+        // post_proc.py) reads back.
+        let log = out_dir.join(format!("netperf_{kind}.log"));
+        let log_text = std::fs::read_to_string(&log).unwrap();
+        assert!(
+            log_text.starts_with("Starting netperfs at ") && log_text.contains("Netperfs stopped ")
+        );
+        let outs: Vec<_> = std::fs::read_dir(&out_dir)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(&format!("netperf_{kind}_")) && n.ends_with(".out"))
+            .collect();
+        assert_eq!(outs.len(), 2, "{outs:?}");
+        let post = run_with_limit(
+            NETAGG,
+            &[
+                "post",
+                log.to_str().unwrap(),
+                "--out",
+                out_dir.join("post").to_str().unwrap(),
+            ],
+            Duration::from_secs(30),
+        );
+        let post_text = text(&post.stdout);
+        assert!(post.status.success(), "{post_text}{}", text(&post.stderr));
+        assert!(
+            post_text.contains("Average of peak interval is "),
+            "{post_text}"
+        );
     }
     std::fs::remove_dir_all(&out_dir).ok();
 }

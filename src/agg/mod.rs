@@ -7,6 +7,7 @@
 //! real netperf runs of runemomniaggdemo.sh as post_proc.py does.
 
 pub mod charts;
+pub mod compat;
 pub mod hosts;
 pub mod plan;
 pub mod post;

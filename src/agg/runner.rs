@@ -65,6 +65,11 @@ pub struct Recording {
     pub hosts: Vec<String>,
     /// Streams that ended with an error, and why.
     pub failures: Vec<String>,
+    pub events: Vec<Event>,
+    pub streams: Vec<StreamEnd>,
+    /// Each stream's rate per sample, as its interim lines would show it:
+    /// (stream, interval seconds, ending epoch, rate).
+    pub stream_samples: Vec<(usize, f64, f64, f64)>,
     /// The SUT interfaces whose packets are counted.
     pub interfaces: Vec<String>,
     pub start_epoch: f64,
@@ -72,9 +77,30 @@ pub struct Recording {
 
 /// A stream: its thread and the flag it publishes into.
 struct Stream {
+    host: String,
     flag: StopFlag,
-    thread: Option<JoinHandle<Result<(), ClientError>>>,
+    thread: Option<JoinHandle<Result<String, ClientError>>>,
     last_units: u64,
+}
+
+/// What happened during the run, for the runemomniaggdemo.sh-style log.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    Started(f64),
+    StreamStarted(String),
+    Pausing { secs: u64, streams: u32, at: f64 },
+    Resuming(f64),
+    StartedBy(f64),
+    Stopping(f64),
+    Stopped(f64),
+}
+
+/// A stream as it ended: its load generator and, if it finished cleanly,
+/// its final `-o all` line (what the seed's netperfs print at the end).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamEnd {
+    pub host: String,
+    pub final_line: Option<String>,
 }
 
 fn epoch_now() -> f64 {
@@ -126,16 +152,39 @@ fn start_stream(cfg: &RunConfig, host: &str) -> Result<Stream, String> {
         .name(format!("stream-{host}"))
         .spawn(move || {
             let mut chan = client::establish(&global)?;
-            let result = client::run_iteration(Some(&mut chan), &spec, &run, false).map(|_| ());
+            let result = client::run_iteration(Some(&mut chan), &spec, &run, false);
             chan.shutdown();
-            result
+            let it = result?;
+            Ok(final_line(&config, &spec, &it))
         })
         .map_err(|e| e.to_string())?;
     Ok(Stream {
+        host: host.to_string(),
         flag,
         thread: Some(thread),
         last_units: 0,
     })
+}
+
+/// The stream's `-o all` values line, as `netperf -P 0 ... -- -o all` ends.
+fn final_line(
+    config: &crate::cli::config::Config,
+    spec: &TestSpec,
+    it: &client::Iteration,
+) -> String {
+    use crate::report::omni::{select, Style};
+    use crate::run::omni::{render, Measured, OmniOutput};
+    let output = OmniOutput {
+        style: Style::Csv,
+        selection: select::all(),
+    };
+    let measured = Measured {
+        last: it,
+        iterations: 1,
+        averaged: None,
+        widths: None,
+    };
+    render(&output, config, spec, &measured)
 }
 
 /// Units (bytes or transactions) to the kind's rate unit per second.
@@ -181,7 +230,7 @@ pub fn search_burst(cfg: &RunConfig, trial: Duration) -> (Vec<BurstTrial>, u32) 
         let ok = stream
             .thread
             .take()
-            .is_some_and(|t| matches!(t.join(), Ok(Ok(()))));
+            .is_some_and(|t| matches!(t.join(), Ok(Ok(_))));
         let rate = rate(
             cfg,
             u1.saturating_sub(u0),
@@ -230,11 +279,15 @@ pub fn run(cfg: &RunConfig, mut progress: impl FnMut(&Sample, &LevelRun)) -> Rec
     let mut failures = Vec::new();
     let mut levels = Vec::new();
     let mut samples = Vec::new();
+    let mut events = vec![Event::Started(start_epoch)];
+    let mut stream_samples = Vec::new();
     let mut last_sample = start;
-    for (index, &count) in ramp(cfg.max_streams).iter().enumerate() {
+    let plan = ramp(cfg.max_streams);
+    for (index, &count) in plan.iter().enumerate() {
         let level_start = start.elapsed().as_secs_f64();
         while (streams.len() as u32) < count {
             let host = &cfg.hosts[streams.len() % cfg.hosts.len()];
+            events.push(Event::StreamStarted(host.clone()));
             match start_stream(cfg, host) {
                 Ok(s) => streams.push(s),
                 Err(e) => {
@@ -243,6 +296,16 @@ pub fn run(cfg: &RunConfig, mut progress: impl FnMut(&Sample, &LevelRun)) -> Rec
                 }
             }
         }
+        let last_level = index + 1 == plan.len();
+        events.push(if last_level {
+            Event::StartedBy(epoch_now())
+        } else {
+            Event::Pausing {
+                secs: cfg.level_duration.as_secs(),
+                streams: streams.len() as u32,
+                at: epoch_now(),
+            }
+        });
         let level_t0 = Instant::now();
         let level_end_at = level_t0 + cfg.level_duration;
         let mut level = LevelRun {
@@ -287,6 +350,10 @@ pub fn run(cfg: &RunConfig, mut progress: impl FnMut(&Sample, &LevelRun)) -> Rec
                 }
                 (tx as f64 / secs, rx as f64 / secs)
             };
+            let ending = start_epoch + read_start.duration_since(start).as_secs_f64();
+            for (i, r) in stream_rates.iter().enumerate() {
+                stream_samples.push((i, secs, ending, *r));
+            }
             last_sample = read_start;
             let sample = Sample {
                 t: read_start.duration_since(start).as_secs_f64(),
@@ -309,24 +376,43 @@ pub fn run(cfg: &RunConfig, mut progress: impl FnMut(&Sample, &LevelRun)) -> Rec
             tick += 1;
         }
         levels.push(level);
+        events.push(if last_level {
+            Event::Stopping(epoch_now())
+        } else {
+            Event::Resuming(epoch_now())
+        });
     }
     for s in &streams {
         s.flag.set();
     }
+    let mut ends = Vec::new();
     for (i, s) in streams.iter_mut().enumerate() {
-        if let Some(t) = s.thread.take() {
-            match t.join() {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => failures.push(format!("stream {i}: {e}")),
-                Err(_) => failures.push(format!("stream {i}: thread panicked")),
+        let final_line = match s.thread.take().map(|t| t.join()) {
+            Some(Ok(Ok(line))) => Some(line),
+            Some(Ok(Err(e))) => {
+                failures.push(format!("stream {i}: {e}"));
+                None
             }
-        }
+            Some(Err(_)) => {
+                failures.push(format!("stream {i}: thread panicked"));
+                None
+            }
+            None => None,
+        };
+        ends.push(StreamEnd {
+            host: s.host.clone(),
+            final_line,
+        });
     }
+    events.push(Event::Stopped(epoch_now()));
     Recording {
         levels,
         samples,
         hosts: cfg.hosts.clone(),
         failures,
+        events,
+        streams: ends,
+        stream_samples,
         interfaces,
         start_epoch,
     }

@@ -295,6 +295,9 @@ mod tests {
             samples,
             hosts: vec!["lg1".into()],
             failures: vec![],
+            events: vec![],
+            streams: vec![],
+            stream_samples: vec![],
             interfaces: vec!["lo".into()],
             start_epoch: 1000.0,
         };

@@ -2,7 +2,7 @@
 //! Parses its options (clap) and calls the library; see `netperf_ng::agg`.
 
 use clap::Parser;
-use netperf_ng::agg::{charts, hosts, plan, post, runner, summary};
+use netperf_ng::agg::{charts, compat, hosts, plan, post, runner, summary};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -199,6 +199,9 @@ fn post_as_recording(a: &post::Analysis) -> (runner::Recording, Vec<summary::Lev
         samples,
         hosts: vec![],
         failures: vec![],
+        events: vec![],
+        streams: vec![],
+        stream_samples: vec![],
         interfaces: vec![],
         start_epoch: t0 as f64,
     };
@@ -325,6 +328,11 @@ fn main() -> ExitCode {
         format!("netagg_{}.html", kind.name),
         charts::html(&text, &svgs, &levels, &chart_text),
     ));
+    // The files runemomniaggdemo.sh would have left, for existing tools.
+    if let Err(e) = compat::write(&recording, &args.out, kind.name, kind.units) {
+        eprintln!("netagg: cannot write the netperf log files: {e}");
+        return ExitCode::from(1);
+    }
     for (name, body) in files {
         let path = args.out.join(name);
         if let Err(e) = std::fs::write(&path, body) {
