@@ -147,3 +147,44 @@ fn bad_inputs_are_clear_errors() {
     let help = run_with_limit(NETAGG, &["--help"], Duration::from_secs(10));
     assert!(text(&help.stdout).contains("Examples:"));
 }
+
+#[test]
+fn sync_runs_one_stream_per_load_generator_in_turn() {
+    // Listening on every IPv4 address: 127.0.0.1 and 127.0.0.2 are two
+    // "load generators".
+    let server = Server::start("0.0.0.0");
+    let out_dir = std::env::temp_dir().join(format!("netagg-sync-{}", std::process::id()));
+    let port = server.port.to_string();
+    let out = run_with_limit(
+        NETAGG,
+        &[
+            "--host",
+            "127.0.0.1",
+            "--host",
+            "127.0.0.2",
+            "--port",
+            &port,
+            "--kind",
+            "sync",
+            "--duration",
+            "3",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+        Duration::from_secs(60),
+    );
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert!(
+        stdout.contains("1 streams to 127.0.0.1:") && stdout.contains("1 streams to 127.0.0.2:"),
+        "{stdout}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("netagg_sync.json")).unwrap())
+            .unwrap();
+    for level in json["levels"].as_array().unwrap() {
+        assert_eq!(level["streams"], 1);
+        assert!(level["average"].as_f64().unwrap() > 0.0);
+    }
+    std::fs::remove_dir_all(&out_dir).ok();
+}

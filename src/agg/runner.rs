@@ -53,6 +53,8 @@ pub struct Sample {
 #[derive(Debug, Clone, PartialEq)]
 pub struct LevelRun {
     pub streams: u32,
+    /// The one load generator of a `sync` level.
+    pub host: Option<String>,
     pub start: f64,
     pub end: f64,
 }
@@ -77,6 +79,8 @@ pub struct Recording {
 
 /// A stream: its thread and the flag it publishes into.
 struct Stream {
+    /// Numbers the stream over the whole run (its .out file).
+    id: usize,
     host: String,
     flag: StopFlag,
     thread: Option<JoinHandle<Result<String, ClientError>>>,
@@ -136,7 +140,7 @@ fn stream_args(cfg: &RunConfig, host: &str) -> Vec<String> {
 }
 
 /// Start one stream against `host`.
-fn start_stream(cfg: &RunConfig, host: &str) -> Result<Stream, String> {
+fn start_stream(cfg: &RunConfig, host: &str, id: usize) -> Result<Stream, String> {
     let args = stream_args(cfg, host);
     let config = match parse_netperf(&args) {
         Ok(Invocation::Run(c)) => c,
@@ -159,6 +163,7 @@ fn start_stream(cfg: &RunConfig, host: &str) -> Result<Stream, String> {
         })
         .map_err(|e| e.to_string())?;
     Ok(Stream {
+        id,
         host: host.to_string(),
         flag,
         thread: Some(thread),
@@ -185,6 +190,38 @@ fn final_line(
         widths: None,
     };
     render(&output, config, spec, &measured)
+}
+
+/// Stop the running streams and collect how each ended.
+fn finish_streams(
+    streams: &mut Vec<Stream>,
+    ends: &mut Vec<(usize, StreamEnd)>,
+    failures: &mut Vec<String>,
+) {
+    for s in streams.iter() {
+        s.flag.set();
+    }
+    for mut s in streams.drain(..) {
+        let final_line = match s.thread.take().map(|t| t.join()) {
+            Some(Ok(Ok(line))) => Some(line),
+            Some(Ok(Err(e))) => {
+                failures.push(format!("stream {} to {}: {e}", s.id, s.host));
+                None
+            }
+            Some(Err(_)) => {
+                failures.push(format!("stream {} to {}: thread panicked", s.id, s.host));
+                None
+            }
+            None => None,
+        };
+        ends.push((
+            s.id,
+            StreamEnd {
+                host: s.host,
+                final_line,
+            },
+        ));
+    }
 }
 
 /// Units (bytes or transactions) to the kind's rate unit per second.
@@ -218,7 +255,7 @@ pub fn search_burst(cfg: &RunConfig, trial: Duration) -> (Vec<BurstTrial>, u32) 
             burst,
             ..cfg.clone()
         };
-        let Ok(mut stream) = start_stream(&one, &cfg.hosts[0]) else {
+        let Ok(mut stream) = start_stream(&one, &cfg.hosts[0], 0) else {
             break;
         };
         // Leave the connection set-up out of the measured time.
@@ -282,19 +319,32 @@ pub fn run(cfg: &RunConfig, mut progress: impl FnMut(&Sample, &LevelRun)) -> Rec
     let mut events = vec![Event::Started(start_epoch)];
     let mut stream_samples = Vec::new();
     let mut last_sample = start;
-    let plan = ramp(cfg.max_streams);
+    // `sync` runs one stream at a time, to each load generator in turn, as
+    // runemomniaggdemo.sh's run_cmd_serial does; the others ramp up.
+    let serial = cfg.kind.kind == super::plan::Kind::Sync;
+    let plan = if serial {
+        vec![1; cfg.hosts.len()]
+    } else {
+        ramp(cfg.max_streams)
+    };
+    let mut ends: Vec<(usize, StreamEnd)> = Vec::new();
+    let mut started = 0usize;
     for (index, &count) in plan.iter().enumerate() {
+        if serial {
+            finish_streams(&mut streams, &mut ends, &mut failures);
+        }
         let level_start = start.elapsed().as_secs_f64();
         while (streams.len() as u32) < count {
-            let host = &cfg.hosts[streams.len() % cfg.hosts.len()];
+            let host = &cfg.hosts[started % cfg.hosts.len()];
             events.push(Event::StreamStarted(host.clone()));
-            match start_stream(cfg, host) {
+            match start_stream(cfg, host, started) {
                 Ok(s) => streams.push(s),
                 Err(e) => {
                     failures.push(format!("stream to {host}: {e}"));
                     break;
                 }
             }
+            started += 1;
         }
         let last_level = index + 1 == plan.len();
         events.push(if last_level {
@@ -310,6 +360,7 @@ pub fn run(cfg: &RunConfig, mut progress: impl FnMut(&Sample, &LevelRun)) -> Rec
         let level_end_at = level_t0 + cfg.level_duration;
         let mut level = LevelRun {
             streams: streams.len() as u32,
+            host: serial.then(|| cfg.hosts[index % cfg.hosts.len()].clone()),
             start: level_start,
             end: level_start,
         };
@@ -351,8 +402,8 @@ pub fn run(cfg: &RunConfig, mut progress: impl FnMut(&Sample, &LevelRun)) -> Rec
                 (tx as f64 / secs, rx as f64 / secs)
             };
             let ending = start_epoch + read_start.duration_since(start).as_secs_f64();
-            for (i, r) in stream_rates.iter().enumerate() {
-                stream_samples.push((i, secs, ending, *r));
+            for (stream, r) in streams.iter().zip(&stream_rates) {
+                stream_samples.push((stream.id, secs, ending, *r));
             }
             last_sample = read_start;
             let sample = Sample {
@@ -382,28 +433,9 @@ pub fn run(cfg: &RunConfig, mut progress: impl FnMut(&Sample, &LevelRun)) -> Rec
             Event::Resuming(epoch_now())
         });
     }
-    for s in &streams {
-        s.flag.set();
-    }
-    let mut ends = Vec::new();
-    for (i, s) in streams.iter_mut().enumerate() {
-        let final_line = match s.thread.take().map(|t| t.join()) {
-            Some(Ok(Ok(line))) => Some(line),
-            Some(Ok(Err(e))) => {
-                failures.push(format!("stream {i}: {e}"));
-                None
-            }
-            Some(Err(_)) => {
-                failures.push(format!("stream {i}: thread panicked"));
-                None
-            }
-            None => None,
-        };
-        ends.push(StreamEnd {
-            host: s.host.clone(),
-            final_line,
-        });
-    }
+    finish_streams(&mut streams, &mut ends, &mut failures);
+    ends.sort_by_key(|(id, _)| *id);
+    let ends: Vec<StreamEnd> = ends.into_iter().map(|(_, end)| end).collect();
     events.push(Event::Stopped(epoch_now()));
     Recording {
         levels,

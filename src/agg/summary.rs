@@ -148,10 +148,15 @@ pub fn text(rec: &Recording, levels: &[LevelSummary], units: &str) -> String {
             (rec.start_epoch + l.window.1) as i64
         );
     }
-    for l in levels {
+    for (l, run) in levels.iter().zip(&rec.levels) {
+        let to = run
+            .host
+            .as_ref()
+            .map(|h| format!(" to {h}"))
+            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "{:>4} streams: average {:.3} min {:.3} max {:.3} {units}; SUT CPU {:.1}% (busiest {:.1}%), {:.3} us/unit; packets/s out {:.0} in {:.0}; fairness min/max {:.3} Jain {:.3}",
+            "{:>4} streams{to}: average {:.3} min {:.3} max {:.3} {units}; SUT CPU {:.1}% (busiest {:.1}%), {:.3} us/unit; packets/s out {:.0} in {:.0}; fairness min/max {:.3} Jain {:.3}",
             l.streams, l.average, l.min, l.max, l.cpu_util, l.cpu_peak, l.service_demand,
             l.packets_out, l.packets_in, l.min_over_max, l.jain
         );
@@ -283,11 +288,13 @@ mod tests {
             levels: vec![
                 LevelRun {
                     streams: 1,
+                    host: None,
                     start: 0.0,
                     end: 4.0,
                 },
                 LevelRun {
                     streams: 2,
+                    host: None,
                     start: 4.0,
                     end: 8.0,
                 },

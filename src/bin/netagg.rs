@@ -169,6 +169,7 @@ fn post_as_recording(a: &post::Analysis) -> (runner::Recording, Vec<summary::Lev
         .iter()
         .map(|l| runner::LevelRun {
             streams: l.streams,
+            host: None,
             start: (l.window.start - t0) as f64,
             end: (l.window.end - t0) as f64,
         })
