@@ -23,6 +23,8 @@ pub struct RunConfig {
     pub kind: &'static KindSpec,
     pub burst: u32,
     pub max_streams: u32,
+    /// Run one level of `max_streams` instead of the ramp.
+    pub single_level: bool,
     pub level_duration: Duration,
     pub sample_interval: Duration,
 }
@@ -324,6 +326,8 @@ pub fn run(cfg: &RunConfig, mut progress: impl FnMut(&Sample, &LevelRun)) -> Rec
     let serial = cfg.kind.kind == super::plan::Kind::Sync;
     let plan = if serial {
         vec![1; cfg.hosts.len()]
+    } else if cfg.single_level {
+        vec![cfg.max_streams]
     } else {
         ramp(cfg.max_streams)
     };

@@ -40,6 +40,9 @@ struct Args {
     /// the last level's stream count (default: 2 x this system's CPUs)
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
     max_streams: Option<u32>,
+    /// no ramp: one level with exactly this many streams
+    #[arg(long, conflicts_with = "max_streams", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    streams: Option<u32>,
     /// transactions in flight per stream (-b); for tps without it, the burst
     /// is searched as find_max_burst.sh does
     #[arg(long)]
@@ -248,7 +251,8 @@ fn main() -> ExitCode {
         port: args.port,
         kind,
         burst: args.burst.unwrap_or(kind.default_burst),
-        max_streams: args.max_streams.unwrap_or(2 * cpus),
+        max_streams: args.streams.or(args.max_streams).unwrap_or(2 * cpus),
+        single_level: args.streams.is_some(),
         level_duration: Duration::from_secs(args.duration),
         sample_interval: Duration::from_secs_f64(args.interval),
     };
@@ -264,7 +268,12 @@ fn main() -> ExitCode {
         cfg.burst = best;
         search = Some(trials);
     }
-    let total = plan::ramp(cfg.max_streams).len() as u64 * args.duration;
+    let level_count = match (args.kind, cfg.single_level) {
+        (plan::Kind::Sync, _) => cfg.hosts.len(),
+        (_, true) => 1,
+        _ => plan::ramp(cfg.max_streams).len(),
+    };
+    let total = level_count as u64 * args.duration;
     let terminal = std::io::stderr().is_terminal();
     let recording = runner::run(&cfg, |sample, level| {
         if terminal {
