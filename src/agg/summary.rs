@@ -135,18 +135,36 @@ pub fn peak(levels: &[LevelSummary]) -> Option<usize> {
     (0..levels.len()).max_by(|&a, &b| levels[a].average.total_cmp(&levels[b].average))
 }
 
-/// The text summary: post_proc.py's peak line, then one line per level.
-pub fn text(rec: &Recording, levels: &[LevelSummary], units: &str) -> String {
-    let mut out = String::new();
-    if let Some(p) = peak(levels) {
-        let l = &levels[p];
+/// post_proc.py's three lines for one interval ("peak interval" or
+/// "interval N").
+fn post_proc_lines(out: &mut String, name: &str, l: &LevelSummary, rec: &Recording, units: &str) {
+    let (from, to) = (
+        (rec.start_epoch + l.window.0) as i64,
+        (rec.start_epoch + l.window.1) as i64,
+    );
+    for (what, value) in [
+        ("Average", l.average),
+        ("Minimum", l.min),
+        ("Maximum", l.max),
+    ] {
         let _ = writeln!(
             out,
-            "Average of peak interval is {:.3} {units} from {} to {}",
-            l.average,
-            (rec.start_epoch + l.window.0) as i64,
-            (rec.start_epoch + l.window.1) as i64
+            "{what} of {name} is {value:.3} {units} from {from} to {to}"
         );
+    }
+}
+
+/// The text summary in post_proc.py's form (the peak interval, and with
+/// `intervals` every one), then one line per level with what netagg adds.
+pub fn text(rec: &Recording, levels: &[LevelSummary], units: &str, intervals: bool) -> String {
+    let mut out = String::new();
+    if let Some(p) = peak(levels) {
+        post_proc_lines(&mut out, "peak interval", &levels[p], rec, units);
+    }
+    if intervals {
+        for (i, l) in levels.iter().enumerate() {
+            post_proc_lines(&mut out, &format!("interval {i}"), l, rec, units);
+        }
     }
     for (l, run) in levels.iter().zip(&rec.levels) {
         let to = run
@@ -316,11 +334,13 @@ mod tests {
         assert!((levels[1].jain - 0.99).abs() < 0.01);
         assert!((levels[1].min_over_max - 90.0 / 110.0).abs() < 1e-9);
         assert_eq!(peak(&levels), Some(1));
-        let text = text(&rec, &levels, "Trans/s");
+        let text = text(&rec, &levels, "Trans/s", true);
         assert!(
             text.starts_with("Average of peak interval is 200.000 Trans/s from 1005 to 1007\n"),
             "{text}"
         );
+        assert!(text.contains("Minimum of peak interval is 200.000 Trans/s from 1005 to 1007\n"));
+        assert!(text.contains("Average of interval 0 is 100.000 Trans/s from 1001 to 1003\n"));
         // 50% of 2 CPUs for 200 transactions/s: 5000 us per transaction.
         assert!((levels[1].service_demand - 5000.0).abs() < 1e-6);
         let csv = csv(&rec, &levels);

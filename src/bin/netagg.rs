@@ -68,6 +68,9 @@ struct Args {
     /// also draw every stream's rate (netagg_<kind>_streams.svg)
     #[arg(long)]
     individual: bool,
+    /// also print every interval (level), as post_proc.py --intervals does
+    #[arg(long)]
+    intervals: bool,
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -293,7 +296,7 @@ fn main() -> ExitCode {
         eprintln!();
     }
     let levels = summary::summarize(&recording, cpus, kind.units.starts_with("10^6bits"));
-    let mut text = summary::text(&recording, &levels, kind.units);
+    let mut text = summary::text(&recording, &levels, kind.units, args.intervals);
     if let Some(trials) = &search {
         text.push_str(&summary::burst_search_text(trials, cfg.burst, kind.units));
     }
