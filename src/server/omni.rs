@@ -137,9 +137,7 @@ pub fn validate(r: &OmniRequest) -> Result<Protocol, Refusal> {
             format!("pacing interval {} us out of range", r.interval_usecs),
         ));
     }
-    if !r.fill_file.is_empty() {
-        return Err(refuse(libc::EPERM, "remote fill files are not served"));
-    }
+
     Ok(protocol)
 }
 
@@ -262,7 +260,24 @@ pub fn serve(
             );
         }
     };
-    match setup_and_run(chan, &r, protocol, &ext)? {
+    let fill = match fill_data(&r.fill_file, opts.fill_dir.as_deref()) {
+        Ok(fill) => fill,
+        Err(refusal) => {
+            log::line(
+                opts,
+                Some(peer),
+                &format!("refused omni request: {}", refusal.reason),
+            );
+            return chan.send(
+                &OmniResponse {
+                    serv_errno: refusal.errno,
+                    ..Default::default()
+                }
+                .encode(),
+            );
+        }
+    };
+    match setup_and_run(chan, &r, protocol, &ext, fill.as_deref())? {
         Ok(summary) => log::line(opts, Some(peer), &summary),
         Err(refusal) => {
             log::line(
@@ -295,6 +310,54 @@ fn data_socket_options(r: &OmniRequest, protocol: Protocol, ext: &Extension) -> 
         udp_lite: r.protocol == crate::spec::IPPROTO_UDPLITE,
         max_pacing_rate: None,
     }
+}
+
+/// Largest remote fill file read (the ring only needs its first bytes).
+const MAX_FILL_BYTES: u64 = 16 << 20;
+
+/// The bytes of a remote fill file the client named (netperf's `-F ,file`):
+/// only a plain file name inside the operator's `-F` directory, never a
+/// path, never following a link out of it; none without the directory.
+fn fill_data(name: &str, dir: Option<&std::path::Path>) -> Result<Option<Vec<u8>>, Refusal> {
+    use std::io::Read;
+    if name.is_empty() {
+        return Ok(None);
+    }
+    let Some(dir) = dir else {
+        return Err(refuse(
+            libc::EPERM,
+            "remote fill files are not served (netserver -F DIR names a directory for them)",
+        ));
+    };
+    let plain = !name.contains('/') && name != "." && name != ".." && !name.contains('\0');
+    if !plain {
+        return Err(refuse(
+            libc::EPERM,
+            format!("fill file '{name}' is not a plain file name"),
+        ));
+    }
+    let inside = |p: &std::path::Path| {
+        let (Ok(file), Ok(root)) = (p.canonicalize(), dir.canonicalize()) else {
+            return None;
+        };
+        file.starts_with(&root).then_some(file)
+    };
+    let Some(path) = inside(&dir.join(name)) else {
+        return Err(refuse(
+            libc::ENOENT,
+            format!("no fill file '{name}' in the fill directory"),
+        ));
+    };
+    let mut data = Vec::new();
+    std::fs::File::open(&path)
+        .and_then(|f| f.take(MAX_FILL_BYTES).read_to_end(&mut data))
+        .map_err(|e| {
+            refuse(
+                e.raw_os_error().unwrap_or(libc::EIO),
+                format!("fill file '{name}': {e}"),
+            )
+        })?;
+    Ok(Some(data))
 }
 
 /// The environment variable of the test mode that leaves every Nth UDP
@@ -368,6 +431,7 @@ fn setup_and_run(
     r: &OmniRequest,
     protocol: Protocol,
     ext: &Extension,
+    fill: Option<&[u8]>,
 ) -> Result<Result<String, Refusal>, ChannelError> {
     let bind_addr = local_bind_addr(r);
     let sopts = data_socket_options(r, protocol, ext);
@@ -466,6 +530,9 @@ fn setup_and_run(
         r.send_alignment,
         r.send_offset,
     );
+    if let Some(data) = fill {
+        send_ring.fill(data);
+    }
     let mut recv_ring = BufferRing::new(
         p.recv_width,
         if recv { p.recv_size.max(0) as usize } else { 0 },

@@ -28,6 +28,9 @@ pub struct ServerOptions {
     pub max_connections: usize,
     /// How long a control connection may sit idle between requests.
     pub idle_timeout: Duration,
+    /// -F dir (netperf-ng): the only directory remote fill files (netperf's
+    /// `-F ,file`) are read from; none are served without it.
+    pub fill_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for ServerOptions {
@@ -45,6 +48,7 @@ impl Default for ServerOptions {
             passphrase: None,
             max_connections: 512,
             idle_timeout: Duration::from_secs(3600),
+            fill_dir: None,
         }
     }
 }
@@ -72,7 +76,7 @@ pub enum ServerArgError {
 }
 
 /// Options that take a value.
-const WITH_VALUE: &[char] = &['p', 'L', 'v', 'Z'];
+const WITH_VALUE: &[char] = &['p', 'L', 'v', 'Z', 'F'];
 /// Options that are flags.
 const FLAGS: &[char] = &['h', 'D', 'd', 'f', 'N', '4', '6', 'V'];
 
@@ -140,6 +144,7 @@ pub fn parse_netserver(args: &[String]) -> Result<ServerInvocation, ServerArgErr
                             })?;
                         o.verbosity_given = true;
                     }
+                    'F' => o.fill_dir = Some(std::path::PathBuf::from(value)),
                     _ => o.passphrase = Some(value),
                 }
             } else if FLAGS.contains(&c) {
