@@ -120,6 +120,30 @@ fn a_short_ramp_over_the_testbed() {
                 "{kind}: {level}"
             );
         }
+        // The summary agrees with the series: each level's average is the
+        // mean of the CSV rows marked as its window.
+        let csv = std::fs::read_to_string(out_dir.join(format!("netagg_{kind}.csv"))).unwrap();
+        for (index, level) in levels.iter().enumerate() {
+            let inside: Vec<f64> = csv
+                .lines()
+                .skip(1)
+                .map(|l| l.split(',').collect::<Vec<_>>())
+                .filter(|f| f[2] == index.to_string() && f[4] == "1")
+                .map(|f| f[5].parse().unwrap())
+                .collect();
+            assert!(!inside.is_empty(), "{kind}: {csv}");
+            let mean = inside.iter().sum::<f64>() / inside.len() as f64;
+            let average = level["average"].as_f64().unwrap();
+            assert!(
+                (mean - average).abs() <= 0.001 * average,
+                "{kind}: {mean} vs {average}"
+            );
+        }
+        for file in ["txt", "html"] {
+            assert!(out_dir.join(format!("netagg_{kind}.{file}")).exists());
+        }
+        assert!(out_dir.join(format!("netagg_{kind}_overall.svg")).exists());
+        assert!(out_dir.join(format!("netperf_{kind}.log")).exists());
         // Streams alternate between the two load generators.
         assert_eq!(json["hosts"].as_array().unwrap().len(), 2);
         let peak = json["peak_level"].as_u64().unwrap() as usize;
