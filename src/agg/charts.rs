@@ -64,11 +64,20 @@ pub fn overall(rec: &Recording, levels: &[LevelSummary], text: &ChartText) -> St
                 s.label("aggregate per interval")
                     .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE))
             });
-        for (run, summary) in rec.levels.iter().zip(levels) {
-            let _ = chart.draw_series(LineSeries::new(
-                vec![(run.start, summary.average), (run.end, summary.average)],
+        for (index, (run, summary)) in rec.levels.iter().zip(levels).enumerate() {
+            // The level's average, drawn over the window it is computed on.
+            let drawn = chart.draw_series(LineSeries::new(
+                vec![
+                    (summary.window.0, summary.average),
+                    (summary.window.1, summary.average),
+                ],
                 RED.stroke_width(2),
             ));
+            if let (0, Ok(series)) = (index, drawn) {
+                series.label("level average (window)").legend(|(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(2))
+                });
+            }
             // Level start marker, labelled with the stream count.
             let _ = chart.draw_series(LineSeries::new(
                 vec![(run.start, 0.0), (run.start, top)],
