@@ -24,17 +24,6 @@ fn parse_human(line: &str) -> Option<(f64, String, f64, f64)> {
     }
 }
 
-fn run_ok(server: &Server, args: &[&str]) -> String {
-    let out = netperf(server, args);
-    let stdout = text(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{args:?}: {stdout}{}",
-        text(&out.stderr)
-    );
-    stdout
-}
-
 #[test]
 fn human_lines_parse_and_add_up_to_the_test() {
     let server = Server::start("127.0.0.1");

@@ -26,17 +26,6 @@ fn transcript(command: &str) -> Vec<&'static str> {
         .collect()
 }
 
-fn run_ok(server: &Server, args: &[&str]) -> String {
-    let out = netperf(server, args);
-    let stdout = text(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{args:?} failed: {stdout}{}",
-        text(&out.stderr)
-    );
-    stdout
-}
-
 /// NAME=value lines of keyval output.
 fn keyvals(stdout: &str) -> BTreeMap<String, String> {
     stdout

@@ -44,17 +44,6 @@ impl Drop for Dir {
     }
 }
 
-fn run_ok(server: &Server, args: &[&str]) -> String {
-    let out = netperf(server, args);
-    let stdout = text(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{args:?} failed: {stdout}{}",
-        text(&out.stderr)
-    );
-    stdout
-}
-
 /// The figures of a `-P 0` run: first line, and the second when there is one.
 fn check_rows(test: &str, stdout: &str, field: usize) {
     let rows: Vec<&str> = stdout.lines().filter(|l| !l.trim().is_empty()).collect();

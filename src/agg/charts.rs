@@ -28,6 +28,36 @@ fn y_top(values: impl Iterator<Item = f64>) -> f64 {
     }
 }
 
+type Chart<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
+/// A titled chart with seconds across and the units up, on a white page.
+fn frame<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+    caption: String,
+    x_end: f64,
+    top: f64,
+    units: &str,
+) -> Option<Chart<'a, 'b>> {
+    let _ = root.fill(&WHITE);
+    let mut chart = ChartBuilder::on(root)
+        .caption(caption, ("sans-serif", 22))
+        .margin(15)
+        .x_label_area_size(40)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0.0..x_end, 0.0..top)
+        .ok()?;
+    let _ = chart
+        .configure_mesh()
+        .x_desc("seconds")
+        .y_desc(units)
+        .draw();
+    Some(chart)
+}
+
 /// The overall chart as SVG text.
 pub fn overall(rec: &Recording, levels: &[LevelSummary], text: &ChartText) -> String {
     let mut svg = String::new();
@@ -35,26 +65,14 @@ pub fn overall(rec: &Recording, levels: &[LevelSummary], text: &ChartText) -> St
     let top = y_top(rec.samples.iter().map(|s| s.aggregate));
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
-        let _ = root.fill(&WHITE);
         let caption = if text.title.is_empty() {
             "Aggregate".to_string()
         } else {
             text.title.clone()
         };
-        let Ok(mut chart) = ChartBuilder::on(&root)
-            .caption(caption, ("sans-serif", 22))
-            .margin(15)
-            .x_label_area_size(40)
-            .y_label_area_size(80)
-            .build_cartesian_2d(0.0..x_end, 0.0..top)
-        else {
+        let Some(mut chart) = frame(&root, caption, x_end, top, &text.units) else {
             return svg_fallback(&text.title);
         };
-        let _ = chart
-            .configure_mesh()
-            .x_desc("seconds")
-            .y_desc(text.units.as_str())
-            .draw();
         let _ = chart
             .draw_series(LineSeries::new(
                 rec.samples.iter().map(|s| (s.t, s.aggregate)),
@@ -119,21 +137,10 @@ pub fn individual(rec: &Recording, text: &ChartText) -> String {
         .unwrap_or(0);
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
-        let _ = root.fill(&WHITE);
-        let Ok(mut chart) = ChartBuilder::on(&root)
-            .caption(format!("{} per stream", text.title), ("sans-serif", 22))
-            .margin(15)
-            .x_label_area_size(40)
-            .y_label_area_size(80)
-            .build_cartesian_2d(0.0..x_end, 0.0..top)
-        else {
+        let caption = format!("{} per stream", text.title);
+        let Some(mut chart) = frame(&root, caption, x_end, top, &text.units) else {
             return svg_fallback(&text.title);
         };
-        let _ = chart
-            .configure_mesh()
-            .x_desc("seconds")
-            .y_desc(text.units.as_str())
-            .draw();
         for i in 0..streams {
             let color = Palette99::pick(i);
             let _ = chart.draw_series(LineSeries::new(

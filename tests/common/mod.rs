@@ -124,6 +124,18 @@ pub fn netperf(server: &Server, args: &[&str]) -> Output {
     run_with_limit(NETPERF, &all, Duration::from_secs(60))
 }
 
+/// Run our netperf against `server`, require success, return its stdout.
+pub fn run_ok(server: &Server, args: &[&str]) -> String {
+    let out = netperf(server, args);
+    let stdout = text(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {stdout}{}",
+        text(&out.stderr)
+    );
+    stdout
+}
+
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
