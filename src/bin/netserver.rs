@@ -43,7 +43,20 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     }
-    match server::serve(listener, opts) {
+    // SIGTERM (or SIGINT) ends the server gracefully; a second SIGINT at once.
+    netperf_ng::engine::signals::install();
+    let pid_file = opts.pid_file.clone();
+    if let Some(path) = &pid_file {
+        if let Err(e) = std::fs::write(path, format!("{}\n", std::process::id())) {
+            eprintln!("netserver: cannot write pid file {}: {e}", path.display());
+            return ExitCode::from(1);
+        }
+    }
+    let result = server::serve(listener, opts);
+    if let Some(path) = &pid_file {
+        let _ = std::fs::remove_file(path);
+    }
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("netserver: accept failed: {e}");

@@ -135,10 +135,11 @@ impl Timer {
                     let stopped =
                         watch_signals && (super::signals::stop_requested() || flag.is_set());
                     if time_up || stopped {
+                        // `fired` means the test time ran out, not a stop.
+                        fired_in_thread.store(time_up, Ordering::Relaxed);
                         break;
                     }
                 }
-                fired_in_thread.store(true, Ordering::Relaxed);
                 flag.set();
                 loop {
                     // SAFETY: the target thread owns this Timer and joins this

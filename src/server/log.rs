@@ -1,5 +1,6 @@
 //! netserver's log lines: one line per event with a timestamp and the
-//! client's address, on stderr, when -v was given (or -d).
+//! client's address, on stderr, when -v was given (or -d); as JSON lines
+//! with --log-json.
 
 use super::options::ServerOptions;
 use std::io::Write;
@@ -19,6 +20,16 @@ pub fn line(o: &ServerOptions, peer: Option<SocketAddr>, text: &str) {
         .unwrap_or_default();
     let who = peer.map_or_else(|| "-".to_string(), |p| p.to_string());
     let mut err = std::io::stderr().lock();
+    if o.log_json {
+        let record = serde_json::json!({
+            "ts": now.as_secs_f64(),
+            "program": "netserver",
+            "client": peer.map(|p| p.to_string()),
+            "message": text,
+        });
+        let _ = writeln!(err, "{record}");
+        return;
+    }
     let _ = writeln!(
         err,
         "{}.{:03} netserver {} {}",

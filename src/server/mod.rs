@@ -62,11 +62,37 @@ pub fn listen(o: &ServerOptions) -> io::Result<TcpListener> {
     }
 }
 
-/// Accept control connections forever, one thread each, up to the limit.
+/// How long a shutdown waits for the sessions still running.
+const SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+/// How often the accept loop looks for a stop signal.
+const ACCEPT_POLL_MS: i32 = 200;
+
+/// Whether a connection is waiting on `listener`, looking at most `ms`.
+fn wait_readable(listener: &TcpListener, ms: i32) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut fds = libc::pollfd {
+        fd: listener.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd for the duration of the call.
+    unsafe { libc::poll(&mut fds, 1, ms) > 0 }
+}
+
+/// Accept control connections, one thread each, up to the limit, until
+/// SIGTERM (or SIGINT, SIGALRM): then stop accepting, let the running tests
+/// end (their timers cut them and their results are sent), and return once
+/// the sessions are gone or after SHUTDOWN_WAIT.
 pub fn serve(listener: TcpListener, opts: ServerOptions) -> io::Result<()> {
     let opts = Arc::new(opts);
     let active = Arc::new(AtomicUsize::new(0));
     loop {
+        if crate::engine::signals::stop_requested() {
+            break;
+        }
+        if !wait_readable(&listener, ACCEPT_POLL_MS) {
+            continue;
+        }
         let (stream, peer) = match listener.accept() {
             Ok(pair) => pair,
             Err(e)
@@ -107,6 +133,20 @@ pub fn serve(listener: TcpListener, opts: ServerOptions) -> io::Result<()> {
             );
         }
     }
+    drop(listener);
+    log::line(
+        &opts,
+        None,
+        &format!(
+            "shutting down: waiting for {} session(s)",
+            active.load(Ordering::Relaxed)
+        ),
+    );
+    let deadline = std::time::Instant::now() + SHUTDOWN_WAIT;
+    while active.load(Ordering::Relaxed) > 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    Ok(())
 }
 
 fn opts_for_log() -> ServerOptions {

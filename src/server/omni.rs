@@ -523,7 +523,8 @@ fn setup_and_run(
         .flatten()
         .map(|name| InterfaceCounters::read(&name));
     let started = Instant::now();
-    let timer = Timer::arm(timer_secs.map(Duration::from_secs), stop.clone());
+    // A netserver told to stop (SIGTERM) cuts the test; its results still go.
+    let timer = Timer::arm_watching(timer_secs.map(Duration::from_secs), stop.clone(), true);
     let mut send_ring = BufferRing::new(
         p.send_width,
         if xmit { p.send_size.max(0) as usize } else { 0 },

@@ -28,9 +28,13 @@ pub struct ServerOptions {
     pub max_connections: usize,
     /// How long a control connection may sit idle between requests.
     pub idle_timeout: Duration,
-    /// -F dir (netperf-ng): the only directory remote fill files (netperf's
-    /// `-F ,file`) are read from; none are served without it.
+    /// -F dir / --fill-dir dir (netperf-ng): the only directory remote fill
+    /// files (netperf's `-F ,file`) are read from; none are served without it.
     pub fill_dir: Option<std::path::PathBuf>,
+    /// --pid-file path (netperf-ng): where the serving process writes its pid.
+    pub pid_file: Option<std::path::PathBuf>,
+    /// --log-json (netperf-ng): log lines as JSON objects.
+    pub log_json: bool,
 }
 
 impl Default for ServerOptions {
@@ -49,6 +53,8 @@ impl Default for ServerOptions {
             max_connections: 512,
             idle_timeout: Duration::from_secs(3600),
             fill_dir: None,
+            pid_file: None,
+            log_json: false,
         }
     }
 }
@@ -63,6 +69,8 @@ pub enum ServerInvocation {
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum ServerArgError {
+    #[error("netserver: {0}")]
+    MissingLong(String),
     #[error("netserver: option -{0} requires an argument")]
     MissingValue(char),
     #[error("netserver: invalid option -- '{0}'")]
@@ -99,6 +107,32 @@ pub fn parse_netserver(args: &[String]) -> Result<ServerInvocation, ServerArgErr
     while i < args.len() {
         let arg = &args[i];
         i += 1;
+        if let Some(long) = arg.strip_prefix("--").filter(|l| !l.is_empty()) {
+            let (name, inline) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (long, None),
+            };
+            let mut value = |what: &str| -> Result<String, ServerArgError> {
+                if let Some(v) = inline.clone() {
+                    return Ok(v);
+                }
+                i += 1;
+                args.get(i - 1)
+                    .cloned()
+                    .ok_or_else(|| ServerArgError::MissingLong(format!("--{name} needs {what}")))
+            };
+            match name {
+                "pid-file" => o.pid_file = Some(value("a path")?.into()),
+                "fill-dir" => o.fill_dir = Some(value("a directory")?.into()),
+                "log-json" => o.log_json = true,
+                other => {
+                    return Err(ServerArgError::MissingLong(format!(
+                        "unknown option --{other}"
+                    )))
+                }
+            }
+            continue;
+        }
         let Some(body) = arg.strip_prefix('-').filter(|b| !b.is_empty()) else {
             continue; // netserver ignores stray operands
         };
