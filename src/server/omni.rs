@@ -19,7 +19,8 @@ use crate::wire::omni::{self, OmniRequest, OmniResponse, OmniResults};
 use crate::wire::Message;
 use socket2::{SockAddr, Socket};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Bounds on what a client may ask for; beyond them the request is refused.
@@ -215,9 +216,11 @@ fn plan(r: &OmniRequest, protocol: Protocol, lss: i32, lsr: i32) -> Result<Plan,
 }
 
 /// Serve one DO_OMNI request. Errors returned are control-connection
-/// failures; a refused request is answered and logged here.
+/// failures; a refused request is answered and logged here. `control_fd`
+/// is the control connection's socket, watched while the test runs.
 pub fn serve(
     chan: &mut Channel,
+    control_fd: RawFd,
     m: &Message,
     peer: SocketAddr,
     opts: &ServerOptions,
@@ -277,7 +280,7 @@ pub fn serve(
             );
         }
     };
-    match setup_and_run(chan, &r, protocol, &ext, fill.as_deref())? {
+    match setup_and_run(chan, control_fd, &r, protocol, &ext, fill.as_deref())? {
         Ok(summary) => log::line(opts, Some(peer), &summary),
         Err(refusal) => {
             log::line(
@@ -428,6 +431,7 @@ fn report_interface(results: &mut OmniResults, flags: u32, peer: &SocketAddr) {
 /// the inner one a test that could not be run (already answered).
 fn setup_and_run(
     chan: &mut Channel,
+    control_fd: RawFd,
     r: &OmniRequest,
     protocol: Protocol,
     ext: &Extension,
@@ -541,17 +545,28 @@ fn setup_and_run(
         r.recv_offset,
     );
     let mut seq = (ext.sequence && protocol == Protocol::Udp).then(Sequence::new);
-    let outcome = run_data(
-        &listener,
-        r,
-        protocol,
-        ext,
-        &mut send_ring,
-        &mut recv_ring,
-        &stop,
-        units,
-        seq.as_mut(),
-    );
+    // A client that closes the control connection mid-test has vanished:
+    // stop the test, which nothing else would end if it is counted (UDP,
+    // TCP_CRR) or long.
+    let done = AtomicBool::new(false);
+    let outcome = std::thread::scope(|scope| {
+        let _ = std::thread::Builder::new()
+            .name("control-watch".into())
+            .spawn_scoped(scope, || watch_control(control_fd, &stop, &done));
+        let outcome = run_data(
+            &listener,
+            r,
+            protocol,
+            ext,
+            &mut send_ring,
+            &mut recv_ring,
+            &stop,
+            units,
+            seq.as_mut(),
+        );
+        done.store(true, Ordering::Relaxed);
+        outcome
+    });
     let mut elapsed = started.elapsed().as_secs_f64();
     let interface_delta = counters_before.map(|before| {
         let d = before.delta(&InterfaceCounters::read(&before.name));
@@ -639,6 +654,27 @@ fn setup_and_run(
         counters.bytes_received,
         counters.transactions
     )))
+}
+
+/// Set `stop` if the peer closes (or resets) the control connection before
+/// `done`; otherwise return when `done` or `stop` is set. Only hangups wake
+/// the poll, so bytes the client sends are left for the session to read.
+fn watch_control(fd: RawFd, stop: &StopFlag, done: &AtomicBool) {
+    while !done.load(Ordering::Relaxed) && !stop.is_set() {
+        let mut p = libc::pollfd {
+            fd,
+            events: libc::POLLRDHUP,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd; the control socket stays open while the
+        // test runs (the session owns it beyond this call).
+        if unsafe { libc::poll(&mut p, 1, 250) } > 0 {
+            if p.revents & libc::POLLNVAL == 0 {
+                stop.set();
+            }
+            return;
+        }
+    }
 }
 
 type DataOutcome = (Counters, Option<(i32, i32)>, i32, String);

@@ -7,6 +7,7 @@ use crate::control::channel::{Channel, ChannelError};
 use crate::measure::cpu;
 use crate::wire::{self, kind, Message};
 use std::net::{SocketAddr, TcpStream};
+use std::os::fd::{AsRawFd, RawFd};
 use std::time::Duration;
 
 /// How long a client has to present the passphrase (stock netserver: 20 s).
@@ -15,6 +16,8 @@ const PASSPHRASE_WAIT: Duration = Duration::from_secs(20);
 const UNKNOWN_REQUEST_ERRNO: i32 = 998;
 
 pub fn run(stream: TcpStream, peer: SocketAddr, opts: &ServerOptions) {
+    // Watched during omni tests: a client that vanishes mid-test ends it.
+    let control_fd = stream.as_raw_fd();
     let mut chan = Channel::new(stream);
     log::line(opts, Some(peer), "control connection opened");
     if let Some(phrase) = &opts.passphrase {
@@ -42,7 +45,7 @@ pub fn run(stream: TcpStream, peer: SocketAddr, opts: &ServerOptions) {
                 break;
             }
         };
-        if let Err(e) = dispatch(&mut chan, &m, peer, opts) {
+        if let Err(e) = dispatch(&mut chan, control_fd, &m, peer, opts) {
             log::line(
                 opts,
                 Some(peer),
@@ -57,12 +60,13 @@ pub fn run(stream: TcpStream, peer: SocketAddr, opts: &ServerOptions) {
 
 fn dispatch(
     chan: &mut Channel,
+    control_fd: RawFd,
     m: &Message,
     peer: SocketAddr,
     opts: &ServerOptions,
 ) -> Result<(), ChannelError> {
     match m.kind() {
-        kind::DO_OMNI => super::omni::serve(chan, m, peer, opts),
+        kind::DO_OMNI => super::omni::serve(chan, control_fd, m, peer, opts),
         kind::DO_TCP_STREAM => super::legacy::serve_tcp_stream(chan, m, peer, opts),
         kind::DO_TCP_CC => super::legacy::serve_tcp_cc(chan, m, peer, opts),
         k if crate::unix::UnixTest::from_request_kind(k).is_some() => {

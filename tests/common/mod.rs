@@ -69,6 +69,11 @@ impl Server {
         Server::start_with(host, &[])
     }
 
+    /// The netserver process id (for /proc/<pid>/status checks).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Kill the server now (to test a netserver that vanishes).
     pub fn kill(&mut self) {
         let _ = self.child.kill();

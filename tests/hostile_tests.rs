@@ -1,0 +1,509 @@
+//! Hostile clients against our netserver's control connection (issue 7, "a
+//! netserver you can leave running"): random and truncated messages, too many
+//! bytes, a client that dribbles, clients that vanish at every step of a
+//! test, and hundreds of idle connections. After each attack the same server
+//! must still run a normal TCP_RR test, and its threads and memory must come
+//! back down. Every loop and every read here is bounded; nothing asserts a
+//! timing.
+
+mod common;
+
+use common::*;
+use netperf_ng::wire::kind;
+use netperf_ng::wire::omni::{self, OmniRequest, OmniResponse};
+use netperf_ng::wire::{Message, MESSAGE_LEN};
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpStream, UdpSocket};
+use std::time::{Duration, Instant};
+
+/// A deterministic xorshift64 generator: the same attack on every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+
+    fn fill(&mut self, buf: &mut [u8]) {
+        for chunk in buf.chunks_mut(8) {
+            let v = self.next().to_le_bytes();
+            chunk.copy_from_slice(&v[..chunk.len()]);
+        }
+    }
+
+    fn bytes(&mut self, n: usize) -> Vec<u8> {
+        let mut v = vec![0u8; n];
+        self.fill(&mut v);
+        v
+    }
+}
+
+fn connect(server: &Server) -> TcpStream {
+    let addr = (server.host.as_str(), server.port);
+    let addr = std::net::ToSocketAddrs::to_socket_addrs(&addr)
+        .expect("resolve")
+        .next()
+        .expect("an address");
+    TcpStream::connect_timeout(&addr, Duration::from_secs(5)).expect("connect to netserver")
+}
+
+/// What a read of at most one control message saw.
+#[derive(Debug)]
+enum Reply {
+    /// A whole 656-byte message.
+    Message(Box<Message>),
+    /// The server closed (or reset) after this many bytes.
+    Closed,
+    /// Nothing more within the limit, after this many bytes.
+    Silent(usize),
+}
+
+/// Read until one whole message, a close, or `limit` has passed.
+fn read_reply(s: &mut TcpStream, limit: Duration) -> Reply {
+    let deadline = Instant::now() + limit;
+    let mut buf = [0u8; MESSAGE_LEN];
+    let mut got = 0;
+    // Bounded: each pass either reads bytes or waits out the deadline.
+    for _ in 0..10_000 {
+        if got == MESSAGE_LEN {
+            return Reply::Message(Box::new(Message::from_bytes(buf)));
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Reply::Silent(got);
+        }
+        let _ = s.set_read_timeout(Some(left.max(Duration::from_millis(1))));
+        match s.read(&mut buf[got..]) {
+            Ok(0) => return Reply::Closed,
+            Ok(n) => got += n,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock
+                        | std::io::ErrorKind::TimedOut
+                        | std::io::ErrorKind::Interrupted
+                ) => {}
+            Err(_) => return Reply::Closed,
+        }
+    }
+    Reply::Silent(got)
+}
+
+/// The server still runs a normal test.
+fn still_serves(server: &Server) {
+    let out = run_ok(server, &["-t", "TCP_RR", "-l", "-200", "-P", "0"]);
+    let row = numbers(first_line(&out));
+    assert!(row.len() >= 6, "no TCP_RR result row in: {out}");
+}
+
+/// A numeric field (`Threads:`, `VmRSS:`) of /proc/<pid>/status.
+fn proc_status(pid: u32, key: &str) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    s.lines()
+        .find(|l| l.starts_with(key))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+fn threads(server: &Server) -> u64 {
+    proc_status(server.pid(), "Threads:").expect("netserver's /proc status")
+}
+
+/// Poll (bounded, about `secs`) until the server is back to at most
+/// `base + slack` threads; return the last count seen.
+fn wait_threads_back(server: &Server, base: u64, slack: u64, secs: u64) -> u64 {
+    let mut n = threads(server);
+    for _ in 0..secs * 10 {
+        if n <= base + slack {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        n = threads(server);
+    }
+    n
+}
+
+/// An omni request as our netperf builds one for a classic test, from
+/// netserver's point of view, with a timed length in seconds (> 0) or a
+/// negated transaction/byte count.
+fn omni_request(test: &str, test_length: i32) -> OmniRequest {
+    let (protocol, socket_type, direction, flags) = match test {
+        "TCP_STREAM" => (6, omni::NST_STREAM, omni::DIR_RECV, 0),
+        "TCP_MAERTS" => (6, omni::NST_STREAM, omni::DIR_XMIT, 0),
+        "TCP_RR" => (6, omni::NST_STREAM, omni::DIR_XMIT | omni::DIR_RECV, 0),
+        "TCP_CRR" => (
+            6,
+            omni::NST_STREAM,
+            omni::DIR_XMIT | omni::DIR_RECV,
+            omni::flag::CONNECT_TEST,
+        ),
+        "UDP_STREAM" => (17, omni::NST_DGRAM, omni::DIR_RECV, 0),
+        "UDP_RR" => (17, omni::NST_DGRAM, omni::DIR_XMIT | omni::DIR_RECV, 0),
+        other => panic!("no omni preset for {other}"),
+    };
+    let rr = direction == omni::DIR_XMIT | omni::DIR_RECV;
+    let (size, rr_size) = if rr { (-1, 1) } else { (1024, -1) };
+    let mut localhost = [0u8; 16];
+    localhost[..4].copy_from_slice(&[127, 0, 0, 1]);
+    OmniRequest {
+        cpu_bind: -1,
+        send_buf_size: -1,
+        send_size: size,
+        send_width: 1,
+        request_size: rr_size,
+        recv_buf_size: -1,
+        receive_size: size,
+        recv_width: 1,
+        response_size: rr_size,
+        flags,
+        test_length,
+        send_dirty_count: -1,
+        recv_dirty_count: -1,
+        recv_clean_count: -1,
+        ipfamily: omni::NF_INET,
+        socket_type,
+        protocol,
+        direction,
+        netperf_ip: localhost,
+        netserver_ip: localhost,
+        ..Default::default()
+    }
+}
+
+fn send_message(s: &mut TcpStream, m: &Message) -> std::io::Result<()> {
+    s.set_write_timeout(Some(Duration::from_secs(5)))?;
+    s.write_all(&m.bytes)
+}
+
+/// 200 connections each sending one message of random bytes, 200 more with
+/// a DO_OMNI type word, and a few with every other type netserver knows:
+/// each is answered, refused or closed, never hangs the test, and the
+/// server stays up.
+#[test]
+fn random_messages() {
+    let server = Server::start("127.0.0.1");
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let known = [
+        kind::DEBUG_ON,
+        kind::DEBUG_OFF,
+        kind::CPU_CALIBRATE,
+        kind::PASSPHRASE,
+        kind::DO_TCP_STREAM,
+        kind::DO_TCP_CC,
+        kind::DO_OMNI,
+        kind::DO_SYSINFO,
+        netperf_ng::unix::wire::DO_STREAM_STREAM,
+        netperf_ng::unix::wire::DO_STREAM_RR,
+        netperf_ng::unix::wire::DO_DG_STREAM,
+        netperf_ng::unix::wire::DO_DG_RR,
+    ];
+    let (mut answered, mut closed, mut silent) = (0, 0, 0);
+    for round in 0..400 {
+        let mut m = Message::from_bytes(rng.bytes(MESSAGE_LEN).try_into().unwrap());
+        if round >= 200 {
+            m.set_word(0, kind::DO_OMNI);
+        }
+        let k = m.kind();
+        let mut s = connect(&server);
+        if send_message(&mut s, &m).is_err() {
+            closed += 1;
+            continue;
+        }
+        match read_reply(&mut s, Duration::from_secs(2)) {
+            Reply::Message(_) => answered += 1,
+            Reply::Closed => closed += 1,
+            Reply::Silent(n) => {
+                // A random type is unknown (answered with an error); a
+                // DO_OMNI request is answered or refused.
+                assert!(
+                    known.contains(&k) && k != kind::DO_OMNI,
+                    "round {round}: type {k} neither answered nor closed ({n} bytes)"
+                );
+                silent += 1;
+            }
+        }
+    }
+    assert!(answered > 0, "no random message was answered");
+    eprintln!("random: {answered} answered, {closed} closed, {silent} silent");
+    // Every type netserver knows, with random contents. A passphrase nobody
+    // asked for is ignored (silence is fine); a legacy request may start a
+    // test that waits for a data connection that never comes.
+    for k in known {
+        for _ in 0..3 {
+            let mut m = Message::from_bytes(rng.bytes(MESSAGE_LEN).try_into().unwrap());
+            m.set_word(0, k);
+            let mut s = connect(&server);
+            if send_message(&mut s, &m).is_ok() {
+                let _ = read_reply(&mut s, Duration::from_secs(2));
+            }
+        }
+    }
+    still_serves(&server);
+}
+
+/// Messages cut short: closed at a sample of lengths, and a partial message
+/// followed by a second of silence.
+#[test]
+fn truncated_messages() {
+    let server = Server::start("127.0.0.1");
+    let mut rng = Rng(0x0123_4567_89ab_cdef);
+    let request = omni_request("TCP_RR", 1).encode();
+    let mut lengths: Vec<usize> = vec![1, 2, 3, 4, 5, 7, 8, 9, 12, 100, 327, 328, 500, 654, 655];
+    for _ in 0..15 {
+        lengths.push(1 + (rng.next() % 655) as usize);
+    }
+    for (i, &len) in lengths.iter().enumerate() {
+        // Alternate random bytes and the start of a real request.
+        let bytes = if i % 2 == 0 {
+            rng.bytes(len)
+        } else {
+            request.bytes[..len].to_vec()
+        };
+        let mut s = connect(&server);
+        let _ = s.write_all(&bytes);
+        drop(s);
+    }
+    for len in [1, 8, 655] {
+        let mut s = connect(&server);
+        let _ = s.write_all(&request.bytes[..len]);
+        // The server must not answer half a message.
+        match read_reply(&mut s, Duration::from_secs(1)) {
+            Reply::Message(m) => panic!("answered {len} bytes of a request: type {}", m.kind()),
+            Reply::Closed | Reply::Silent(_) => {}
+        }
+        drop(s);
+    }
+    still_serves(&server);
+}
+
+/// Three messages and a bit more in one write: each whole one is handled,
+/// the tail waits for the rest, and a close ends it all.
+#[test]
+fn oversized_write() {
+    let server = Server::start("127.0.0.1");
+    let mut rng = Rng(0xdead_beef_cafe_f00d);
+    for omni_type in [false, true] {
+        let mut bytes = rng.bytes(MESSAGE_LEN * 3 + 100);
+        if omni_type {
+            for i in 0..3 {
+                bytes[i * MESSAGE_LEN..i * MESSAGE_LEN + 4]
+                    .copy_from_slice(&kind::DO_OMNI.to_be_bytes());
+            }
+        }
+        let mut s = connect(&server);
+        let _ = s.set_write_timeout(Some(Duration::from_secs(5)));
+        let _ = s.write_all(&bytes);
+        let mut replies = 0;
+        for _ in 0..3 {
+            match read_reply(&mut s, Duration::from_secs(2)) {
+                Reply::Message(_) => replies += 1,
+                Reply::Closed | Reply::Silent(_) => break,
+            }
+        }
+        eprintln!("oversized (omni type {omni_type}): {replies} replies");
+        drop(s);
+    }
+    still_serves(&server);
+}
+
+/// Run a counted TCP_RR as a client on an already answered request:
+/// `transactions` one-byte exchanges on the data port, then the results.
+fn finish_rr(control: &mut TcpStream, response: &OmniResponse, transactions: usize) -> Message {
+    let port = response.data_port as u16;
+    let mut data = TcpStream::connect_timeout(
+        &std::net::SocketAddr::from(([127, 0, 0, 1], port)),
+        Duration::from_secs(5),
+    )
+    .expect("connect to the data port");
+    data.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    data.set_write_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    for i in 0..transactions {
+        data.write_all(b"x").expect("send a request");
+        let mut b = [0u8; 1];
+        data.read_exact(&mut b)
+            .unwrap_or_else(|e| panic!("response {i}: {e}"));
+    }
+    let _ = data.shutdown(Shutdown::Write);
+    match read_reply(control, Duration::from_secs(20)) {
+        Reply::Message(m) => *m,
+        other => panic!("no results message: {other:?}"),
+    }
+}
+
+/// A valid TCP_RR request sent one byte every 10 ms: it is served, and a
+/// normal netperf run meanwhile is served too.
+#[test]
+fn slow_client() {
+    let server = Server::start("127.0.0.1");
+    let port = server.port;
+    let slow = std::thread::spawn(move || {
+        let request = omni_request("TCP_RR", -10).encode();
+        let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        s.set_nodelay(true).unwrap();
+        s.set_write_timeout(Some(Duration::from_secs(5))).unwrap();
+        for b in request.bytes.iter() {
+            s.write_all(std::slice::from_ref(b))
+                .expect("dribble a byte");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let m = match read_reply(&mut s, Duration::from_secs(20)) {
+            Reply::Message(m) => m,
+            other => panic!("slow request not answered: {other:?}"),
+        };
+        assert_eq!(m.kind(), kind::OMNI_RESPONSE);
+        let response = OmniResponse::decode(&m);
+        if response.serv_errno != 0 {
+            // Refused cleanly: acceptable.
+            return false;
+        }
+        let results = finish_rr(&mut s, &response, 10);
+        // Stock netserver's results carry the response's type word.
+        let r = omni::OmniResults::decode(&results);
+        assert_eq!(r.trans_received, 10, "{r:?}");
+        true
+    });
+    // Meanwhile (the dribble takes about 6.6 s) others are served.
+    still_serves(&server);
+    still_serves(&server);
+    let served = slow.join().expect("slow client thread");
+    eprintln!("slow client served: {served}");
+    still_serves(&server);
+}
+
+#[derive(Clone, Copy, Debug)]
+enum VanishAfter {
+    /// Close right after sending the request.
+    Request,
+    /// Read the response, connect to the data port, close everything.
+    DataConnect,
+    /// As DataConnect, with a little data sent first.
+    SomeData,
+}
+
+/// One client that vanishes at `when` during `test`.
+fn vanish(server: &Server, test: &str, test_length: i32, when: VanishAfter) {
+    let request = omni_request(test, test_length);
+    let mut s = connect(server);
+    send_message(&mut s, &request.encode()).expect("send the request");
+    if let VanishAfter::Request = when {
+        return;
+    }
+    let m = match read_reply(&mut s, Duration::from_secs(10)) {
+        Reply::Message(m) => m,
+        other => panic!("{test}: no response: {other:?}"),
+    };
+    let response = OmniResponse::decode(&m);
+    assert_eq!(response.serv_errno, 0, "{test} refused: {response:?}");
+    let data_addr = std::net::SocketAddr::from(([127, 0, 0, 1], response.data_port as u16));
+    let send_some = matches!(when, VanishAfter::SomeData);
+    if request.protocol == 17 {
+        let u = UdpSocket::bind("127.0.0.1:0").expect("udp bind");
+        u.connect(data_addr).expect("udp connect");
+        if send_some {
+            for _ in 0..3 {
+                let _ = u.send(&[7u8; 64]);
+            }
+        }
+    } else {
+        let mut d = TcpStream::connect_timeout(&data_addr, Duration::from_secs(5))
+            .expect("connect to the data port");
+        if send_some {
+            let _ = d.set_write_timeout(Some(Duration::from_secs(2)));
+            let _ = d.write_all(&[7u8; 100]);
+        }
+    }
+}
+
+/// Clients that vanish at each step of each kind of test: the server keeps
+/// serving, and its threads come back down once the abandoned tests end.
+#[test]
+fn connect_and_vanish() {
+    let server = Server::start("127.0.0.1");
+    let base = threads(&server);
+    let tests = [
+        "TCP_RR",
+        "TCP_STREAM",
+        "TCP_MAERTS",
+        "UDP_RR",
+        "UDP_STREAM",
+        "TCP_CRR",
+    ];
+    for test in tests {
+        for when in [
+            VanishAfter::Request,
+            VanishAfter::DataConnect,
+            VanishAfter::SomeData,
+        ] {
+            vanish(&server, test, 2, when);
+        }
+        still_serves(&server);
+    }
+    // Counted tests have no timer to end them: a vanished client must not
+    // leave them waiting forever either.
+    for test in ["TCP_RR", "UDP_RR", "UDP_STREAM", "TCP_CRR"] {
+        vanish(&server, test, -1000, VanishAfter::SomeData);
+    }
+    still_serves(&server);
+    // A timed test waits its length plus netperf's 4 s pad, so ~6 s here.
+    let after = wait_threads_back(&server, base, 3, 20);
+    assert!(
+        after <= base + 3,
+        "netserver threads did not come back: {base} before, {after} after"
+    );
+    still_serves(&server);
+}
+
+/// The soft limit on open files of this process.
+fn fd_limit() -> u64 {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: one valid rlimit out-parameter.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } != 0 {
+        return 256;
+    }
+    r.rlim_cur
+}
+
+/// 500 control connections at once, held for a second and closed: the
+/// server still serves, its memory stays bounded and its threads go away.
+#[test]
+fn many_connections() {
+    let server = Server::start("127.0.0.1");
+    let base = threads(&server);
+    // Both ends share this process's and the server's file limit; leave room
+    // for the other tests of this binary running in parallel.
+    let count = 500.min(fd_limit().saturating_sub(300) as usize).max(10);
+    let mut held = Vec::with_capacity(count);
+    for _ in 0..count {
+        match TcpStream::connect(("127.0.0.1", server.port)) {
+            Ok(s) => held.push(s),
+            Err(e) => panic!("connection {} of {count}: {e}", held.len()),
+        }
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    let rss_held = proc_status(server.pid(), "VmRSS:").unwrap_or(0);
+    drop(held);
+    still_serves(&server);
+    let rss_kb = proc_status(server.pid(), "VmRSS:").expect("VmRSS");
+    eprintln!("{count} connections: VmRSS {rss_held} kB held, {rss_kb} kB after");
+    assert!(
+        rss_kb < 200 * 1024 && rss_held < 200 * 1024,
+        "netserver uses {rss_kb} kB after {count} connections ({rss_held} kB while held)"
+    );
+    let after = wait_threads_back(&server, base, 3, 15);
+    assert!(
+        after <= base + 3,
+        "netserver threads did not come back: {base} before, {after} after"
+    );
+}
