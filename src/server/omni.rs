@@ -656,6 +656,10 @@ fn setup_and_run(
     )))
 }
 
+/// How often the control watcher looks at the control connection; it also
+/// bounds how long the results wait for the watcher to notice the test ended.
+const CONTROL_WATCH_MS: i32 = 50;
+
 /// Set `stop` if the peer closes (or resets) the control connection before
 /// `done`; otherwise return when `done` or `stop` is set. Only hangups wake
 /// the poll, so bytes the client sends are left for the session to read.
@@ -668,7 +672,7 @@ fn watch_control(fd: RawFd, stop: &StopFlag, done: &AtomicBool) {
         };
         // SAFETY: one valid pollfd; the control socket stays open while the
         // test runs (the session owns it beyond this call).
-        if unsafe { libc::poll(&mut p, 1, 250) } > 0 {
+        if unsafe { libc::poll(&mut p, 1, CONTROL_WATCH_MS) } > 0 {
             if p.revents & libc::POLLNVAL == 0 {
                 stop.set();
             }
