@@ -436,16 +436,13 @@ fn sequence_numbers_count_the_datagrams_the_receiver_lost() {
             "LOCAL_DGRAMS_LOST,REMOTE_DGRAMS_LOST,LOCAL_DGRAMS_OUT_OF_ORDER",
         ],
     ));
-    for name in [
-        "LOCAL_DGRAMS_LOST",
-        "REMOTE_DGRAMS_LOST",
-        "LOCAL_DGRAMS_OUT_OF_ORDER",
-    ] {
-        assert_eq!(
-            values[name], "0",
-            "{name} in a loss-free request/response test"
-        );
+    // Loopback drops nothing here; the one transaction in flight when the
+    // timer stops the test may count as lost on one side.
+    for name in ["LOCAL_DGRAMS_LOST", "REMOTE_DGRAMS_LOST"] {
+        let lost: i64 = values[name].parse().unwrap();
+        assert!((0..=1).contains(&lost), "{name}={lost}");
     }
+    assert_eq!(values["LOCAL_DGRAMS_OUT_OF_ORDER"], "0");
     let out = netperf(&server, &["-t", "UDP_RR", "-l", "1", "--", "--seq"]);
     assert!(!out.status.success());
     assert!(text(&out.stderr).contains("at least 8 bytes"));
