@@ -340,6 +340,15 @@ fn apply_interim(
                     "the interval must not be 0",
                 ));
             }
+            // A sampler waking more than a thousand times a second, or once
+            // a day, is a typing mistake rather than a test.
+            if !(0.001..=86_400.0).contains(&secs.abs()) {
+                return Err(CliError::invalid(
+                    option,
+                    text,
+                    "the interval must be between 0.001 and 86400 seconds",
+                ));
+            }
             global.interim_always_timestamp = secs < 0.0;
             global.interim_interval = Some(secs.abs());
         }

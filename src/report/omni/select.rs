@@ -56,7 +56,14 @@ pub fn parse(spec: &str) -> Result<Selection, SelectError> {
     if spec.contains(',') || spec.contains(';') || by_name(spec).is_some() {
         return Ok(parse_direct(spec));
     }
-    let bytes = std::fs::read(spec)
+    // Four lines of names never need more; a device or a huge file must not
+    // be read to its end.
+    const MAX_FILE_BYTES: u64 = 64 * 1024;
+    let mut bytes = Vec::new();
+    std::fs::File::open(spec)
+        .and_then(|f| {
+            std::io::Read::read_to_end(&mut std::io::Read::take(f, MAX_FILE_BYTES), &mut bytes)
+        })
         .map_err(|e| SelectError::File(spec.to_string(), e.raw_os_error().unwrap_or(0)))?;
     parse_file(&bytes)
 }
@@ -236,6 +243,9 @@ mod tests {
             parse("/no/such/file").unwrap_err(),
             SelectError::File("/no/such/file".into(), 2)
         );
+        // An endless source is read only as far as four lines need.
+        let zeros = parse("/dev/zero").unwrap();
+        assert!(zeros.blocks.len() <= 1);
     }
 
     #[test]
