@@ -144,7 +144,8 @@ pub fn serve_tcp_stream(
             None
         };
         let started = Instant::now();
-        let timer = Timer::arm(limit, stop.clone());
+        // A netserver told to stop (SIGTERM) cuts the test; results still go.
+        let timer = Timer::arm_watching(limit, stop.clone(), true);
         let width = ((lsr.max(0) / recv_size.max(1)) + 1).max(2) as u32;
         let mut ring = BufferRing::new(
             width,
@@ -229,7 +230,8 @@ pub fn serve_tcp_cc(
         None
     };
     let started = Instant::now();
-    let timer = Timer::arm(limit, stop.clone());
+    // A netserver told to stop (SIGTERM) cuts the test; results still go.
+    let timer = Timer::arm_watching(limit, stop.clone(), true);
     let mut empty_send = BufferRing::new(1, 0, 8, 0);
     let mut empty_recv = BufferRing::new(1, 0, 8, 0);
     let (counters, _) = engine::connect::server(&s, &mut empty_send, &mut empty_recv, &stop, count)

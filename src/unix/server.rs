@@ -480,7 +480,8 @@ fn run_data(plan: &Plan, s: &Setup) -> Result<Done, DataError> {
         None
     };
     let started = Instant::now();
-    let timer = Timer::arm(limit, stop.clone());
+    // A netserver told to stop (SIGTERM) cuts the test; results still go.
+    let timer = Timer::arm_watching(limit, stop.clone(), true);
     let count = plan.transaction_limit();
     let mut done = Done::default();
     let outcome = match plan.test {
