@@ -1,15 +1,15 @@
 //! netserver: parse the command line, listen, and serve control connections.
 
 use netperf_ng::cli::usage::{NETSERVER_USAGE, VERSION_TEXT};
-use netperf_ng::server::{self, options};
+use netperf_ng::server::{self, limits, options};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let opts = match options::parse_netserver(&args) {
-        Ok(options::ServerInvocation::Run(o)) => o,
+        Ok(options::ServerInvocation::Run(o)) => *o,
         Ok(options::ServerInvocation::Usage) => {
-            print!("{NETSERVER_USAGE}");
+            print!("{NETSERVER_USAGE}{}", limits::usage_text());
             return ExitCode::from(1);
         }
         Ok(options::ServerInvocation::Version) => {
@@ -18,7 +18,7 @@ fn main() -> ExitCode {
         }
         Err(e) => {
             eprintln!("{e}");
-            eprint!("{NETSERVER_USAGE}");
+            eprint!("{NETSERVER_USAGE}{}", limits::usage_text());
             return ExitCode::from(1);
         }
     };

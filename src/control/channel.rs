@@ -72,14 +72,21 @@ impl Channel {
     /// Receive one whole message, waiting at most `limit` for all of it.
     /// A peer that dribbles bytes cannot extend the wait.
     pub fn recv(&mut self, limit: Duration) -> Result<Message, ChannelError> {
-        let deadline = Instant::now() + limit;
+        self.recv_within(limit, limit)
+    }
+
+    /// Receive one whole message: its first byte within `idle`, the rest
+    /// within `rest` of the first (netserver: a client that starts a request
+    /// and dribbles or stalls is not waited for as long as an idle one).
+    pub fn recv_within(&mut self, idle: Duration, rest: Duration) -> Result<Message, ChannelError> {
+        let mut deadline = Instant::now() + idle;
         let mut buf = [0u8; MESSAGE_LEN];
         let mut got = 0;
         while got < MESSAGE_LEN {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return Err(if got == 0 {
-                    ChannelError::TimedOut(limit)
+                    ChannelError::TimedOut(idle)
                 } else {
                     ChannelError::Partial(got)
                 });
@@ -94,7 +101,12 @@ impl Channel {
                         ChannelError::Partial(got)
                     });
                 }
-                Ok(n) => got += n,
+                Ok(n) => {
+                    if got == 0 {
+                        deadline = deadline.min(Instant::now() + rest);
+                    }
+                    got += n;
+                }
                 Err(e)
                     if matches!(
                         e.kind(),

@@ -193,6 +193,7 @@ pub fn server(
         }
         drop(s);
         c.transactions += 1;
+        stop.publish(c.transactions);
     }
     Ok((c, buffers))
 }

@@ -475,6 +475,7 @@ pub fn rr_server_batched(
             slots.arm(send_ring, answer, rsp);
             let go_on = send_all(fd, slots.head(answer), stop, &mut c, &mut calls)?.go_on;
             c.transactions += answer as u64;
+            stop.publish(c.transactions);
             if !go_on {
                 break;
             }

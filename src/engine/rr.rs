@@ -155,6 +155,7 @@ pub fn server_stream(
             break;
         }
         c.transactions += 1;
+        stop.publish(c.transactions);
     }
     Ok(c)
 }
@@ -253,6 +254,7 @@ pub fn server_datagram(
             }
         }
         c.transactions += 1;
+        stop.publish(c.transactions);
     }
     Ok(c)
 }

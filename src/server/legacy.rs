@@ -1,9 +1,10 @@
 //! netserver's half of the two classic tests stock netperf 2.7.1 still sends
 //! without omni: TCP_SENDFILE (as DO_TCP_STREAM) and TCP_CC (DO_TCP_CC).
 
+use super::limits::{defaults, Limits};
 use super::log;
-use super::omni::limits;
 use super::options::ServerOptions;
+use super::watchdog;
 use crate::control::channel::{Channel, ChannelError};
 use crate::engine::ring::BufferRing;
 use crate::engine::timer::{StopFlag, Timer};
@@ -15,21 +16,55 @@ use crate::wire::legacy::{
     TcpCcRequest, TcpCcResponse, TcpCcResults, TcpStreamRequest, TcpStreamResponse,
     TcpStreamResults, PAD_TIME_SECS,
 };
-use crate::wire::omni::{NF_INET6, NF_UNSPEC};
+use crate::wire::omni::{NF_INET, NF_INET6, NF_UNSPEC};
 use crate::wire::Message;
 use socket2::Socket;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::time::{Duration, Instant};
 
 /// The wildcard address netserver listens on for a legacy test's family.
 fn wildcard(ipfamily: i32, port: i32) -> SocketAddr {
     let port = u16::try_from(port).unwrap_or(0);
-    if ipfamily as u32 == NF_INET6 || ipfamily as u32 == NF_UNSPEC {
+    if [NF_INET6, NF_UNSPEC, libc::AF_INET6 as u32].contains(&(ipfamily as u32)) {
         SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), port)
     } else {
         SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), port)
     }
+}
+
+/// Check a legacy request's fields; the reason for a refusal.
+fn validate(
+    ipfamily: i32,
+    port: i32,
+    bufs: (i32, i32),
+    test_length: i32,
+    limits: &Limits,
+) -> Result<(), String> {
+    // netperf's NF_* values; the AF_* ones an older netperf might send.
+    let known = [
+        NF_UNSPEC,
+        NF_INET,
+        NF_INET6,
+        libc::AF_INET as u32,
+        libc::AF_INET6 as u32,
+    ];
+    if !known.contains(&(ipfamily as u32)) {
+        return Err(format!("address family {ipfamily} not supported"));
+    }
+    if !(0..=65535).contains(&port) {
+        return Err(format!("port {port} out of range"));
+    }
+    if bufs.0 > limits.max_socket_buffer || bufs.1 > limits.max_socket_buffer {
+        return Err(format!(
+            "socket buffer {} or {} out of range",
+            bufs.0, bufs.1
+        ));
+    }
+    if test_length > limits.max_test_seconds {
+        return Err(format!("test length {test_length} s out of range"));
+    }
+    Ok(())
 }
 
 fn open_listener(
@@ -38,9 +73,6 @@ fn open_listener(
     recv_buf: i32,
     nodelay: bool,
 ) -> Result<Socket, i32> {
-    if send_buf > limits::MAX_SOCKET_BUFFER || recv_buf > limits::MAX_SOCKET_BUFFER {
-        return Err(libc::EINVAL);
-    }
     let opts = SocketOptions {
         send_buf,
         recv_buf,
@@ -63,10 +95,10 @@ fn open_listener(
     Ok(s)
 }
 
-/// The stop timer of a legacy test: seconds plus pad, clamped; none for counts.
+/// The stop timer of a legacy test: seconds plus pad; none for counts.
 fn timer_for(test_length: i32) -> (Option<Duration>, Option<u64>) {
     if test_length > 0 {
-        let secs = test_length.min(limits::MAX_TEST_SECONDS) + PAD_TIME_SECS;
+        let secs = test_length.min(defaults::MAX_TEST_SECONDS) + PAD_TIME_SECS;
         (Some(Duration::from_secs(secs as u64)), None)
     } else {
         (None, Some(u64::from(test_length.unsigned_abs())))
@@ -83,13 +115,42 @@ fn cpu_fields(u: &Option<CpuUsage>) -> (f32, i32, i32) {
 /// TCP_SENDFILE's server half: receive until the client's end of file.
 pub fn serve_tcp_stream(
     chan: &mut Channel,
+    control_fd: RawFd,
     m: &Message,
     peer: SocketAddr,
     opts: &ServerOptions,
 ) -> Result<(), ChannelError> {
     let r = TcpStreamRequest::decode(m);
+    let limits = &opts.limits;
+    let checked = validate(
+        r.ipfamily,
+        r.port,
+        (r.send_buf_size, r.recv_buf_size),
+        r.test_length,
+        limits,
+    )
+    .and_then(|()| {
+        if r.receive_size > limits.max_message {
+            return Err(format!("receive size {} out of range", r.receive_size));
+        }
+        let align_ok = (0..=defaults::MAX_ALIGNMENT as i32).contains(&r.recv_alignment)
+            && (0..=defaults::MAX_OFFSET as i32).contains(&r.recv_offset);
+        align_ok
+            .then_some(())
+            .ok_or_else(|| "alignment or offset out of range".to_string())
+    })
+    .map_err(|reason| {
+        log::line(
+            opts,
+            Some(peer),
+            &format!("refused TCP_STREAM request: {reason}"),
+        );
+        libc::EINVAL
+    });
     let addr = wildcard(r.ipfamily, r.port);
-    let s = match open_listener(&addr, r.send_buf_size, r.recv_buf_size, r.no_delay != 0) {
+    let opened = checked
+        .and_then(|()| open_listener(&addr, r.send_buf_size, r.recv_buf_size, r.no_delay != 0));
+    let s = match opened {
         Ok(s) => s,
         Err(errno) => {
             return chan.send(
@@ -103,11 +164,19 @@ pub fn serve_tcp_stream(
     };
     let (lss, lsr) = socket::buffer_sizes(&s);
     let recv_size = if r.receive_size > 0 {
-        r.receive_size.min(limits::MAX_MESSAGE)
+        r.receive_size
     } else if lsr > 0 {
-        lsr
+        lsr.min(limits.max_message)
     } else {
         4096
+    };
+    let width =
+        ((lsr.max(0) / recv_size.max(1)) + 1).clamp(2, limits.max_ring_width.max(2) as i32) as u32;
+    let ring_bytes = u64::from(width) * (recv_size as u64 + 2 * u64::from(defaults::MAX_ALIGNMENT));
+    let width = if ring_bytes > limits.max_ring_bytes {
+        1
+    } else {
+        width
     };
     let measure = r.measure_cpu != 0;
     let response = TcpStreamResponse {
@@ -126,14 +195,12 @@ pub fn serve_tcp_stream(
     chan.send(&response.encode())?;
     let stop = StopFlag::new();
     let (limit, _) = timer_for(r.test_length.max(1));
-    let give_up = Instant::now() + Duration::from_secs(limits::ACCEPT_WAIT_SECS);
-    let data = loop {
-        match s.accept() {
-            Ok((d, _)) => break Some(d),
-            Err(_) if Instant::now() < give_up => continue,
-            Err(_) => break None,
-        }
-    };
+    let (data, gone) = watchdog::watched(control_fd, &stop, limits.accept_timeout, || {
+        accept(&s, &stop, limits, &opts.allow)
+    });
+    if let Some(why) = gone {
+        log::line(opts, Some(peer), &format!("ending the test: {why}"));
+    }
     let mut counters = Counters::default();
     let mut elapsed = 0.0;
     let mut usage = None;
@@ -146,15 +213,19 @@ pub fn serve_tcp_stream(
         let started = Instant::now();
         // A netserver told to stop (SIGTERM) cuts the test; results still go.
         let timer = Timer::arm_watching(limit, stop.clone(), true);
-        let width = ((lsr.max(0) / recv_size.max(1)) + 1).max(2) as u32;
         let mut ring = BufferRing::new(
             width,
             recv_size as usize,
-            r.recv_alignment.clamp(0, 16384) as u32,
-            r.recv_offset.clamp(0, 4096) as u32,
+            r.recv_alignment as u32,
+            r.recv_offset as u32,
         );
-        counters = engine::stream::recv(d.as_raw_fd(), &mut ring, &stop, None, None, None)
-            .unwrap_or_default();
+        let (received, gone) = watchdog::watched(control_fd, &stop, limits.silent_timeout, || {
+            engine::stream::recv(d.as_raw_fd(), &mut ring, &stop, None, None, None)
+        });
+        counters = received.unwrap_or_default();
+        if let Some(why) = gone {
+            log::line(opts, Some(peer), &format!("ending the test: {why}"));
+        }
         elapsed = started.elapsed().as_secs_f64();
         if timer.fired() {
             elapsed -= f64::from(PAD_TIME_SECS);
@@ -189,13 +260,31 @@ pub fn serve_tcp_stream(
 /// TCP_CC's server half: accept and close until the timer or the count.
 pub fn serve_tcp_cc(
     chan: &mut Channel,
+    control_fd: RawFd,
     m: &Message,
     peer: SocketAddr,
     opts: &ServerOptions,
 ) -> Result<(), ChannelError> {
     let r = TcpCcRequest::decode(m);
+    let checked = validate(
+        r.ipfamily,
+        r.port,
+        (r.send_buf_size, r.recv_buf_size),
+        r.test_length,
+        &opts.limits,
+    )
+    .map_err(|reason| {
+        log::line(
+            opts,
+            Some(peer),
+            &format!("refused TCP_CC request: {reason}"),
+        );
+        libc::EINVAL
+    });
     let addr = wildcard(r.ipfamily, r.port);
-    let s = match open_listener(&addr, r.send_buf_size, r.recv_buf_size, r.no_delay != 0) {
+    let opened = checked
+        .and_then(|()| open_listener(&addr, r.send_buf_size, r.recv_buf_size, r.no_delay != 0));
+    let s = match opened {
         Ok(s) => s,
         Err(errno) => {
             return chan.send(
@@ -234,8 +323,13 @@ pub fn serve_tcp_cc(
     let timer = Timer::arm_watching(limit, stop.clone(), true);
     let mut empty_send = BufferRing::new(1, 0, 8, 0);
     let mut empty_recv = BufferRing::new(1, 0, 8, 0);
-    let (counters, _) = engine::connect::server(&s, &mut empty_send, &mut empty_recv, &stop, count)
-        .unwrap_or_default();
+    let (served, gone) = watchdog::watched(control_fd, &stop, opts.limits.silent_timeout, || {
+        engine::connect::server(&s, &mut empty_send, &mut empty_recv, &stop, count)
+    });
+    let (counters, _) = served.unwrap_or_default();
+    if let Some(why) = gone {
+        log::line(opts, Some(peer), &format!("ending the test: {why}"));
+    }
     let mut elapsed = started.elapsed().as_secs_f64();
     if timer.fired() {
         elapsed -= f64::from(PAD_TIME_SECS);
@@ -263,4 +357,23 @@ pub fn serve_tcp_cc(
         ),
     );
     Ok(())
+}
+
+/// Wait for the data connection from an allowed client, until `stop` or the
+/// accept timeout (the listener wakes every 250 ms to look).
+fn accept(
+    listener: &Socket,
+    stop: &StopFlag,
+    limits: &Limits,
+    allow: &super::allow::AllowList,
+) -> Option<Socket> {
+    let give_up = Instant::now() + limits.accept_timeout;
+    while !stop.is_set() && Instant::now() < give_up {
+        if let Ok((d, from)) = listener.accept() {
+            if from.as_socket().is_some_and(|a| allow.permits(a.ip())) {
+                return Some(d);
+            }
+        }
+    }
+    None
 }

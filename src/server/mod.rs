@@ -2,11 +2,15 @@
 //! (`session`), run the netserver half of omni tests (`omni`) and of the
 //! legacy tests stock netperf still sends (`legacy`).
 
+pub mod allow;
+pub mod fill;
 pub mod legacy;
+pub mod limits;
 pub mod log;
 pub mod omni;
 pub mod options;
 pub mod session;
+pub mod watchdog;
 
 use crate::cli::config::Family;
 use crate::net::resolve;
@@ -112,8 +116,17 @@ pub fn serve(listener: TcpListener, opts: ServerOptions) -> io::Result<()> {
             }
             Err(e) => return Err(e),
         };
-        if active.load(Ordering::Relaxed) >= opts.max_connections {
-            log::line(&opts, Some(peer), "refused: too many control connections");
+        if !opts.allow.permits(peer.ip()) {
+            log::line(&opts, Some(peer), "refused: not in the --allow networks");
+            drop(stream);
+            continue;
+        }
+        if active.load(Ordering::Relaxed) >= opts.limits.max_connections {
+            log::line(
+                &opts,
+                Some(peer),
+                "refused: too many control connections (--max-connections)",
+            );
             drop(stream);
             continue;
         }

@@ -1,8 +1,11 @@
 //! netserver's half of an omni test: validate the request, set up the data
 //! socket, answer with its port and sizes, run the data path, send results.
 
+use super::allow::AllowList;
+use super::limits::{defaults, Limits};
 use super::log;
 use super::options::ServerOptions;
+use super::watchdog;
 use crate::control::channel::{Channel, ChannelError};
 use crate::control::client::PAD_TIME;
 use crate::engine::pacing::Pacer;
@@ -20,27 +23,7 @@ use crate::wire::Message;
 use socket2::{SockAddr, Socket};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-
-/// Bounds on what a client may ask for; beyond them the request is refused.
-pub mod limits {
-    /// Largest message per send/recv call.
-    pub const MAX_MESSAGE: i32 = 16 << 20;
-    /// Largest ring width.
-    pub const MAX_WIDTH: u32 = 4096;
-    /// Largest total ring memory per direction.
-    pub const MAX_RING_BYTES: u64 = 256 << 20;
-    /// Largest socket buffer request.
-    pub const MAX_SOCKET_BUFFER: i32 = 1 << 30;
-    /// Longest timed test, in seconds (one week).
-    pub const MAX_TEST_SECONDS: i32 = 7 * 24 * 3600;
-    /// Largest alignment and offset, as netperf's MAXALIGNMENT and MAXOFFSET.
-    pub const MAX_ALIGNMENT: u32 = 16384;
-    pub const MAX_OFFSET: u32 = 4096;
-    /// How long to wait for the data connection when the test is not timed.
-    pub const ACCEPT_WAIT_SECS: u64 = 60;
-}
 
 /// A request field that cannot be honoured, and the errno sent back.
 #[derive(Debug)]
@@ -49,7 +32,7 @@ pub struct Refusal {
     pub reason: String,
 }
 
-fn refuse(errno: i32, reason: impl Into<String>) -> Refusal {
+pub(crate) fn refuse(errno: i32, reason: impl Into<String>) -> Refusal {
     Refusal {
         errno,
         reason: reason.into(),
@@ -57,7 +40,7 @@ fn refuse(errno: i32, reason: impl Into<String>) -> Refusal {
 }
 
 /// Check every field before anything is allocated or opened.
-pub fn validate(r: &OmniRequest) -> Result<Protocol, Refusal> {
+pub fn validate(r: &OmniRequest, limits: &Limits) -> Result<Protocol, Refusal> {
     let protocol = Protocol::from_ipproto(r.protocol).ok_or_else(|| {
         refuse(
             libc::EPROTONOSUPPORT,
@@ -98,7 +81,7 @@ pub fn validate(r: &OmniRequest) -> Result<Protocol, Refusal> {
         ("request size", r.request_size),
         ("response size", r.response_size),
     ] {
-        if v > limits::MAX_MESSAGE || (v < 0 && v != -1) {
+        if v > limits.max_message || (v < 0 && v != -1) {
             return Err(refuse(libc::EINVAL, format!("{name} {v} out of range")));
         }
     }
@@ -106,7 +89,7 @@ pub fn validate(r: &OmniRequest) -> Result<Protocol, Refusal> {
         ("send buffer", r.send_buf_size),
         ("receive buffer", r.recv_buf_size),
     ] {
-        if v > limits::MAX_SOCKET_BUFFER {
+        if v > limits.max_socket_buffer {
             return Err(refuse(libc::EINVAL, format!("{name} {v} out of range")));
         }
     }
@@ -114,18 +97,18 @@ pub fn validate(r: &OmniRequest) -> Result<Protocol, Refusal> {
         ("send width", r.send_width),
         ("receive width", r.recv_width),
     ] {
-        if v > limits::MAX_WIDTH {
+        if v > limits.max_ring_width {
             return Err(refuse(libc::EINVAL, format!("{name} {v} out of range")));
         }
     }
-    if r.send_alignment > limits::MAX_ALIGNMENT
-        || r.recv_alignment > limits::MAX_ALIGNMENT
-        || r.send_offset > limits::MAX_OFFSET
-        || r.recv_offset > limits::MAX_OFFSET
+    if r.send_alignment > defaults::MAX_ALIGNMENT
+        || r.recv_alignment > defaults::MAX_ALIGNMENT
+        || r.send_offset > defaults::MAX_OFFSET
+        || r.recv_offset > defaults::MAX_OFFSET
     {
         return Err(refuse(libc::EINVAL, "alignment or offset out of range"));
     }
-    if r.test_length > limits::MAX_TEST_SECONDS {
+    if r.test_length > limits.max_test_seconds {
         return Err(refuse(
             libc::EINVAL,
             format!("test length {} s out of range", r.test_length),
@@ -182,7 +165,13 @@ struct Plan {
     recv_width: u32,
 }
 
-fn plan(r: &OmniRequest, protocol: Protocol, lss: i32, lsr: i32) -> Result<Plan, Refusal> {
+fn plan(
+    r: &OmniRequest,
+    protocol: Protocol,
+    lss: i32,
+    lsr: i32,
+    limits: &Limits,
+) -> Result<Plan, Refusal> {
     let xmit = r.direction & omni::DIR_XMIT != 0;
     let recv = r.direction & omni::DIR_RECV != 0;
     let udp_cap = if protocol == Protocol::Udp {
@@ -205,12 +194,27 @@ fn plan(r: &OmniRequest, protocol: Protocol, lss: i32, lsr: i32) -> Result<Plan,
         (p.recv_size, p.recv_width) = (s.size, s.width);
     }
     let ring = |size: i32, width: u32| {
-        u64::from(width.max(1)) * (size.max(0) as u64 + 2 * u64::from(limits::MAX_ALIGNMENT))
+        u64::from(width.max(1)) * (size.max(0) as u64 + 2 * u64::from(defaults::MAX_ALIGNMENT))
     };
-    if (xmit && ring(p.send_size, p.send_width) > limits::MAX_RING_BYTES)
-        || (recv && ring(p.recv_size, p.recv_width) > limits::MAX_RING_BYTES)
-    {
-        return Err(refuse(libc::ENOMEM, "buffer ring too large"));
+    for (name, wanted, size, width) in [
+        ("send", xmit, p.send_size, p.send_width),
+        ("receive", recv, p.recv_size, p.recv_width),
+    ] {
+        if wanted && ring(size, width) > limits.max_ring_bytes {
+            return Err(refuse(
+                libc::ENOMEM,
+                format!(
+                    "{name} ring of {width} x {size} bytes is over --max-ring-memory {}",
+                    limits.max_ring_bytes
+                ),
+            ));
+        }
+        if wanted && width > limits.max_ring_width {
+            return Err(refuse(
+                libc::EINVAL,
+                format!("{name} ring of {width} buffers is over --max-ring-width"),
+            ));
+        }
     }
     Ok(p)
 }
@@ -233,7 +237,7 @@ pub fn serve(
             &format!("cannot bind to CPU {}: {e}", r.cpu_bind),
         );
     }
-    let protocol = match validate(&r) {
+    let protocol = match validate(&r, &opts.limits) {
         Ok(p) => p,
         Err(refusal) => {
             log::line(
@@ -263,7 +267,7 @@ pub fn serve(
             );
         }
     };
-    let fill = match fill_data(&r.fill_file, opts.fill_dir.as_deref()) {
+    let fill = match super::fill::read(&r.fill_file, opts.fill_dir.as_deref()) {
         Ok(fill) => fill,
         Err(refusal) => {
             log::line(
@@ -280,7 +284,14 @@ pub fn serve(
             );
         }
     };
-    match setup_and_run(chan, control_fd, &r, protocol, &ext, fill.as_deref())? {
+    let test = Test {
+        r: &r,
+        protocol,
+        ext: &ext,
+        limits: &opts.limits,
+        allow: &opts.allow,
+    };
+    match setup_and_run(chan, control_fd, &test, fill.as_deref(), opts, peer)? {
         Ok(summary) => log::line(opts, Some(peer), &summary),
         Err(refusal) => {
             log::line(
@@ -313,54 +324,6 @@ fn data_socket_options(r: &OmniRequest, protocol: Protocol, ext: &Extension) -> 
         udp_lite: r.protocol == crate::spec::IPPROTO_UDPLITE,
         max_pacing_rate: None,
     }
-}
-
-/// Largest remote fill file read (the ring only needs its first bytes).
-const MAX_FILL_BYTES: u64 = 16 << 20;
-
-/// The bytes of a remote fill file the client named (netperf's `-F ,file`):
-/// only a plain file name inside the operator's `-F` directory, never a
-/// path, never following a link out of it; none without the directory.
-fn fill_data(name: &str, dir: Option<&std::path::Path>) -> Result<Option<Vec<u8>>, Refusal> {
-    use std::io::Read;
-    if name.is_empty() {
-        return Ok(None);
-    }
-    let Some(dir) = dir else {
-        return Err(refuse(
-            libc::EPERM,
-            "remote fill files are not served (netserver -F DIR names a directory for them)",
-        ));
-    };
-    let plain = !name.contains('/') && name != "." && name != ".." && !name.contains('\0');
-    if !plain {
-        return Err(refuse(
-            libc::EPERM,
-            format!("fill file '{name}' is not a plain file name"),
-        ));
-    }
-    let inside = |p: &std::path::Path| {
-        let (Ok(file), Ok(root)) = (p.canonicalize(), dir.canonicalize()) else {
-            return None;
-        };
-        file.starts_with(&root).then_some(file)
-    };
-    let Some(path) = inside(&dir.join(name)) else {
-        return Err(refuse(
-            libc::ENOENT,
-            format!("no fill file '{name}' in the fill directory"),
-        ));
-    };
-    let mut data = Vec::new();
-    std::fs::File::open(&path)
-        .and_then(|f| f.take(MAX_FILL_BYTES).read_to_end(&mut data))
-        .map_err(|e| {
-            refuse(
-                e.raw_os_error().unwrap_or(libc::EIO),
-                format!("fill file '{name}': {e}"),
-            )
-        })?;
-    Ok(Some(data))
 }
 
 /// The environment variable of the test mode that leaves every Nth UDP
@@ -427,16 +390,26 @@ fn report_interface(results: &mut OmniResults, flags: u32, peer: &SocketAddr) {
     }
 }
 
+/// A validated request and the bounds it runs under.
+struct Test<'a> {
+    r: &'a OmniRequest,
+    protocol: Protocol,
+    ext: &'a Extension,
+    limits: &'a Limits,
+    allow: &'a AllowList,
+}
+
 /// Set up, answer, run and report. The outer Result is the control channel;
 /// the inner one a test that could not be run (already answered).
 fn setup_and_run(
     chan: &mut Channel,
     control_fd: RawFd,
-    r: &OmniRequest,
-    protocol: Protocol,
-    ext: &Extension,
+    test: &Test,
     fill: Option<&[u8]>,
+    opts: &ServerOptions,
+    control_peer: SocketAddr,
 ) -> Result<Result<String, Refusal>, ChannelError> {
+    let (r, protocol, ext) = (test.r, test.protocol, test.ext);
     let bind_addr = local_bind_addr(r);
     let sopts = data_socket_options(r, protocol, ext);
     let setup = || -> Result<(Socket, i32, i32, Plan), Refusal> {
@@ -457,7 +430,7 @@ fn setup_and_run(
             })?;
         }
         let (lss, lsr) = socket::buffer_sizes(&s);
-        let p = plan(r, protocol, lss, lsr)?;
+        let p = plan(r, protocol, lss, lsr, test.limits)?;
         Ok((s, lss, lsr, p))
     };
     let (listener, lss, lsr, p) = match setup() {
@@ -545,28 +518,23 @@ fn setup_and_run(
         r.recv_offset,
     );
     let mut seq = (ext.sequence && protocol == Protocol::Udp).then(Sequence::new);
-    // A client that closes the control connection mid-test has vanished:
-    // stop the test, which nothing else would end if it is counted (UDP,
-    // TCP_CRR) or long.
-    let done = AtomicBool::new(false);
-    let outcome = std::thread::scope(|scope| {
-        let _ = std::thread::Builder::new()
-            .name("control-watch".into())
-            .spawn_scoped(scope, || watch_control(control_fd, &stop, &done));
-        let outcome = run_data(
+    // A client that closes the control connection or goes silent mid-test
+    // has vanished: stop the test, which nothing else would end if it is
+    // counted (UDP, TCP_CRR) or long.
+    let (outcome, gone) = watchdog::watched(control_fd, &stop, test.limits.silent_timeout, || {
+        run_data(
             &listener,
-            r,
-            protocol,
-            ext,
+            test,
             &mut send_ring,
             &mut recv_ring,
             &stop,
             units,
             seq.as_mut(),
-        );
-        done.store(true, Ordering::Relaxed);
-        outcome
+        )
     });
+    if let Some(why) = gone {
+        log::line(opts, Some(control_peer), &format!("ending the test: {why}"));
+    }
     let mut elapsed = started.elapsed().as_secs_f64();
     let interface_delta = counters_before.map(|before| {
         let d = before.delta(&InterfaceCounters::read(&before.name));
@@ -656,46 +624,37 @@ fn setup_and_run(
     )))
 }
 
-/// How often the control watcher looks at the control connection; it also
-/// bounds how long the results wait for the watcher to notice the test ended.
-const CONTROL_WATCH_MS: i32 = 50;
-
-/// Set `stop` if the peer closes (or resets) the control connection before
-/// `done`; otherwise return when `done` or `stop` is set. Only hangups wake
-/// the poll, so bytes the client sends are left for the session to read.
-fn watch_control(fd: RawFd, stop: &StopFlag, done: &AtomicBool) {
-    while !done.load(Ordering::Relaxed) && !stop.is_set() {
-        let mut p = libc::pollfd {
-            fd,
-            events: libc::POLLRDHUP,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd; the control socket stays open while the
-        // test runs (the session owns it beyond this call).
-        if unsafe { libc::poll(&mut p, 1, CONTROL_WATCH_MS) } > 0 {
-            if p.revents & libc::POLLNVAL == 0 {
-                stop.set();
-            }
-            return;
-        }
-    }
-}
+/// How long a blocked accept (and an untimed test's blocked call) waits
+/// before looking at the stop flag again.
+const ACCEPT_POLL: Duration = Duration::from_millis(250);
 
 type DataOutcome = (Counters, Option<(i32, i32)>, i32, String);
 
-/// Accept a connection for stream tests, until `stop` or the accept wait ends.
+/// Accept a test's data connection from an allowed client, until `stop` or
+/// the accept timeout. The listener wakes every ACCEPT_POLL to look.
 fn accept_data(
     listener: &Socket,
     stop: &StopFlag,
-    timed: bool,
+    test: &Test,
 ) -> Result<Option<Socket>, DataError> {
-    let give_up = Instant::now() + Duration::from_secs(limits::ACCEPT_WAIT_SECS);
+    let give_up = Instant::now() + test.limits.accept_timeout;
+    socket::set_timeouts(listener, Some(ACCEPT_POLL)).map_err(DataError::Connect)?;
     loop {
-        if stop.is_set() || (!timed && Instant::now() > give_up) {
+        if stop.is_set() || Instant::now() > give_up {
             return Ok(None);
         }
         match listener.accept() {
-            Ok((s, _)) => return Ok(Some(s)),
+            Ok((s, from)) => {
+                let allowed = from.as_socket().is_some_and(|a| test.allow.permits(a.ip()));
+                if !allowed {
+                    continue; // dropped: not from a network --allow names
+                }
+                // A timed test's calls are ended by its timer's signal, not
+                // by timeouts (accepted sockets inherit the listener's).
+                let timeout = (test.r.test_length <= 0).then_some(ACCEPT_POLL);
+                socket::set_timeouts(&s, timeout).map_err(DataError::Connect)?;
+                return Ok(Some(s));
+            }
             Err(e)
                 if matches!(
                     e.raw_os_error(),
@@ -706,18 +665,16 @@ fn accept_data(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn run_data(
     listener: &Socket,
-    r: &OmniRequest,
-    protocol: Protocol,
-    ext: &Extension,
+    test: &Test,
     send_ring: &mut BufferRing,
     recv_ring: &mut BufferRing,
     stop: &StopFlag,
     units: Option<u64>,
     mut seq: Option<&mut Sequence>,
 ) -> Result<DataOutcome, DataError> {
+    let (r, protocol, ext) = (test.r, test.protocol, test.ext);
     let xmit = r.direction & omni::DIR_XMIT != 0;
     let recv = r.direction & omni::DIR_RECV != 0;
     let connection_test = r.flags & omni::flag::CONNECT_TEST != 0;
@@ -726,8 +683,7 @@ fn run_data(
     // wake this often to look at the stop flag; accepted sockets inherit the
     // timeouts from the listener.
     if !timed {
-        socket::set_timeouts(listener, Some(Duration::from_millis(250)))
-            .map_err(DataError::Connect)?;
+        socket::set_timeouts(listener, Some(ACCEPT_POLL)).map_err(DataError::Connect)?;
     }
     if protocol == Protocol::Tcp && connection_test {
         let (c, bufs) = engine::connect::server(listener, send_ring, recv_ring, stop, units)?;
@@ -735,7 +691,7 @@ fn run_data(
     }
     let owned;
     let data: &Socket = if protocol == Protocol::Tcp {
-        match accept_data(listener, stop, timed)? {
+        match accept_data(listener, stop, test)? {
             Some(s) => {
                 owned = s;
                 &owned

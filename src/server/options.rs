@@ -1,7 +1,8 @@
 //! netserver's command line (`netserver -h` lists it), parsed getopt-style.
 
+use super::allow::AllowList;
+use super::limits::{self, Limits};
 use crate::cli::config::Family;
-use std::time::Duration;
 
 /// What netserver was asked to do.
 #[derive(Debug, Clone)]
@@ -24,10 +25,10 @@ pub struct ServerOptions {
     pub verbosity_given: bool,
     /// -Z passphrase expected as the first message of each control connection.
     pub passphrase: Option<String>,
-    /// Upper bound on concurrent control connections.
-    pub max_connections: usize,
-    /// How long a control connection may sit idle between requests.
-    pub idle_timeout: Duration,
+    /// The operator's bounds on requests and waits (`--max-*`, `--*-timeout`).
+    pub limits: Limits,
+    /// --allow networks (netperf-ng): the only clients served; empty = all.
+    pub allow: AllowList,
     /// -F dir / --fill-dir dir (netperf-ng): the only directory remote fill
     /// files (netperf's `-F ,file`) are read from; none are served without it.
     pub fill_dir: Option<std::path::PathBuf>,
@@ -50,8 +51,8 @@ impl Default for ServerOptions {
             verbosity: 1,
             verbosity_given: false,
             passphrase: None,
-            max_connections: 512,
-            idle_timeout: Duration::from_secs(3600),
+            limits: Limits::default(),
+            allow: AllowList::default(),
             fill_dir: None,
             pid_file: None,
             log_json: false,
@@ -62,7 +63,7 @@ impl Default for ServerOptions {
 /// Result of parsing netserver's argv.
 #[derive(Debug)]
 pub enum ServerInvocation {
-    Run(ServerOptions),
+    Run(Box<ServerOptions>),
     Usage,
     Version,
 }
@@ -70,7 +71,7 @@ pub enum ServerInvocation {
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum ServerArgError {
     #[error("netserver: {0}")]
-    MissingLong(String),
+    Long(String),
     #[error("netserver: option -{0} requires an argument")]
     MissingValue(char),
     #[error("netserver: invalid option -- '{0}'")]
@@ -119,17 +120,21 @@ pub fn parse_netserver(args: &[String]) -> Result<ServerInvocation, ServerArgErr
                 i += 1;
                 args.get(i - 1)
                     .cloned()
-                    .ok_or_else(|| ServerArgError::MissingLong(format!("--{name} needs {what}")))
+                    .ok_or_else(|| ServerArgError::Long(format!("--{name} needs {what}")))
             };
             match name {
                 "pid-file" => o.pid_file = Some(value("a path")?.into()),
                 "fill-dir" => o.fill_dir = Some(value("a directory")?.into()),
                 "log-json" => o.log_json = true,
-                other => {
-                    return Err(ServerArgError::MissingLong(format!(
-                        "unknown option --{other}"
-                    )))
+                "allow" => o
+                    .allow
+                    .add(&value("networks")?)
+                    .map_err(ServerArgError::Long)?,
+                limit if limits::is_limit_option(limit) => {
+                    let text = value("a value")?;
+                    limits::set_limit(&mut o.limits, limit, &text).map_err(ServerArgError::Long)?
                 }
+                other => return Err(ServerArgError::Long(format!("unknown option --{other}"))),
             }
             continue;
         }
@@ -200,7 +205,7 @@ pub fn parse_netserver(args: &[String]) -> Result<ServerInvocation, ServerArgErr
             }
         }
     }
-    Ok(ServerInvocation::Run(o))
+    Ok(ServerInvocation::Run(Box::new(o)))
 }
 
 #[cfg(test)]
@@ -210,7 +215,7 @@ mod tests {
     fn run(args: &[&str]) -> ServerOptions {
         let v: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         match parse_netserver(&v).unwrap() {
-            ServerInvocation::Run(o) => o,
+            ServerInvocation::Run(o) => *o,
             other => panic!("{other:?}"),
         }
     }
@@ -246,5 +251,29 @@ mod tests {
         assert!(v(&["-p", "abc"]).is_err());
         assert!(v(&["-p", "70000"]).is_err());
         assert_eq!(v(&["-x"]).unwrap_err(), ServerArgError::Unknown('x'));
+        assert!(v(&["--max-tests", "0"]).is_err());
+        assert!(v(&["--max-tests"]).is_err());
+        assert!(v(&["--allow", "10.0.0.0/40"]).is_err());
+        assert!(v(&["--no-such-option"]).is_err());
+    }
+
+    #[test]
+    fn limits_and_allow_list_parse() {
+        let o = run(&[
+            "--max-tests=2",
+            "--silent-timeout",
+            "1.5",
+            "--max-ring-memory",
+            "8M",
+            "--allow",
+            "127.0.0.0/8",
+            "--allow=::1",
+        ]);
+        assert_eq!(o.limits.max_tests, 2);
+        assert_eq!(o.limits.silent_timeout.as_millis(), 1500);
+        assert_eq!(o.limits.max_ring_bytes, 8 << 20);
+        assert!(o.allow.permits("127.9.9.9".parse().unwrap()));
+        assert!(o.allow.permits("::1".parse().unwrap()));
+        assert!(!o.allow.permits("10.0.0.1".parse().unwrap()));
     }
 }

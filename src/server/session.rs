@@ -8,12 +8,36 @@ use crate::measure::cpu;
 use crate::wire::{self, kind, Message};
 use std::net::{SocketAddr, TcpStream};
 use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// How long a client has to present the passphrase (stock netserver: 20 s).
 const PASSPHRASE_WAIT: Duration = Duration::from_secs(20);
 /// serv_errno stock netserver sends for an unknown request type.
 const UNKNOWN_REQUEST_ERRNO: i32 = 998;
+
+/// Tests running now, over every control connection.
+static RUNNING_TESTS: AtomicUsize = AtomicUsize::new(0);
+
+/// One of the `--max-tests` places, held while a test runs.
+struct TestSlot;
+
+impl TestSlot {
+    fn take(max: usize) -> Option<TestSlot> {
+        RUNNING_TESTS
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| TestSlot)
+    }
+}
+
+impl Drop for TestSlot {
+    fn drop(&mut self) {
+        RUNNING_TESTS.fetch_sub(1, Ordering::AcqRel);
+    }
+}
 
 pub fn run(stream: TcpStream, peer: SocketAddr, opts: &ServerOptions) {
     // Watched during omni tests: a client that vanishes mid-test ends it.
@@ -33,7 +57,7 @@ pub fn run(stream: TcpStream, peer: SocketAddr, opts: &ServerOptions) {
         }
     }
     loop {
-        let m = match chan.recv(opts.idle_timeout) {
+        let m = match chan.recv_within(opts.limits.idle_timeout, opts.limits.silent_timeout) {
             Ok(m) => m,
             Err(ChannelError::Closed) => break,
             Err(e) => {
@@ -65,12 +89,36 @@ fn dispatch(
     peer: SocketAddr,
     opts: &ServerOptions,
 ) -> Result<(), ChannelError> {
+    let is_test = matches!(
+        m.kind(),
+        kind::DO_OMNI | kind::DO_TCP_STREAM | kind::DO_TCP_CC
+    ) || crate::unix::UnixTest::from_request_kind(m.kind()).is_some();
+    let _slot = if is_test {
+        match TestSlot::take(opts.limits.max_tests) {
+            Some(slot) => Some(slot),
+            None => {
+                log::line(
+                    opts,
+                    Some(peer),
+                    &format!(
+                        "refused test {}: {} tests already running (--max-tests)",
+                        m.kind(),
+                        opts.limits.max_tests
+                    ),
+                );
+                // Every netperf response type is its request type plus one.
+                return chan.send(&wire::encode_error_response(m.kind() + 1, libc::EBUSY));
+            }
+        }
+    } else {
+        None
+    };
     match m.kind() {
         kind::DO_OMNI => super::omni::serve(chan, control_fd, m, peer, opts),
-        kind::DO_TCP_STREAM => super::legacy::serve_tcp_stream(chan, m, peer, opts),
-        kind::DO_TCP_CC => super::legacy::serve_tcp_cc(chan, m, peer, opts),
+        kind::DO_TCP_STREAM => super::legacy::serve_tcp_stream(chan, control_fd, m, peer, opts),
+        kind::DO_TCP_CC => super::legacy::serve_tcp_cc(chan, control_fd, m, peer, opts),
         k if crate::unix::UnixTest::from_request_kind(k).is_some() => {
-            crate::unix::server::serve(chan, m, peer, opts)
+            crate::unix::server::serve(chan, control_fd, m, peer, opts)
         }
         kind::CPU_CALIBRATE => chan.send(&wire::encode_cpu_calibrate_response(
             cpu::calibrate_rate(),

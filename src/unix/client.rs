@@ -24,7 +24,7 @@ use crate::engine::{Counters, DataError};
 use crate::measure::cpu::{self, CpuSampler};
 use crate::net::socket;
 use crate::run::EXIT_FAILURE;
-use crate::server::omni::limits;
+use crate::server::limits::defaults as limits;
 use socket2::{Domain, Socket, Type};
 use std::io::Write;
 use std::os::fd::AsRawFd;

@@ -26,6 +26,15 @@ pub struct Idle {
     waited: u32,
 }
 
+/// The error of a loop whose peer was silent for `waits` empty wake-ups.
+fn silence_error(waits: u32) -> std::io::Error {
+    let secs = (UNTIMED_IO_WAIT * waits).as_secs_f64();
+    std::io::Error::new(
+        std::io::ErrorKind::TimedOut,
+        format!("no data moved for {secs:.1} seconds"),
+    )
+}
+
 impl Idle {
     pub fn timed() -> Idle {
         Idle {
@@ -37,6 +46,16 @@ impl Idle {
     pub fn untimed() -> Idle {
         Idle {
             limit: Some(IDLE_WAKEUPS),
+            waited: 0,
+        }
+    }
+
+    /// netserver's loops, timed or not: give up after `silent` without data
+    /// (its --silent-timeout), looking every UNTIMED_IO_WAIT.
+    pub fn for_silence(silent: Duration) -> Idle {
+        let waits = silent.as_secs_f64() / UNTIMED_IO_WAIT.as_secs_f64();
+        Idle {
+            limit: Some(waits.ceil().clamp(1.0, f64::from(u32::MAX)) as u32),
             waited: 0,
         }
     }
@@ -55,10 +74,7 @@ impl Idle {
     fn wait(&mut self) -> std::io::Result<()> {
         self.waited += 1;
         match self.limit {
-            Some(limit) if self.waited >= limit => Err(std::io::Error::new(
-                std::io::ErrorKind::TimedOut,
-                "no data moved for 60 seconds",
-            )),
+            Some(limit) if self.waited >= limit => Err(silence_error(limit)),
             _ => Ok(()),
         }
     }
@@ -482,7 +498,7 @@ mod tests {
             .unwrap();
         let mut ring = BufferRing::new(1, 8, 8, 0);
         let err = recv_stream(b.as_raw_fd(), &mut ring, &StopFlag::new(), idle).unwrap_err();
-        assert!(err.to_string().contains("60 seconds"), "{err}");
+        assert!(err.to_string().contains("60.0 seconds"), "{err}");
         assert_eq!(Idle::timed().io_wait(), None);
     }
 }

@@ -12,7 +12,7 @@ use super::wire::{
 use super::UnixTest;
 use crate::cli::config::{Config, GlobalOptions};
 use crate::report::units;
-use crate::server::omni::limits;
+use crate::server::limits::defaults as limits;
 use crate::wire::Message;
 use std::path::PathBuf;
 

@@ -24,13 +24,15 @@ use crate::engine::timer::{StopFlag, Timer};
 use crate::engine::{Counters, DataError};
 use crate::measure::cpu::{self, CpuSampler};
 use crate::net::socket;
+use crate::server::limits::{defaults, Limits};
 use crate::server::log;
-use crate::server::omni::{limits, Refusal};
+use crate::server::omni::Refusal;
 use crate::server::options::ServerOptions;
+use crate::server::watchdog;
 use crate::wire::{self, Message};
 use socket2::{Domain, Socket, Type};
 use std::net::SocketAddr;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -154,18 +156,18 @@ impl Plan {
     }
 
     /// Check every field before anything is opened; the directory to use.
-    fn validate(&self) -> Result<PathBuf, Refusal> {
+    fn validate(&self, limits: &Limits) -> Result<PathBuf, Refusal> {
         let out_of_range =
             |name: &str, v: i32| refuse(libc::EINVAL, format!("{name} {v} out of range"));
         for (name, v) in [
             ("send buffer", self.send_buf),
             ("receive buffer", self.recv_buf),
         ] {
-            if v > limits::MAX_SOCKET_BUFFER {
+            if v > limits.max_socket_buffer {
                 return Err(out_of_range(name, v));
             }
         }
-        let message = |v: i32, min: i32| (min..=limits::MAX_MESSAGE).contains(&v);
+        let message = |v: i32, min: i32| (min..=limits.max_message).contains(&v);
         match self.test {
             UnixTest::StreamStream if !message(self.recv_size, 0) => {
                 return Err(out_of_range("receive size", self.recv_size))
@@ -185,8 +187,8 @@ impl Plan {
             }
             _ => {}
         }
-        let align = 0..=limits::MAX_ALIGNMENT as i32;
-        let offset = 0..=limits::MAX_OFFSET as i32;
+        let align = 0..=defaults::MAX_ALIGNMENT as i32;
+        let offset = 0..=defaults::MAX_OFFSET as i32;
         if !align.contains(&self.recv_align)
             || !align.contains(&self.send_align)
             || !offset.contains(&self.recv_offset)
@@ -195,7 +197,7 @@ impl Plan {
             return Err(refuse(libc::EINVAL, "alignment or offset out of range"));
         }
         // STREAM_STREAM's length may be a byte count; it ends at end of file.
-        if self.test != UnixTest::StreamStream && self.test_length > limits::MAX_TEST_SECONDS {
+        if self.test != UnixTest::StreamStream && self.test_length > limits.max_test_seconds {
             return Err(out_of_range("test length", self.test_length));
         }
         if self.test.is_request_response() && self.test_length == 0 {
@@ -252,20 +254,20 @@ fn errno_of(e: &std::io::Error) -> i32 {
 }
 
 /// How many buffers of `size` (plus alignment slack) a ring may hold.
-fn ring_width(desired: u32, size: i32, plan: &Plan) -> Result<u32, Refusal> {
+fn ring_width(desired: u32, size: i32, plan: &Plan, limits: &Limits) -> Result<u32, Refusal> {
     let slack = i64::from(plan.recv_align.max(plan.send_align))
         + i64::from(plan.recv_offset.max(plan.send_offset));
     let per_buffer = (i64::from(size.max(0)) + slack).max(1) as u64;
-    let fits = limits::MAX_RING_BYTES / per_buffer;
+    let fits = limits.max_ring_bytes / per_buffer;
     if fits == 0 {
         return Err(refuse(libc::ENOMEM, "buffer ring too large"));
     }
     Ok(desired
-        .clamp(1, limits::MAX_WIDTH)
+        .clamp(1, limits.max_ring_width)
         .min(fits.min(u64::from(u32::MAX)) as u32))
 }
 
-fn open(plan: &Plan, dir: &std::path::Path) -> Result<Setup, Refusal> {
+fn open(plan: &Plan, dir: &std::path::Path, limits: &Limits) -> Result<Setup, Refusal> {
     let kind = if plan.test.is_datagram() {
         Type::DGRAM
     } else {
@@ -292,7 +294,7 @@ fn open(plan: &Plan, dir: &std::path::Path) -> Result<Setup, Refusal> {
             let size = if plan.recv_size > 0 {
                 plan.recv_size
             } else if lsr > 0 {
-                lsr.min(limits::MAX_MESSAGE)
+                lsr.min(limits.max_message)
             } else {
                 4096
             };
@@ -301,8 +303,8 @@ fn open(plan: &Plan, dir: &std::path::Path) -> Result<Setup, Refusal> {
         UnixTest::DgStream => (plan.recv_size, 1),
         UnixTest::StreamRr | UnixTest::DgRr => (plan.request_size, 1),
     };
-    let recv_width = ring_width(desired_width, recv_size, plan)?;
-    ring_width(1, plan.response_size, plan)?;
+    let recv_width = ring_width(desired_width, recv_size, plan, limits)?;
+    ring_width(1, plan.response_size, plan, limits)?;
     Ok(Setup {
         socket: s,
         file,
@@ -426,35 +428,51 @@ fn results(plan: &Plan, d: &Done, serv_errno: i32) -> Message {
 }
 
 /// Wait for netperf's connection, bounded like our other tests' accepts.
-fn accept(listener: &Socket) -> Result<Socket, DataError> {
+fn accept(listener: &Socket, limits: &Limits, stop: &StopFlag) -> Result<Socket, DataError> {
     socket::set_timeouts(listener, Some(data::UNTIMED_IO_WAIT)).map_err(DataError::Connect)?;
-    let give_up = Instant::now() + Duration::from_secs(limits::ACCEPT_WAIT_SECS);
+    let give_up = Instant::now() + limits.accept_timeout;
     loop {
         match listener.accept() {
             Ok((s, _)) => return Ok(s),
             Err(e)
                 if matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EINTR))
-                    && Instant::now() < give_up => {}
+                    && Instant::now() < give_up
+                    && !stop.is_set() => {}
             Err(e) => return Err(DataError::Connect(e)),
         }
     }
 }
 
-/// Run the data phase on a set-up socket.
-fn run_data(plan: &Plan, s: &Setup) -> Result<Done, DataError> {
+/// Run the data phase on a set-up socket. A silent client ends the test through its loops' idle limit (they
+/// publish no units for the watchdog), a closed control connection through
+/// the watchdog.
+fn run_data(
+    plan: &Plan,
+    s: &Setup,
+    limits: &Limits,
+    control_fd: RawFd,
+) -> (Result<Done, DataError>, Option<watchdog::ClientGone>) {
+    let stop = StopFlag::new();
+    watchdog::watched(control_fd, &stop, Duration::MAX, || {
+        run_watched(plan, s, limits, &stop)
+    })
+}
+
+fn run_watched(
+    plan: &Plan,
+    s: &Setup,
+    limits: &Limits,
+    stop: &StopFlag,
+) -> Result<Done, DataError> {
     let owned;
     let data_socket = if plan.test.is_datagram() {
         &s.socket
     } else {
-        owned = accept(&s.socket)?;
+        owned = accept(&s.socket, limits, stop)?;
         &owned
     };
     let timed = plan.timed();
-    let idle = if timed {
-        Idle::timed()
-    } else {
-        Idle::untimed()
-    };
+    let idle = Idle::for_silence(limits.silent_timeout);
     socket::set_timeouts(data_socket, idle.io_wait()).map_err(DataError::Connect)?;
     let fd = data_socket.as_raw_fd();
     let mut rx = BufferRing::new(
@@ -469,9 +487,8 @@ fn run_data(plan: &Plan, s: &Setup) -> Result<Done, DataError> {
         plan.send_align as u32,
         plan.send_offset as u32,
     );
-    let stop = StopFlag::new();
     let limit = timed.then(|| {
-        let secs = plan.test_length.min(limits::MAX_TEST_SECONDS) as u64 + u64::from(PAD_TIME);
+        let secs = plan.test_length.min(limits.max_test_seconds) as u64 + u64::from(PAD_TIME);
         Duration::from_secs(secs)
     });
     let mut sampler = if plan.measure_cpu {
@@ -482,6 +499,7 @@ fn run_data(plan: &Plan, s: &Setup) -> Result<Done, DataError> {
     let started = Instant::now();
     // A netserver told to stop (SIGTERM) cuts the test; results still go.
     let timer = Timer::arm_watching(limit, stop.clone(), true);
+    let stop = stop.clone();
     let count = plan.transaction_limit();
     let mut done = Done::default();
     let outcome = match plan.test {
@@ -524,6 +542,7 @@ fn run_data(plan: &Plan, s: &Setup) -> Result<Done, DataError> {
 /// logged here.
 pub fn serve(
     chan: &mut Channel,
+    control_fd: RawFd,
     m: &Message,
     peer: SocketAddr,
     opts: &ServerOptions,
@@ -548,7 +567,11 @@ pub fn serve(
         );
         chan.send(&wire::encode_error_response(test.response_kind(), r.errno))
     };
-    let setup = match plan.validate().and_then(|dir| open(&plan, &dir)) {
+    let limits = &opts.limits;
+    let setup = match plan
+        .validate(limits)
+        .and_then(|dir| open(&plan, &dir, limits))
+    {
         Ok(s) => s,
         Err(r) => return refused(chan, r),
     };
@@ -558,7 +581,11 @@ pub fn serve(
         0.0
     };
     chan.send(&response(&plan, &setup, rate))?;
-    match run_data(&plan, &setup) {
+    let (outcome, gone) = run_data(&plan, &setup, limits, control_fd);
+    if let Some(why) = gone {
+        log::line(opts, Some(peer), &format!("ending the test: {why}"));
+    }
+    match outcome {
         Ok(done) => {
             chan.send(&results(&plan, &done, 0))?;
             let c = &done.counters;
@@ -637,7 +664,7 @@ mod tests {
             UnixTest::DgRr,
         ] {
             assert_eq!(
-                plan(test).validate().unwrap(),
+                plan(test).validate(&Limits::default()).unwrap(),
                 path::default_dir(),
                 "{test:?}"
             );
@@ -648,12 +675,12 @@ mod tests {
 
     #[test]
     fn bad_fields_are_refused_with_errnos() {
-        let errno = |p: Plan| p.validate().unwrap_err().errno;
+        let errno = |p: Plan| p.validate(&Limits::default()).unwrap_err().errno;
         let mut p = plan(UnixTest::StreamRr);
         p.request_size = 0;
         assert_eq!(errno(p), libc::EINVAL);
         let mut p = plan(UnixTest::DgStream);
-        p.recv_size = limits::MAX_MESSAGE + 1;
+        p.recv_size = defaults::MAX_MESSAGE + 1;
         assert_eq!(errno(p), libc::EINVAL);
         let mut p = plan(UnixTest::StreamStream);
         p.recv_buf = i32::MAX;
@@ -703,7 +730,8 @@ mod tests {
                 UnixTest::DgStream,
                 UnixTest::DgRr,
             ] {
-                let _ = Plan::decode(test, &Message::from_bytes(bytes)).validate();
+                let _ =
+                    Plan::decode(test, &Message::from_bytes(bytes)).validate(&Limits::default());
             }
         }
     }
@@ -711,7 +739,7 @@ mod tests {
     #[test]
     fn setup_creates_and_removes_the_socket_file() {
         let p = plan(UnixTest::DgRr);
-        let s = open(&p, &path::default_dir()).unwrap();
+        let s = open(&p, &path::default_dir(), &Limits::default()).unwrap();
         let file = s.file.path().to_path_buf();
         assert!(file.exists());
         let m = response(&p, &s, 0.0);

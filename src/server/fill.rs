@@ -1,0 +1,53 @@
+//! Remote fill files (netperf's `-F ,file`): served only from the directory
+//! the operator names with `netserver -F DIR`, by plain name, never through
+//! a link out of it, and only as many bytes as a ring can use.
+
+use super::omni::{refuse, Refusal};
+
+/// Largest remote fill file read (the ring only needs its first bytes).
+const MAX_FILL_BYTES: u64 = 16 << 20;
+
+/// The bytes of a remote fill file the client named (netperf's `-F ,file`):
+/// only a plain file name inside the operator's `-F` directory, never a
+/// path, never following a link out of it; none without the directory.
+pub fn read(name: &str, dir: Option<&std::path::Path>) -> Result<Option<Vec<u8>>, Refusal> {
+    use std::io::Read;
+    if name.is_empty() {
+        return Ok(None);
+    }
+    let Some(dir) = dir else {
+        return Err(refuse(
+            libc::EPERM,
+            "remote fill files are not served (netserver -F DIR names a directory for them)",
+        ));
+    };
+    let plain = !name.contains('/') && name != "." && name != ".." && !name.contains('\0');
+    if !plain {
+        return Err(refuse(
+            libc::EPERM,
+            format!("fill file '{name}' is not a plain file name"),
+        ));
+    }
+    let inside = |p: &std::path::Path| {
+        let (Ok(file), Ok(root)) = (p.canonicalize(), dir.canonicalize()) else {
+            return None;
+        };
+        file.starts_with(&root).then_some(file)
+    };
+    let Some(path) = inside(&dir.join(name)) else {
+        return Err(refuse(
+            libc::ENOENT,
+            format!("no fill file '{name}' in the fill directory"),
+        ));
+    };
+    let mut data = Vec::new();
+    std::fs::File::open(&path)
+        .and_then(|f| f.take(MAX_FILL_BYTES).read_to_end(&mut data))
+        .map_err(|e| {
+            refuse(
+                e.raw_os_error().unwrap_or(libc::EIO),
+                format!("fill file '{name}': {e}"),
+            )
+        })?;
+    Ok(Some(data))
+}
