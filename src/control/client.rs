@@ -55,7 +55,7 @@ impl From<ResolveError> for ClientError {
 fn remote_error(errno: i32) -> ClientError {
     ClientError::Remote {
         errno,
-        text: std::io::Error::from_raw_os_error(errno).to_string(),
+        text: crate::unix::strerror(errno),
     }
 }
 

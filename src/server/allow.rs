@@ -79,6 +79,10 @@ impl AllowList {
         Ok(())
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     pub fn permits(&self, ip: IpAddr) -> bool {
         self.0.is_empty() || self.0.iter().any(|n| n.contains(ip))
     }

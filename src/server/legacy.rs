@@ -95,10 +95,13 @@ fn open_listener(
     Ok(s)
 }
 
-/// The stop timer of a legacy test: seconds plus pad; none for counts.
-fn timer_for(test_length: i32) -> (Option<Duration>, Option<u64>) {
+/// The stop timer of a legacy test: seconds (at most the longest test
+/// allowed) plus pad; none for counts.
+fn timer_for(test_length: i32, limits: &Limits) -> (Option<Duration>, Option<u64>) {
     if test_length > 0 {
-        let secs = test_length.min(defaults::MAX_TEST_SECONDS) + PAD_TIME_SECS;
+        let secs = test_length
+            .min(limits.max_test_seconds)
+            .saturating_add(PAD_TIME_SECS);
         (Some(Duration::from_secs(secs as u64)), None)
     } else {
         (None, Some(u64::from(test_length.unsigned_abs())))
@@ -122,11 +125,12 @@ pub fn serve_tcp_stream(
 ) -> Result<(), ChannelError> {
     let r = TcpStreamRequest::decode(m);
     let limits = &opts.limits;
+    // Its test length may be a byte count: the timer below clamps it.
     let checked = validate(
         r.ipfamily,
         r.port,
         (r.send_buf_size, r.recv_buf_size),
-        r.test_length,
+        0,
         limits,
     )
     .and_then(|()| {
@@ -194,7 +198,7 @@ pub fn serve_tcp_stream(
     };
     chan.send(&response.encode())?;
     let stop = StopFlag::new();
-    let (limit, _) = timer_for(r.test_length.max(1));
+    let (limit, _) = timer_for(r.test_length.max(1), limits);
     let (data, gone) = watchdog::watched(control_fd, &stop, limits.accept_timeout, || {
         accept(&s, &stop, limits, &opts.allow)
     });
@@ -312,7 +316,7 @@ pub fn serve_tcp_cc(
     };
     chan.send(&response.encode())?;
     let stop = StopFlag::new();
-    let (limit, count) = timer_for(r.test_length);
+    let (limit, count) = timer_for(r.test_length, &opts.limits);
     let mut cpu = if measure {
         CpuSampler::start(None).ok()
     } else {

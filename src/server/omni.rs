@@ -39,6 +39,19 @@ pub(crate) fn refuse(errno: i32, reason: impl Into<String>) -> Refusal {
     }
 }
 
+/// A value over one of the operator's limits, named in the refusal.
+fn over(
+    what: &str,
+    value: impl std::fmt::Display,
+    option: &str,
+    max: impl std::fmt::Display,
+) -> Refusal {
+    refuse(
+        libc::EINVAL,
+        format!("{what} {value} is over netserver's --{option} {max}"),
+    )
+}
+
 /// Check every field before anything is allocated or opened.
 pub fn validate(r: &OmniRequest, limits: &Limits) -> Result<Protocol, Refusal> {
     let protocol = Protocol::from_ipproto(r.protocol).ok_or_else(|| {
@@ -81,8 +94,11 @@ pub fn validate(r: &OmniRequest, limits: &Limits) -> Result<Protocol, Refusal> {
         ("request size", r.request_size),
         ("response size", r.response_size),
     ] {
-        if v > limits.max_message || (v < 0 && v != -1) {
-            return Err(refuse(libc::EINVAL, format!("{name} {v} out of range")));
+        if v > limits.max_message {
+            return Err(over(name, v, "max-message", limits.max_message));
+        }
+        if v < -1 {
+            return Err(refuse(libc::EINVAL, format!("{name} {v} is negative")));
         }
     }
     for (name, v) in [
@@ -90,7 +106,7 @@ pub fn validate(r: &OmniRequest, limits: &Limits) -> Result<Protocol, Refusal> {
         ("receive buffer", r.recv_buf_size),
     ] {
         if v > limits.max_socket_buffer {
-            return Err(refuse(libc::EINVAL, format!("{name} {v} out of range")));
+            return Err(over(name, v, "max-socket-buffer", limits.max_socket_buffer));
         }
     }
     for (name, v) in [
@@ -98,7 +114,7 @@ pub fn validate(r: &OmniRequest, limits: &Limits) -> Result<Protocol, Refusal> {
         ("receive width", r.recv_width),
     ] {
         if v > limits.max_ring_width {
-            return Err(refuse(libc::EINVAL, format!("{name} {v} out of range")));
+            return Err(over(name, v, "max-ring-width", limits.max_ring_width));
         }
     }
     if r.send_alignment > defaults::MAX_ALIGNMENT
@@ -109,9 +125,11 @@ pub fn validate(r: &OmniRequest, limits: &Limits) -> Result<Protocol, Refusal> {
         return Err(refuse(libc::EINVAL, "alignment or offset out of range"));
     }
     if r.test_length > limits.max_test_seconds {
-        return Err(refuse(
-            libc::EINVAL,
-            format!("test length {} s out of range", r.test_length),
+        return Err(over(
+            "test length (s)",
+            r.test_length,
+            "max-test-length",
+            limits.max_test_seconds,
         ));
     }
     // A pacing interval over an hour is a mistake, not a test.
@@ -140,21 +158,48 @@ fn local_bind_addr(r: &OmniRequest) -> SocketAddr {
     SocketAddr::new(ip, port)
 }
 
-fn peer_data_addr(r: &OmniRequest) -> SocketAddr {
+/// The client's data address as the request gives it (netperf: its data
+/// socket's getsockname, unspecified when it did not bind).
+fn requested_data_addr(r: &OmniRequest) -> SocketAddr {
     let port = r.netperf_port as u16;
-    if r.ipfamily == omni::NF_INET6 {
-        SocketAddr::new(IpAddr::V6(Ipv6Addr::from(r.netperf_ip)), port)
+    let ip = if r.ipfamily == omni::NF_INET6 {
+        IpAddr::V6(Ipv6Addr::from(r.netperf_ip))
     } else {
-        SocketAddr::new(
-            IpAddr::V4(Ipv4Addr::new(
-                r.netperf_ip[0],
-                r.netperf_ip[1],
-                r.netperf_ip[2],
-                r.netperf_ip[3],
-            )),
-            port,
-        )
+        let [a, b, c, d, ..] = r.netperf_ip;
+        IpAddr::V4(Ipv4Addr::new(a, b, c, d))
+    };
+    SocketAddr::new(ip, port)
+}
+
+/// Where a test's datagrams go and whose interface is reported: the
+/// client's data address, or, when it is unspecified, the control
+/// connection's peer (stock netserver would send to 0.0.0.0, i.e. itself).
+/// A UDP sender may aim only at the control peer or at a network --allow
+/// names, so that netserver cannot be told to flood a third party.
+fn client_data_addr(
+    r: &OmniRequest,
+    protocol: Protocol,
+    control_peer: SocketAddr,
+    allow: &AllowList,
+) -> Result<SocketAddr, Refusal> {
+    let mut addr = requested_data_addr(r);
+    if addr.ip().is_unspecified() {
+        addr.set_ip(control_peer.ip().to_canonical());
     }
+    let sends_datagrams = protocol == Protocol::Udp && r.direction & omni::DIR_XMIT != 0;
+    let is_control_peer = addr.ip().to_canonical() == control_peer.ip().to_canonical();
+    let allowed = is_control_peer || (!allow.is_empty() && allow.permits(addr.ip()));
+    if sends_datagrams && !allowed {
+        return Err(refuse(
+            libc::EACCES,
+            format!(
+                "UDP data address {} is not the control connection's {} (netserver --allow can permit its network)",
+                addr.ip(),
+                control_peer.ip().to_canonical()
+            ),
+        ));
+    }
+    Ok(addr)
 }
 
 /// The sizes netserver settles on, as stock netserver computes them.
@@ -237,38 +282,17 @@ pub fn serve(
             &format!("cannot bind to CPU {}: {e}", r.cpu_bind),
         );
     }
-    let protocol = match validate(&r, &opts.limits) {
-        Ok(p) => p,
-        Err(refusal) => {
-            log::line(
-                opts,
-                Some(peer),
-                &format!("refused omni request: {}", refusal.reason),
-            );
-            return chan.send(
-                &OmniResponse {
-                    serv_errno: refusal.errno,
-                    ..Default::default()
-                }
-                .encode(),
-            );
-        }
-    };
-    let ext = match Extension::decode(m) {
-        Ok(ext) => ext.unwrap_or_default(),
-        Err(reason) => {
-            log::line(opts, Some(peer), &format!("refused omni request: {reason}"));
-            return chan.send(
-                &OmniResponse {
-                    serv_errno: libc::EINVAL,
-                    ..Default::default()
-                }
-                .encode(),
-            );
-        }
-    };
-    let fill = match super::fill::read(&r.fill_file, opts.fill_dir.as_deref()) {
-        Ok(fill) => fill,
+    // Every check before anything is opened; the first failure is answered.
+    let checked = validate(&r, &opts.limits).and_then(|protocol| {
+        let ext = Extension::decode(m)
+            .map_err(|reason| refuse(libc::EINVAL, reason))?
+            .unwrap_or_default();
+        let fill = super::fill::read(&r.fill_file, opts.fill_dir.as_deref())?;
+        let client = client_data_addr(&r, protocol, peer, &opts.allow)?;
+        Ok((protocol, ext, fill, client))
+    });
+    let (protocol, ext, fill, client) = match checked {
+        Ok(v) => v,
         Err(refusal) => {
             log::line(
                 opts,
@@ -290,6 +314,7 @@ pub fn serve(
         ext: &ext,
         limits: &opts.limits,
         allow: &opts.allow,
+        client,
     };
     match setup_and_run(chan, control_fd, &test, fill.as_deref(), opts, peer)? {
         Ok(summary) => log::line(opts, Some(peer), &summary),
@@ -397,6 +422,8 @@ struct Test<'a> {
     ext: &'a Extension,
     limits: &'a Limits,
     allow: &'a AllowList,
+    /// The client's data address (`client_data_addr`).
+    client: SocketAddr,
 }
 
 /// Set up, answer, run and report. The outer Result is the control channel;
@@ -496,7 +523,7 @@ fn setup_and_run(
     use crate::net::interface::{egress_interface, InterfaceCounters};
     let counters_before = ext
         .interface_counters
-        .then(|| egress_interface(&peer_data_addr(r)))
+        .then(|| egress_interface(&test.client))
         .flatten()
         .map(|name| InterfaceCounters::read(&name));
     let started = Instant::now();
@@ -589,7 +616,7 @@ fn setup_and_run(
         },
         ..Default::default()
     };
-    report_interface(&mut results, r.flags, &peer_data_addr(r));
+    report_interface(&mut results, r.flags, &test.client);
     if let Some(u) = usage {
         results.cpu_util = u.util as f32;
         results.cpu_percent_user = u.user as f32;
@@ -704,7 +731,7 @@ fn run_data(
     let fd = data.as_raw_fd();
     let udp = protocol == Protocol::Udp;
     let batch = (udp && ext.mmsg_batch > 1 && seq.is_none()).then_some(ext.mmsg_batch as usize);
-    let peer = || SockAddr::from(peer_data_addr(r));
+    let peer = || SockAddr::from(test.client);
     let counters = match (xmit, recv) {
         (true, true) => match (protocol, batch) {
             (Protocol::Tcp, _) => engine::rr::server_stream(fd, recv_ring, send_ring, stop, units)?,

@@ -2,6 +2,8 @@
 //! netperf with a hard time limit, and clean up even when a test fails.
 #![allow(dead_code)]
 
+pub mod control;
+
 use std::io::Read;
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Output, Stdio};
@@ -37,13 +39,27 @@ impl Server {
 
     /// As `start_with`, with extra environment variables (test modes).
     pub fn start_with_env(host: &str, extra: &[&str], env: &[(&str, &str)]) -> Server {
+        Server::start_logging(host, extra, env, None)
+    }
+
+    /// As `start_with_env`, with netserver's stderr (its log) in `log`.
+    pub fn start_logging(
+        host: &str,
+        extra: &[&str],
+        env: &[(&str, &str)],
+        log: Option<&std::path::Path>,
+    ) -> Server {
         for _ in 0..20 {
             let port = free_port(host);
             let mut cmd = Command::new(NETSERVER);
             cmd.args(["-D", "-L", host, "-p", &port.to_string()])
                 .args(extra)
                 .envs(env.iter().copied());
-            cmd.stdout(Stdio::null()).stderr(Stdio::null());
+            let stderr = match log {
+                Some(path) => Stdio::from(std::fs::File::create(path).expect("create the log")),
+                None => Stdio::null(),
+            };
+            cmd.stdout(Stdio::null()).stderr(stderr);
             let mut child = cmd.spawn().expect("spawn netserver");
             let deadline = Instant::now() + Duration::from_secs(5);
             while Instant::now() < deadline {

@@ -1,0 +1,217 @@
+//! netserver's operator limits and access rules (issue 7): the limit options
+//! and their -h text, a refused request's reason in the log and errno at
+//! netperf, --max-tests, the --allow list for control connections, and UDP
+//! datagrams sent only to the client. Every wait is bounded.
+
+mod common;
+
+use common::control::*;
+use common::*;
+use netperf_ng::wire::omni::OmniResponse;
+use std::net::UdpSocket;
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn log_path(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("ng-limits-{}-{name}.log", std::process::id()))
+}
+
+/// The log so far, after giving the server a moment to write it.
+fn read_log(path: &PathBuf) -> String {
+    std::thread::sleep(Duration::from_millis(200));
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+#[test]
+fn help_lists_every_limit_and_bad_values_are_errors() {
+    let out = run_with_limit(NETSERVER, &["-h"], Duration::from_secs(5));
+    let help = text(&out.stdout);
+    for option in [
+        "--max-connections",
+        "--max-tests",
+        "--max-message",
+        "--max-socket-buffer",
+        "--max-ring-width",
+        "--max-ring-memory",
+        "--max-test-length",
+        "--idle-timeout",
+        "--accept-timeout",
+        "--silent-timeout",
+        "--allow",
+        "--fill-dir",
+        "--pid-file",
+        "--log-json",
+    ] {
+        assert!(help.contains(option), "-h lacks {option}:\n{help}");
+    }
+    // netperf's own usage comes first, unchanged.
+    assert!(help.starts_with("\nUsage: netserver [options] \n"));
+    for bad in [
+        &["--max-tests", "0"][..],
+        &["--max-message", "lots"],
+        &["--silent-timeout", "-1"],
+        &["--allow", "10.0.0.0/99"],
+        &["--max-connections"],
+    ] {
+        let out = run_with_limit(NETSERVER, bad, Duration::from_secs(5));
+        assert_eq!(out.status.code(), Some(1), "{bad:?}");
+        let err = text(&out.stderr);
+        assert!(err.starts_with("netserver: "), "{bad:?}: {err}");
+    }
+}
+
+#[test]
+fn requests_over_a_limit_are_refused_with_the_reason_logged() {
+    let log = log_path("refused");
+    let server = Server::start_logging(
+        "127.0.0.1",
+        &[
+            "-v",
+            "1",
+            "--max-message",
+            "64K",
+            "--max-socket-buffer",
+            "1M",
+            "--max-test-length",
+            "2",
+        ],
+        &[],
+        Some(&log),
+    );
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["-t", "TCP_STREAM", "-l", "1", "--", "-M", "1M"],
+            "is over netserver's --max-message 65536",
+        ),
+        (
+            &["-t", "TCP_RR", "-l", "1", "--", "-r", "1,100000"],
+            "is over netserver's --max-message 65536",
+        ),
+        (
+            &["-t", "TCP_STREAM", "-l", "1", "--", "-S", "4M"],
+            "is over netserver's --max-socket-buffer 1048576",
+        ),
+        (
+            &["-t", "TCP_STREAM", "-l", "5"],
+            "is over netserver's --max-test-length 2",
+        ),
+    ];
+    for (args, reason) in cases {
+        let out = netperf(&server, args);
+        assert!(!out.status.success(), "{args:?} was not refused");
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("netperf: remote error 22: Invalid argument"),
+            "{args:?}: {err}"
+        );
+        let logged = read_log(&log);
+        assert!(
+            logged.contains(reason),
+            "{args:?}: log lacks '{reason}':\n{logged}"
+        );
+    }
+    // Within the limits all is well.
+    run_ok(&server, &["-t", "TCP_STREAM", "-l", "1", "--", "-M", "64K"]);
+    let _ = std::fs::remove_file(&log);
+}
+
+#[test]
+fn max_tests_refuses_more_tests_with_ebusy() {
+    let server = Server::start_with("127.0.0.1", &["--max-tests", "1", "--accept-timeout", "30"]);
+    // One test waits for a data connection that never comes.
+    let mut holder = connect(&server);
+    send_message(&mut holder, &omni_request("TCP_STREAM", 60).encode()).unwrap();
+    match read_reply(&mut holder, Duration::from_secs(10)) {
+        Reply::Message(m) => assert_eq!(OmniResponse::decode(&m).serv_errno, 0),
+        other => panic!("the first test was not answered: {other:?}"),
+    }
+    let out = netperf(&server, &["-t", "TCP_RR", "-l", "1"]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("remote error 16: Device or resource busy"),
+        "{}",
+        text(&out.stderr)
+    );
+    // The client that held the place leaves: its test ends, the place frees.
+    drop(holder);
+    let mut served = false;
+    for _ in 0..20 {
+        if netperf(&server, &["-t", "TCP_RR", "-l", "-100"])
+            .status
+            .success()
+        {
+            served = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    assert!(served, "the test place was not freed");
+}
+
+#[test]
+fn allow_list_admits_only_the_named_networks() {
+    let log = log_path("allow");
+    let closed = Server::start_logging(
+        "127.0.0.1",
+        &["-v", "1", "--allow", "10.0.0.0/8,192.168.0.0/16"],
+        &[],
+        Some(&log),
+    );
+    let out = netperf(&closed, &["-t", "TCP_RR", "-l", "1"]);
+    assert!(!out.status.success(), "a client outside --allow was served");
+    assert!(read_log(&log).contains("refused: not in the --allow networks"));
+    let open = Server::start_with(
+        "127.0.0.1",
+        &["--allow", "10.0.0.0/8", "--allow=127.0.0.0/8"],
+    );
+    run_ok(&open, &["-t", "TCP_RR", "-l", "-100"]);
+    let _ = std::fs::remove_file(&log);
+}
+
+/// Receive one datagram on `u` within a few seconds.
+fn got_datagram(u: &UdpSocket) -> bool {
+    u.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut b = [0u8; 2048];
+    u.recv(&mut b).is_ok()
+}
+
+/// Ask for a UDP send test aimed at `ip`:`u`'s port; the response's errno.
+fn udp_send_to(server: &Server, ip: [u8; 4], u: &UdpSocket) -> (i32, std::net::TcpStream) {
+    let mut r = omni_request("UDP_MAERTS", 1);
+    r.netperf_ip = [0; 16];
+    r.netperf_ip[..4].copy_from_slice(&ip);
+    r.netperf_port = u32::from(u.local_addr().unwrap().port());
+    let mut control = connect(server);
+    send_message(&mut control, &r.encode()).unwrap();
+    match read_reply(&mut control, Duration::from_secs(10)) {
+        Reply::Message(m) => (OmniResponse::decode(&m).serv_errno, control),
+        other => panic!("no response: {other:?}"),
+    }
+}
+
+#[test]
+fn udp_datagrams_go_only_to_the_client_unless_allowed() {
+    let server = Server::start("127.0.0.1");
+    // Another address than the control connection's: refused.
+    let elsewhere = UdpSocket::bind("127.0.0.2:0").expect("bind 127.0.0.2");
+    let (errno, _c) = udp_send_to(&server, [127, 0, 0, 2], &elsewhere);
+    assert_eq!(errno, libc::EACCES);
+    // No address (netperf without -L): the control peer's, which works.
+    let here = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let (errno, _c) = udp_send_to(&server, [0, 0, 0, 0], &here);
+    assert_eq!(errno, 0);
+    assert!(got_datagram(&here), "nothing sent to the control peer");
+    // Our netperf's receive-side UDP test works end to end.
+    run_ok(
+        &server,
+        &["-t", "omni", "-l", "1", "--", "-d", "recv", "-T", "udp"],
+    );
+    // An operator's --allow can permit another address.
+    let allowing = Server::start_with("127.0.0.1", &["--allow", "127.0.0.0/8"]);
+    let (errno, _c) = udp_send_to(&allowing, [127, 0, 0, 2], &elsewhere);
+    assert_eq!(errno, 0);
+    assert!(
+        got_datagram(&elsewhere),
+        "nothing sent to the allowed address"
+    );
+}
