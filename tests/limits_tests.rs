@@ -215,3 +215,27 @@ fn udp_datagrams_go_only_to_the_client_unless_allowed() {
         "nothing sent to the allowed address"
     );
 }
+
+#[test]
+fn idle_and_half_sent_control_connections_are_closed() {
+    let server = Server::start_with(
+        "127.0.0.1",
+        &["--idle-timeout", "1", "--silent-timeout", "1"],
+    );
+    let mut idle = connect(&server);
+    assert!(
+        matches!(
+            read_reply(&mut idle, Duration::from_secs(10)),
+            Reply::Closed
+        ),
+        "an idle control connection was kept"
+    );
+    // A request started and not finished is not waited for longer either.
+    let mut half = connect(&server);
+    std::io::Write::write_all(&mut half, &omni_request("TCP_RR", 1).encode().bytes[..100]).unwrap();
+    assert!(matches!(
+        read_reply(&mut half, Duration::from_secs(10)),
+        Reply::Closed
+    ));
+    still_serves(&server);
+}

@@ -132,6 +132,21 @@ pub fn validate(r: &OmniRequest, limits: &Limits) -> Result<Protocol, Refusal> {
             limits.max_test_seconds,
         ));
     }
+    if !(-1..=i32::from(u16::MAX)).contains(&r.socket_prio) || !(-1..=255).contains(&r.socket_tos) {
+        return Err(refuse(
+            libc::EINVAL,
+            format!(
+                "socket priority {} or TOS {} out of range",
+                r.socket_prio, r.socket_tos
+            ),
+        ));
+    }
+    if !r.cong_control.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(refuse(
+            libc::EINVAL,
+            "congestion control name is not printable",
+        ));
+    }
     // A pacing interval over an hour is a mistake, not a test.
     if r.interval_usecs > 3_600_000_000 {
         return Err(refuse(
