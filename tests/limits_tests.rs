@@ -239,3 +239,29 @@ fn idle_and_half_sent_control_connections_are_closed() {
     ));
     still_serves(&server);
 }
+
+/// A client sending its request a byte a second is cut off after the
+/// silent timeout (counted from its first byte), and others are served
+/// meanwhile.
+#[test]
+fn a_byte_a_second_client_is_cut_off() {
+    let server = Server::start_with("127.0.0.1", &["--silent-timeout", "3"]);
+    let port = server.port;
+    let slow = std::thread::spawn(move || {
+        let request = omni_request("TCP_RR", 1).encode();
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        s.set_nodelay(true).unwrap();
+        for (sent, b) in request.bytes.iter().enumerate().take(20) {
+            if std::io::Write::write_all(&mut s, std::slice::from_ref(b)).is_err() {
+                return sent;
+            }
+            if let Reply::Closed = read_reply(&mut s, Duration::from_secs(1)) {
+                return sent + 1;
+            }
+        }
+        usize::MAX
+    });
+    still_serves(&server);
+    let sent = slow.join().unwrap();
+    assert!(sent < 20, "a byte-a-second client was kept for 20 s");
+}

@@ -376,6 +376,8 @@ fn vanish_all(tests: &[Test]) {
         fds <= base_fds + 1,
         "open files: {base_fds} before, {fds} after"
     );
+    let rss_kb = proc_status(server.pid(), "VmRSS:").expect("VmRSS");
+    assert!(rss_kb < 200 * 1024, "netserver holds {rss_kb} kB");
     still_serves(&server);
 }
 
