@@ -427,6 +427,21 @@ fn results(plan: &Plan, d: &Done, serv_errno: i32) -> Message {
     }
 }
 
+/// A Unix-domain test only makes sense for a netperf on this host, and only
+/// such a client may have netserver create socket files: the control
+/// connection must come from loopback or from one of this host's addresses
+/// (one a socket can be bound to).
+fn same_host(peer: SocketAddr) -> Result<(), Refusal> {
+    let ip = peer.ip().to_canonical();
+    if ip.is_loopback() || std::net::UdpSocket::bind((ip, 0)).is_ok() {
+        return Ok(());
+    }
+    Err(refuse(
+        libc::EPERM,
+        format!("{ip} is not this host: Unix-domain tests are for local clients"),
+    ))
+}
+
 /// Wait for netperf's connection, bounded like our other tests' accepts.
 fn accept(listener: &Socket, limits: &Limits, stop: &StopFlag) -> Result<Socket, DataError> {
     socket::set_timeouts(listener, Some(data::UNTIMED_IO_WAIT)).map_err(DataError::Connect)?;
@@ -568,8 +583,8 @@ pub fn serve(
         chan.send(&wire::encode_error_response(test.response_kind(), r.errno))
     };
     let limits = &opts.limits;
-    let setup = match plan
-        .validate(limits)
+    let setup = match same_host(peer)
+        .and_then(|()| plan.validate(limits))
         .and_then(|dir| open(&plan, &dir, limits))
     {
         Ok(s) => s,
@@ -619,6 +634,15 @@ pub fn serve(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_clients_on_this_host_get_socket_files() {
+        let at = |ip: &str| SocketAddr::new(ip.parse().unwrap(), 40000);
+        assert!(same_host(at("127.0.0.1")).is_ok());
+        assert!(same_host(at("::ffff:127.0.0.1")).is_ok());
+        // TEST-NET-1 is nobody's address.
+        assert_eq!(same_host(at("192.0.2.1")).unwrap_err().errno, libc::EPERM);
+    }
 
     fn plan(test: UnixTest) -> Plan {
         let m = match test {
