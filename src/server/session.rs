@@ -16,6 +16,16 @@ const PASSPHRASE_WAIT: Duration = Duration::from_secs(20);
 /// serv_errno stock netserver sends for an unknown request type.
 const UNKNOWN_REQUEST_ERRNO: i32 = 998;
 
+/// Compare a presented passphrase with ours in time that does not depend on
+/// where they differ, so that it cannot be guessed byte by byte.
+fn same_secret(presented: &str, expected: &str) -> bool {
+    let (a, b) = (presented.as_bytes(), expected.as_bytes());
+    let differing = (0..a.len().max(b.len()))
+        .map(|i| a.get(i).copied().unwrap_or(0) ^ b.get(i).copied().unwrap_or(0xff))
+        .fold(0u8, |acc, x| acc | x);
+    a.len() == b.len() && differing == 0
+}
+
 /// Tests running now, over every control connection.
 static RUNNING_TESTS: AtomicUsize = AtomicUsize::new(0);
 
@@ -45,7 +55,7 @@ pub fn run(stream: TcpStream, peer: SocketAddr, opts: &ServerOptions) {
     let mut chan = Channel::new(stream);
     log::line(opts, Some(peer), "control connection opened");
     if let Some(phrase) = &opts.passphrase {
-        let ok = matches!(chan.recv(PASSPHRASE_WAIT), Ok(m) if m.kind() == kind::PASSPHRASE && wire::decode_passphrase(&m) == *phrase);
+        let ok = matches!(chan.recv(PASSPHRASE_WAIT), Ok(m) if m.kind() == kind::PASSPHRASE && same_secret(&wire::decode_passphrase(&m), phrase));
         if !ok {
             log::line(
                 opts,
@@ -135,6 +145,20 @@ fn dispatch(
         other => {
             log::line(opts, Some(peer), &format!("unknown test number {other}"));
             chan.send(&Message::new(0, UNKNOWN_REQUEST_ERRNO))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_secret;
+
+    #[test]
+    fn passphrases_match_only_exactly() {
+        assert!(same_secret("secret", "secret"));
+        assert!(same_secret("", ""));
+        for other in ["Secret", "secre", "secrets", "", "secret\u{ff}"] {
+            assert!(!same_secret(other, "secret"), "{other:?}");
         }
     }
 }
