@@ -186,9 +186,11 @@ pub struct TestSpec {
     pub local_nodelay: bool,
     pub remote_nodelay: bool,
     pub cork: bool,
+    /// Extra requests kept in flight (-b); zero when -b was zero or negative.
     pub first_burst: u32,
-    /// Ramp the burst up (netperf's default); `-b` negative injects at once.
-    pub burst_ramp: bool,
+    /// -b as given, which netperf reports (banner, BURST_SIZE) even when it
+    /// is negative and so means no burst.
+    pub first_burst_given: i32,
     pub routing_allowed: bool,
     pub keepalive: bool,
     /// Data connection addressing.
@@ -421,8 +423,8 @@ impl TestSpec {
             local_nodelay: t.local_nodelay,
             remote_nodelay: t.remote_nodelay,
             cork: t.cork,
-            first_burst: t.first_burst,
-            burst_ramp: !t.burst_at_once,
+            first_burst: t.first_burst.max(0) as u32,
+            first_burst_given: t.first_burst,
             routing_allowed,
             keepalive: g.keepalive,
             data_family,

@@ -135,8 +135,9 @@ pub struct GlobalOptions {
 /// Test-specific options (after `--`) of the omni/migrated BSD tests.
 #[derive(Debug, Clone)]
 pub struct TestOptions {
-    /// -b number: first burst of requests for _RR tests. Default 0.
-    pub first_burst: u32,
+    /// -b number: first burst of requests for _RR tests, as given. Default 0;
+    /// zero or negative means no burst, as in netperf 2.7.1.
+    pub first_burst: i32,
     /// -c: explicitly a connection test.
     pub connection_test: bool,
     /// -C: TCP_CORK.
@@ -175,8 +176,6 @@ pub struct TestOptions {
     pub keyval_output: Option<String>,
     pub csv_output: Option<String>,
     pub human_output: Option<String>,
-    /// `-b` was negative: inject the whole burst at once instead of ramping.
-    pub burst_at_once: bool,
     /// --seq: sequence numbers in UDP payloads (netperf-ng).
     pub sequence: bool,
     /// -q bytes/s: SO_MAX_PACING_RATE on the local data socket.
@@ -342,7 +341,6 @@ impl Default for TestOptions {
             json_output: None,
             pacing_rate: None,
             sequence: false,
-            burst_at_once: false,
             implied_direction: 0,
             local_cong_control: None,
             remote_cong_control: None,

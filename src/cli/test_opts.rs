@@ -122,9 +122,8 @@ pub fn apply_test(config: &mut Config, letter: char, value: Option<&str>) -> Res
         '4' => set_data_family(test, Family::Inet),
         '6' => set_data_family(test, Family::Inet6),
         'b' => {
-            let n: i32 = checked::plain(option, text, -i64::from(i32::MAX), i64::from(i32::MAX))?;
-            test.first_burst = n.unsigned_abs();
-            test.burst_at_once = n < 0;
+            test.first_burst =
+                checked::plain(option, text, -i64::from(i32::MAX), i64::from(i32::MAX))?;
         }
         'c' => test.connection_test = true,
         'C' => test.cork = true,
@@ -544,10 +543,8 @@ mod tests {
         let t = run("-- -K bbr").test;
         assert_eq!(t.remote_cong_control.as_deref(), Some("bbr"));
         assert!(error(&format!("-- -u {}", "u".repeat(38))).contains("1 to 37"));
-        let t = run("-- -b -4").test;
-        assert_eq!((t.first_burst, t.burst_at_once), (4, true));
-        let t = run("-- -b 4").test;
-        assert_eq!((t.first_burst, t.burst_at_once), (4, false));
+        assert_eq!(run("-- -b -4").test.first_burst, -4);
+        assert_eq!(run("-- -b 4").test.first_burst, 4);
     }
 
     #[test]

@@ -120,10 +120,7 @@ pub fn run_data(
                 &mut send_ring,
                 &mut recv_ring,
                 udp,
-                engine::rr::Burst {
-                    size: spec.first_burst,
-                    ramp: spec.burst_ramp,
-                },
+                spec.first_burst,
                 stop,
                 units,
                 dest.as_ref(),

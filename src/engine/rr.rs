@@ -1,7 +1,6 @@
-//! Request/response: the client keeps up to `burst.size` extra requests in
-//! flight (ramping up to them one per response, as netperf's burst mode
-//! does) and counts a transaction per response; the server answers each
-//! request.
+//! Request/response: the client keeps `burst` extra requests in flight (all
+//! injected at once, as netperf 2.7.1's omni loop does) and counts a
+//! transaction per response; the server answers each request.
 
 use super::io::{self, Io};
 use super::message::{recv_message, send_message, Got};
@@ -14,18 +13,6 @@ use crate::measure::histogram::InFlightTimer;
 use std::os::fd::RawFd;
 use std::time::Instant;
 
-/// Extra requests in flight (-b).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Burst {
-    pub size: u32,
-    /// Start with two in flight and add one per response up to `size`, as
-    /// netperf does; `-b` with a negative value injects them all at once.
-    pub ramp: bool,
-}
-
-/// netperf's initial request window when it ramps up a burst.
-const RAMP_START: u32 = 2;
-
 /// The netperf side of a request/response test.
 #[allow(clippy::too_many_arguments)]
 pub fn client(
@@ -33,7 +20,7 @@ pub fn client(
     send_ring: &mut BufferRing,
     recv_ring: &mut BufferRing,
     udp: bool,
-    burst: Burst,
+    burst: u32,
     stop: &StopFlag,
     trans_limit: Option<u64>,
     dest: Option<&socket2::SockAddr>,
@@ -49,13 +36,7 @@ pub fn client(
     // with the oldest request in flight, as netperf does with bursts.
     let mut in_flight = hist
         .as_ref()
-        .map(|_| InFlightTimer::new(burst.size as usize + 1));
-    let initial_window = if burst.ramp {
-        burst.size.min(RAMP_START)
-    } else {
-        burst.size
-    };
-    let mut window = initial_window;
+        .map(|_| InFlightTimer::new(burst as usize + 1));
     while !stop.is_set() {
         if let Some(limit) = trans_limit {
             if c.transactions >= limit {
@@ -64,7 +45,11 @@ pub fn client(
         }
         // A transaction is timed from before its send, as netperf does: on
         // loopback the send call itself carries the request to the server.
-        while outstanding < window {
+        // The burst goes out at once, at the start and after a lost
+        // response, without waiting for a congestion window: netperf 2.7.1
+        // removed its ramp-up from the omni loop (its manual still
+        // describes it).
+        while outstanding < burst {
             let sent_at = in_flight.as_ref().map(|_| Instant::now());
             let buf = send_ring.next_ptr();
             stamp(seq.as_deref_mut(), buf, req);
@@ -104,7 +89,6 @@ pub fn client(
                 // Lost request or response: start the burst over, as netperf -e does.
                 c.timeouts += 1;
                 outstanding = 0;
-                window = initial_window;
                 if let Some(t) = in_flight.as_mut() {
                     t.purge();
                 }
@@ -113,9 +97,6 @@ pub fn client(
             Got::Closed | Got::Interrupted => break,
         }
         outstanding -= 1;
-        if window < burst.size {
-            window += 1;
-        }
         c.transactions += 1;
         stop.publish(c.transactions);
         if let (Some(h), Some(t)) = (hist.as_deref_mut(), in_flight.as_mut()) {

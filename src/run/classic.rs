@@ -62,7 +62,7 @@ fn banner(config: &Config, spec: &TestSpec, kind: ClassicKind) -> Result<Banner,
         copy_avoidance: false,
         no_control: g.no_control,
         features: Default::default(),
-        first_burst: spec.first_burst as i32,
+        first_burst: spec.first_burst_given,
         cpu_bind: g.local_cpu_bind >= 0 || g.remote_cpu_bind >= 0,
     })
 }

@@ -192,7 +192,7 @@ pub fn build(input: RecordInput) -> OmniRecord {
         rt_latency,
         request_size: i64::from(spec.request_size),
         response_size: i64::from(spec.response_size),
-        burst_size: i64::from(spec.first_burst),
+        burst_size: i64::from(spec.first_burst_given),
         transport_mss: i64::from(o.transport_mss),
         sd_units: if x { "usec/Tran" } else { "usec/KB" },
         latency: o.histogram.as_ref().map(latency_record).unwrap_or_default(),
