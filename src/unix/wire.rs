@@ -129,7 +129,14 @@ impl UnixPath {
         m.set_data_i32(at, self.name_len);
         let region = Self::region(at + 1);
         let mut raw = vec![0u8; region.len()];
-        let n = self.bytes.len().min(raw.len().saturating_sub(1));
+        // An unterminated string (as decoded from a full region) is written
+        // back whole, so it reads back the same; ours keep their NUL.
+        let room = if self.terminated {
+            raw.len().saturating_sub(1)
+        } else {
+            raw.len()
+        };
+        let n = self.bytes.len().min(room);
         raw[..n].copy_from_slice(&self.bytes[..n]);
         for (i, chunk) in raw.chunks(4).enumerate() {
             let mut group = [0u8; 4];

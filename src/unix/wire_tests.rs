@@ -262,6 +262,8 @@ fn unterminated_or_inconsistent_paths_are_flagged() {
     assert!(!r.path.terminated);
     assert_eq!(r.path.bytes.len(), PATH_FIELD_MAX);
     assert!(!r.path.is_announced());
+    // Re-sent as read: still unterminated, not cut to fit a NUL.
+    assert_eq!(StreamStreamRequest::decode(&r.encode()), r);
     let mut lying = UnixPath::new(b"/tmp");
     lying.name_len = 3;
     assert!(!lying.is_announced());

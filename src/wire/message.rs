@@ -126,17 +126,23 @@ impl Message {
     }
 
     /// A C string stored raw at `offset..offset+len` of the test-specific
-    /// data: up to the first NUL, lossily decoded, never past `len`.
+    /// data: up to the first NUL, lossily decoded, and cut to what
+    /// `set_data_str` can write back (`len - 1` bytes, whole characters).
+    /// Without the cut, a value read from a hostile or unterminated field
+    /// (invalid bytes become 3-byte U+FFFD) would change when re-sent.
     pub fn data_str(&self, offset: usize, len: usize) -> String {
         let start = DATA_OFFSET + offset;
         let end = (start + len).min(MESSAGE_LEN);
         let field = self.bytes.get(start..end).unwrap_or(&[]);
         let used = field.iter().position(|&b| b == 0).unwrap_or(field.len());
-        String::from_utf8_lossy(&field[..used]).into_owned()
+        let mut text = String::from_utf8_lossy(&field[..used]).into_owned();
+        text.truncate(char_floor(&text, field.len().saturating_sub(1)));
+        text
     }
 
-    /// Store `value` raw at `offset` of the test-specific data, truncated so
-    /// that a terminating NUL always fits in `len` bytes.
+    /// Store `value` raw at `offset` of the test-specific data, truncated
+    /// to whole characters so that a terminating NUL always fits in `len`
+    /// bytes (a cut character would read back as U+FFFD).
     pub fn set_data_str(&mut self, offset: usize, len: usize, value: &str) {
         let start = DATA_OFFSET + offset;
         let end = (start + len).min(MESSAGE_LEN);
@@ -145,7 +151,7 @@ impl Message {
         }
         let field = &mut self.bytes[start..end];
         field.fill(0);
-        let n = value.len().min(field.len() - 1);
+        let n = char_floor(value, field.len() - 1);
         field[..n].copy_from_slice(&value.as_bytes()[..n]);
     }
 
@@ -172,6 +178,18 @@ impl Message {
     pub fn set_kind_swapped(&mut self, kind: u32) {
         self.set_word(0, kind.swap_bytes());
     }
+}
+
+/// The longest prefix of `text` of at most `max` bytes that ends on a
+/// character boundary.
+fn char_floor(text: &str, max: usize) -> usize {
+    if text.len() <= max {
+        return text.len();
+    }
+    (0..=max)
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0)
 }
 
 /// Join two 32-bit halves sent as separate words into a 64-bit counter.
@@ -213,6 +231,22 @@ mod tests {
         assert_eq!(m.data_str(152, 16), "a-very-long-con");
         m.set_data_str(MESSAGE_LEN, 16, "x");
         assert_eq!(m.data_str(MESSAGE_LEN, 16), "");
+    }
+
+    #[test]
+    fn strings_read_back_as_they_can_be_written() {
+        let mut m = Message::default();
+        // A cut never splits a character: "é" is two bytes.
+        m.set_data_str(0, 4, "aéé");
+        assert_eq!(m.data_str(0, 4), "aé");
+        // An unterminated field of invalid bytes reads as U+FFFD (3 bytes
+        // each), cut to what fits back with its NUL.
+        m.bytes[DATA_OFFSET..DATA_OFFSET + 8].fill(0xff);
+        let read = m.data_str(0, 8);
+        assert_eq!(read, "\u{fffd}\u{fffd}");
+        let mut again = Message::default();
+        again.set_data_str(0, 8, &read);
+        assert_eq!(again.data_str(0, 8), read);
     }
 
     #[test]
