@@ -297,6 +297,32 @@ fn a_burst_of_eight_raises_the_transaction_rate() {
     assert!(rr_rate(&server, "-8") > 0.0);
 }
 
+/// A counted burst test sends exactly its count of requests (stock netperf
+/// overshoots by the burst and dies of a broken pipe or a reset).
+#[test]
+fn a_counted_burst_test_sends_its_count_and_ends_cleanly() {
+    let server = Server::start("127.0.0.1");
+    for test in ["TCP_RR", "UDP_RR"] {
+        for count in ["1", "5", "3000"] {
+            let args = [
+                "-t",
+                test,
+                "-l",
+                &format!("-{count}"),
+                "-P",
+                "0",
+                "--",
+                "-b",
+                "16",
+                "-o",
+                "LOCAL_SEND_CALLS,REMOTE_SEND_CALLS",
+            ];
+            let out = run_ok(&server, &args);
+            assert_eq!(out.trim(), format!("{count},{count}"), "{test} -l -{count}");
+        }
+    }
+}
+
 #[test]
 fn udp_rr_survives_lost_datagrams_and_reports_its_timeouts() {
     // A netserver that leaves every 3000th request unanswered.

@@ -37,19 +37,18 @@ pub fn client(
     let mut in_flight = hist
         .as_ref()
         .map(|_| InFlightTimer::new(burst as usize + 1));
-    while !stop.is_set() {
-        if let Some(limit) = trans_limit {
-            if c.transactions >= limit {
-                break;
-            }
-        }
+    // A counted test sends no more requests than it counts: the server
+    // answers that many and closes, so a burst must not overshoot (stock
+    // netperf does, and dies of a broken pipe or a reset).
+    let limit = trans_limit.unwrap_or(u64::MAX);
+    while !stop.is_set() && c.transactions < limit {
         // A transaction is timed from before its send, as netperf does: on
         // loopback the send call itself carries the request to the server.
         // The burst goes out at once, at the start and after a lost
         // response, without waiting for a congestion window: netperf 2.7.1
         // removed its ramp-up from the omni loop (its manual still
         // describes it).
-        while outstanding < burst {
+        while outstanding < burst && c.transactions + u64::from(outstanding) + 1 < limit {
             let sent_at = in_flight.as_ref().map(|_| Instant::now());
             let buf = send_ring.next_ptr();
             stamp(seq.as_deref_mut(), buf, req);
@@ -64,19 +63,21 @@ pub fn client(
             }
             outstanding += 1;
         }
-        let sent_at = in_flight.as_ref().map(|_| Instant::now());
-        let buf = send_ring.next_ptr();
-        stamp(seq.as_deref_mut(), buf, req);
-        if !send_message(fd, buf, req, dest, stop, &mut c)? {
-            break;
+        if c.transactions + u64::from(outstanding) < limit {
+            let sent_at = in_flight.as_ref().map(|_| Instant::now());
+            let buf = send_ring.next_ptr();
+            stamp(seq.as_deref_mut(), buf, req);
+            if !send_message(fd, buf, req, dest, stop, &mut c)? {
+                break;
+            }
+            if let Some(s) = seq.as_deref_mut() {
+                s.sent();
+            }
+            if let (Some(t), Some(at)) = (in_flight.as_mut(), sent_at) {
+                t.start(at);
+            }
+            outstanding += 1;
         }
-        if let Some(s) = seq.as_deref_mut() {
-            s.sent();
-        }
-        if let (Some(t), Some(at)) = (in_flight.as_mut(), sent_at) {
-            t.start(at);
-        }
-        outstanding += 1;
         let response = recv_ring.next_ptr();
         match recv_message(fd, response, rsp, udp, stop, loss_timeout, &mut c)? {
             Got::Message => {
