@@ -7,6 +7,8 @@ pub mod agg;
 pub mod cli;
 pub mod control;
 pub mod engine;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod measure;
 pub mod net;
 pub mod report;

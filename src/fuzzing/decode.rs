@@ -1,0 +1,146 @@
+//! The `decode_message` target: any bytes, as one control message, through
+//! every decoder of netperf-ng and the server's omni request validation.
+//! Nothing may panic, and a decoded value must come back unchanged from
+//! encode → decode, with an encoding that is then stable: a value we can
+//! read is one we can write, so a relayed or re-sent message means the same.
+
+use crate::server::limits::Limits;
+use crate::server::omni::validate;
+use crate::unix::{request, wire as unix, UnixTest};
+use crate::wire::extension::Extension;
+use crate::wire::{self, legacy, omni, system_facts, Message, MESSAGE_LEN};
+use std::fmt::Debug;
+
+/// The message a fuzz input stands for: its first 656 bytes, zero-padded.
+pub fn message_from(data: &[u8]) -> Message {
+    let mut bytes = [0u8; MESSAGE_LEN];
+    let n = data.len().min(MESSAGE_LEN);
+    bytes[..n].copy_from_slice(&data[..n]);
+    Message::from_bytes(bytes)
+}
+
+/// `first` was decoded from a message: encoding and decoding it again must
+/// give the same value, and encoding that the same bytes. Values are
+/// compared by their Debug text because floats may be NaN (never equal to
+/// themselves); the byte comparison covers what Debug cannot tell apart.
+fn round_trip<T: Debug>(
+    what: &str,
+    first: T,
+    encode: impl Fn(&T) -> Message,
+    decode: impl Fn(&Message) -> T,
+) {
+    let encoded = encode(&first);
+    let second = decode(&encoded);
+    let (a, b) = (format!("{first:?}"), format!("{second:?}"));
+    assert!(
+        a == b,
+        "{what}: decode(encode(v)) differs from v\n  v:     {a}\n  again: {b}"
+    );
+    assert!(
+        encode(&second).bytes == encoded.bytes,
+        "{what}: encode(decode(encode(v))) differs from encode(v) for {a}"
+    );
+}
+
+/// The codecs of the messages that carry a fixed struct.
+macro_rules! plain_codecs {
+    ($m:expr; $($ty:path),* $(,)?) => {
+        $( round_trip(stringify!($ty), <$ty>::decode($m), |v| v.encode(), <$ty>::decode); )*
+    };
+}
+
+/// Run every check on `data` as one message; panics on a finding.
+pub fn check_message(data: &[u8]) {
+    let m = &message_from(data);
+    let kind = m.kind();
+    plain_codecs!(m;
+        omni::OmniRequest, omni::OmniResponse, omni::OmniResults,
+        legacy::TcpStreamRequest, legacy::TcpStreamResponse, legacy::TcpStreamResults,
+        legacy::TcpCcRequest, legacy::TcpCcResponse, legacy::TcpCcResults,
+        unix::StreamStreamRequest, unix::StreamStreamResponse, unix::StreamStreamResults,
+        unix::StreamRrRequest, unix::StreamRrResponse, unix::StreamRrResults,
+        unix::DgStreamRequest, unix::DgStreamResponse, unix::DgStreamResults,
+        unix::DgRrRequest, unix::DgRrResponse, unix::DgRrResults,
+    );
+    check_blocks(m);
+    round_trip(
+        "passphrase",
+        wire::decode_passphrase(m),
+        |p| wire::encode_passphrase(p),
+        wire::decode_passphrase,
+    );
+    round_trip(
+        "cpu calibrate response",
+        wire::decode_cpu_calibrate_response(m),
+        |(rate, cpus)| wire::encode_cpu_calibrate_response(*rate, *cpus),
+        wire::decode_cpu_calibrate_response,
+    );
+    // What netserver decides about a request, and what our netperf makes of
+    // a Unix-domain reply: only "no panic" is asked of them.
+    let _ = validate(&omni::OmniRequest::decode(m), &Limits::default());
+    let _ = UnixTest::from_request_kind(kind);
+    for test in [
+        UnixTest::StreamStream,
+        UnixTest::StreamRr,
+        UnixTest::DgStream,
+        UnixTest::DgRr,
+    ] {
+        let _ = request::reply(test, m);
+        let _ = request::remote(test, m);
+    }
+}
+
+/// The netperf-ng blocks added to requests and results after a magic word.
+fn check_blocks(m: &Message) {
+    match Extension::decode(m) {
+        // A block with nothing in it means the same as none (our netperf
+        // sends none then), so both read as the default.
+        Ok(ext) => round_trip(
+            "Extension",
+            ext.unwrap_or_default(),
+            |e| {
+                let mut out = Message::default();
+                e.encode_into(&mut out);
+                out
+            },
+            |out| Extension::decode(out).ok().flatten().unwrap_or_default(),
+        ),
+        Err(reason) => assert!(!reason.is_empty(), "a refusal says why"),
+    }
+    round_trip(
+        "SystemFacts",
+        system_facts::SystemFacts::decode(m),
+        |facts| {
+            let mut out = Message::default();
+            if let Some(f) = facts {
+                f.encode_into(&mut out);
+            }
+            out
+        },
+        system_facts::SystemFacts::decode,
+    );
+    round_trip(
+        "interface counters",
+        system_facts::decode_interface(m),
+        |delta| {
+            let mut out = Message::default();
+            if let Some(d) = delta {
+                system_facts::encode_interface(&mut out, d);
+            }
+            out
+        },
+        system_facts::decode_interface,
+    );
+    round_trip(
+        "datagram counts",
+        system_facts::decode_datagrams(m),
+        |counts| {
+            let mut out = Message::default();
+            if let Some(c) = counts {
+                system_facts::encode_datagrams(&mut out, c);
+            }
+            out
+        },
+        system_facts::decode_datagrams,
+    );
+}

@@ -1,0 +1,431 @@
+//! The fuzz corpora (fuzz/corpus/) on the stable toolchain: every
+//! decode_message input through the fuzz target's own checks, and a few
+//! session scripts against a live session, so CI exercises what the fuzzers
+//! found without nightly. `write_seeds` (ignored) regenerates the seeds;
+//! docs/fuzzing.md says when.
+
+use netperf_ng::fuzzing::{decode, session, session::Step};
+use netperf_ng::unix::wire as unix;
+use netperf_ng::wire::extension::Extension;
+use netperf_ng::wire::legacy;
+use netperf_ng::wire::omni::{OmniRequest, OmniResponse, OmniResults};
+use netperf_ng::wire::system_facts::{self, SystemFacts};
+use netperf_ng::wire::{self, Message, MESSAGE_LEN};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+fn corpus(target: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/corpus")
+        .join(target)
+}
+
+/// Every file of a corpus, by name, in name order.
+fn inputs(target: &str) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<_> = std::fs::read_dir(corpus(target))
+        .unwrap_or_else(|e| panic!("fuzz/corpus/{target}: {e}"))
+        .map(|entry| entry.expect("corpus entry").path())
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read(&p).expect("read corpus file"))
+        })
+        .collect()
+}
+
+#[test]
+fn decode_message_corpus_passes_the_fuzz_checks() {
+    let started = Instant::now();
+    let all = inputs("decode_message");
+    assert!(all.len() >= 10, "the seeds are in git: {}", all.len());
+    for (name, data) in &all {
+        let outcome = std::panic::catch_unwind(|| decode::check_message(data));
+        assert!(outcome.is_ok(), "fuzz/corpus/decode_message/{name} fails");
+    }
+    assert!(started.elapsed() < Duration::from_secs(2));
+}
+
+#[test]
+fn session_scripts_parse_and_reencode() {
+    let all = inputs("session");
+    assert!(all.len() >= 10, "the seeds are in git: {}", all.len());
+    for (name, data) in &all {
+        let script = session::parse(data);
+        assert!(!script.steps.is_empty(), "{name} does nothing");
+        assert_eq!(session::parse(&session::encode(&script)), script, "{name}");
+    }
+}
+
+/// A few scripts live, the quick ones: the fuzzer plays them all.
+#[test]
+fn session_seeds_run_without_a_finding() {
+    for name in [
+        "omni-tcp-stream-with-data",
+        "passphrase-then-calibrate",
+        "partial-message-then-close",
+        "unknown-and-small-requests",
+    ] {
+        let data = std::fs::read(corpus("session").join(name)).expect(name);
+        let started = Instant::now();
+        session::run_input(&data);
+        assert!(started.elapsed() < Duration::from_secs(4), "{name}");
+    }
+}
+
+// ---- the seeds ----
+
+fn captured() -> Vec<(String, [u8; MESSAGE_LEN])> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/reference/netperf-2.7.1-wire-capture.txt"
+    );
+    let text = std::fs::read_to_string(path).expect("the reference capture");
+    let (mut test, mut out) = (String::new(), Vec::new());
+    let mut seen = std::collections::HashMap::<String, usize>::new();
+    for line in text.lines() {
+        if let Some(name) = line.strip_prefix("TEST ") {
+            test = name
+                .split(|c: char| !c.is_alphanumeric() && c != '_')
+                .filter(|word| !word.is_empty())
+                .collect::<Vec<_>>()
+                .join("-");
+            continue;
+        }
+        let mut parts = line.split_whitespace();
+        let (Some(dir), Some(_), Some(hex)) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        let bytes: Vec<u8> = (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+            .collect();
+        let side = if dir == "C>S" { "netperf" } else { "netserver" };
+        let n = seen.entry(format!("{test}-{side}")).or_default();
+        *n += 1;
+        let name = format!("stock-{}-{side}-{n}", test.to_lowercase());
+        out.push((name, bytes.try_into().expect("656 bytes")));
+    }
+    out
+}
+
+fn encoded_messages() -> Vec<(&'static str, Message)> {
+    let mut with_ext = OmniRequest {
+        protocol: 17,
+        socket_type: 2,
+        ipfamily: 4,
+        direction: 4,
+        test_length: 1,
+        cong_control: "cubic".into(),
+        fill_file: "fill".into(),
+        ..Default::default()
+    }
+    .encode();
+    Extension {
+        mmsg_batch: 16,
+        zerocopy: true,
+        busy_poll_usecs: Some(50),
+        system_facts: true,
+        sequence: true,
+        interface_counters: true,
+    }
+    .encode_into(&mut with_ext);
+    let mut results = OmniResults {
+        bytes_received: 1 << 33,
+        elapsed_time: 1.0,
+        ifname: "lo".into(),
+        cong_control: "cubic".into(),
+        ..Default::default()
+    }
+    .encode();
+    SystemFacts {
+        sysname: "Linux".into(),
+        machine: "x86_64".into(),
+        release: "6.1.0".into(),
+        version: "#1 SMP".into(),
+        model: "Standard PC".into(),
+        cpu_model: "Xeon".into(),
+        cpu_mhz: 2000,
+    }
+    .encode_into(&mut results);
+    system_facts::encode_interface(&mut results, &[1, 2, 3, 4]);
+    let response = OmniResponse {
+        data_port: 40000,
+        system_model: "model".into(),
+        cpu_model: "cpu".into(),
+        security_string: "sec".into(),
+        ..Default::default()
+    }
+    .encode();
+    let stream_response = legacy::TcpStreamResponse {
+        data_port_number: 40001,
+        ..Default::default()
+    };
+    let cc_response = legacy::TcpCcResponse {
+        data_port_number: 40002,
+        ..Default::default()
+    };
+    let unix_path = unix::UnixPath::new(b"/tmp");
+    vec![
+        ("ng-omni-request-with-extension", with_ext),
+        ("ng-omni-results-with-blocks", results),
+        ("ng-omni-response", response),
+        ("ng-tcp-stream-response", stream_response.encode()),
+        (
+            "ng-tcp-stream-results",
+            legacy::TcpStreamResults::left_over_from(&stream_response).encode(),
+        ),
+        ("ng-tcp-cc-response", cc_response.encode()),
+        (
+            "ng-tcp-cc-results",
+            legacy::TcpCcResults::left_over_from(&cc_response).encode(),
+        ),
+        (
+            "ng-unix-stream-stream-request",
+            unix::StreamStreamRequest {
+                receive_size: 4096,
+                test_length: 1,
+                path: unix_path.clone(),
+                ..Default::default()
+            }
+            .encode(),
+        ),
+        (
+            "ng-unix-dg-rr-response",
+            unix::DgRrResponse {
+                path: unix_path,
+                ..Default::default()
+            }
+            .encode(),
+        ),
+        (
+            "ng-unix-stream-rr-results",
+            unix::StreamRrResults {
+                trans_received: 7,
+                ..Default::default()
+            }
+            .encode(),
+        ),
+        ("ng-passphrase", wire::encode_passphrase("secret phrase")),
+        (
+            "ng-cpu-calibrate-response",
+            wire::encode_cpu_calibrate_response(100.0, 8),
+        ),
+    ]
+}
+
+fn session_seeds(stock: &[(String, [u8; MESSAGE_LEN])]) -> Vec<(String, session::Script)> {
+    use Step::{Await, Data, Pause};
+    let t = |index: u8| Step::Template {
+        index,
+        edits: vec![],
+    };
+    let script = |passphrase: bool, steps: Vec<Step>| session::Script { passphrase, steps };
+    let mut seeds = vec![
+        (
+            "omni-tcp-stream-with-data",
+            script(
+                false,
+                vec![
+                    t(0),
+                    Await,
+                    Data {
+                        udp: false,
+                        units: 16,
+                    },
+                    Await,
+                ],
+            ),
+        ),
+        (
+            "omni-tcp-maerts",
+            script(
+                false,
+                vec![
+                    t(1),
+                    Await,
+                    Data {
+                        udp: false,
+                        units: 0,
+                    },
+                    Await,
+                ],
+            ),
+        ),
+        (
+            "omni-tcp-rr-by-count",
+            script(
+                false,
+                vec![
+                    t(2),
+                    Await,
+                    Data {
+                        udp: false,
+                        units: 1,
+                    },
+                    Await,
+                ],
+            ),
+        ),
+        (
+            "omni-tcp-crr",
+            script(
+                false,
+                vec![
+                    t(3),
+                    Await,
+                    Data {
+                        udp: false,
+                        units: 0,
+                    },
+                    Data {
+                        udp: false,
+                        units: 0,
+                    },
+                    Await,
+                ],
+            ),
+        ),
+        (
+            "omni-udp-stream-extension",
+            script(
+                false,
+                vec![
+                    t(4),
+                    Await,
+                    Data {
+                        udp: true,
+                        units: 8,
+                    },
+                    Await,
+                ],
+            ),
+        ),
+        (
+            "omni-udp-rr",
+            script(
+                false,
+                vec![
+                    t(5),
+                    Await,
+                    Data {
+                        udp: true,
+                        units: 1,
+                    },
+                    Await,
+                ],
+            ),
+        ),
+        ("omni-udp-send", script(false, vec![t(6), Await, Await])),
+        (
+            "legacy-tcp-sendfile",
+            script(
+                false,
+                vec![
+                    t(7),
+                    Await,
+                    Data {
+                        udp: false,
+                        units: 4,
+                    },
+                    Await,
+                ],
+            ),
+        ),
+        (
+            "legacy-tcp-cc",
+            script(
+                false,
+                vec![
+                    t(8),
+                    Await,
+                    Data {
+                        udp: false,
+                        units: 0,
+                    },
+                    Await,
+                ],
+            ),
+        ),
+        (
+            "unix-stream-stream",
+            script(false, vec![t(9), Await, Await]),
+        ),
+        ("unix-stream-rr", script(false, vec![t(10), Await, Await])),
+        ("unix-dg-stream", script(false, vec![t(11), Await, Await])),
+        ("unix-dg-rr", script(false, vec![t(12), Await, Await])),
+        (
+            "passphrase-then-calibrate",
+            script(true, vec![t(14), t(13), Await]),
+        ),
+        ("wrong-passphrase", script(true, vec![t(13), Await])),
+        (
+            "unknown-and-small-requests",
+            script(false, vec![t(15), Await, t(16), Await, t(17), Await]),
+        ),
+        (
+            "partial-message-then-close",
+            script(
+                false,
+                vec![Step::Partial(vec![0, 0, 0, 97, 0xff]), Pause(2)],
+            ),
+        ),
+        (
+            "two-tests-one-connection",
+            script(false, vec![t(2), Await, t(5), Await, Await]),
+        ),
+        (
+            "test-edited-sizes",
+            script(
+                false,
+                vec![
+                    Step::Template {
+                        index: 0,
+                        edits: vec![(3, 0x7fff_ffff), (12, 64)],
+                    },
+                    Await,
+                ],
+            ),
+        ),
+    ]
+    .into_iter()
+    .map(|(name, s)| (name.to_string(), s))
+    .collect::<Vec<_>>();
+    // The stock netperf requests as they were captured.
+    for (name, bytes) in stock.iter().filter(|(n, _)| n.contains("-netperf-1")) {
+        let steps = vec![
+            Step::Message(Box::new(*bytes)),
+            Await,
+            Data {
+                udp: name.contains("udp"),
+                units: 2,
+            },
+            Await,
+        ];
+        seeds.push((name.replace("-netperf-1", ""), script(false, steps)));
+    }
+    seeds
+}
+
+/// Rewrite the seed files: `cargo test --test fuzz_corpus -- --ignored`.
+/// Inputs the fuzzers found (regress-*) are kept.
+#[test]
+#[ignore]
+fn write_seeds() {
+    let stock = captured();
+    let decode_dir = corpus("decode_message");
+    std::fs::create_dir_all(&decode_dir).unwrap();
+    for (name, bytes) in &stock {
+        std::fs::write(decode_dir.join(name), bytes).unwrap();
+    }
+    for (name, m) in encoded_messages() {
+        std::fs::write(decode_dir.join(name), m.bytes).unwrap();
+    }
+    let session_dir = corpus("session");
+    std::fs::create_dir_all(&session_dir).unwrap();
+    for (name, script) in session_seeds(&stock) {
+        std::fs::write(session_dir.join(name), session::encode(&script)).unwrap();
+    }
+}
