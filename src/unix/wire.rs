@@ -129,15 +129,17 @@ impl UnixPath {
         m.set_data_i32(at, self.name_len);
         let region = Self::region(at + 1);
         let mut raw = vec![0u8; region.len()];
-        // An unterminated string (as decoded from a full region) is written
-        // back whole, so it reads back the same; ours keep their NUL.
+        // Nothing after an embedded NUL is sent. An unterminated string (as
+        // decoded from a full region) is written back whole, so it reads
+        // back the same; ours keep their NUL.
+        let bytes = self.bytes.split(|&b| b == 0).next().unwrap_or(&[]);
         let room = if self.terminated {
             raw.len().saturating_sub(1)
         } else {
             raw.len()
         };
-        let n = self.bytes.len().min(room);
-        raw[..n].copy_from_slice(&self.bytes[..n]);
+        let n = bytes.len().min(room);
+        raw[..n].copy_from_slice(&bytes[..n]);
         for (i, chunk) in raw.chunks(4).enumerate() {
             let mut group = [0u8; 4];
             group[..chunk.len()].copy_from_slice(chunk);

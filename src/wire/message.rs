@@ -140,7 +140,8 @@ impl Message {
         text
     }
 
-    /// Store `value` raw at `offset` of the test-specific data, truncated
+    /// Store `value` raw at `offset` of the test-specific data, up to its
+    /// first NUL (what a C reader sees; nothing hides behind it), truncated
     /// to whole characters so that a terminating NUL always fits in `len`
     /// bytes (a cut character would read back as U+FFFD).
     pub fn set_data_str(&mut self, offset: usize, len: usize, value: &str) {
@@ -151,6 +152,7 @@ impl Message {
         }
         let field = &mut self.bytes[start..end];
         field.fill(0);
+        let value = value.split('\0').next().unwrap_or("");
         let n = char_floor(value, field.len() - 1);
         field[..n].copy_from_slice(&value.as_bytes()[..n]);
     }
@@ -239,6 +241,9 @@ mod tests {
         // A cut never splits a character: "é" is two bytes.
         m.set_data_str(0, 4, "aéé");
         assert_eq!(m.data_str(0, 4), "aé");
+        // Nothing after an embedded NUL is sent.
+        m.set_data_str(0, 8, "ab\0cd");
+        assert_eq!(&m.bytes[DATA_OFFSET..DATA_OFFSET + 8], b"ab\0\0\0\0\0\0");
         // An unterminated field of invalid bytes reads as U+FFFD (3 bytes
         // each), cut to what fits back with its NUL.
         m.bytes[DATA_OFFSET..DATA_OFFSET + 8].fill(0xff);
