@@ -257,7 +257,12 @@ pub fn run_iteration(
         .map(crate::net::interface::InterfaceCounters::read);
     let started = Instant::now();
     // SIGALRM, SIGINT or SIGTERM end the data phase at once (netperf only).
-    let timer = Timer::arm_watching(seconds, stop.clone(), true);
+    // A flag shared with others (netagg's coordinator) needs the watching
+    // thread; netperf's own test runs with no other thread.
+    let timer = match run.shared_stop {
+        Some(_) => Timer::arm_watching(seconds, stop.clone(), true),
+        None => Timer::arm_alone(seconds, stop.clone()),
+    };
     let sampler = run
         .interim
         .clone()

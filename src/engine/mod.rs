@@ -11,6 +11,7 @@ pub mod pacing;
 pub mod ring;
 pub mod rr;
 pub mod sequence;
+pub mod signal_timer;
 pub mod signals;
 pub mod sizing;
 pub mod stream;

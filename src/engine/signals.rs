@@ -1,8 +1,9 @@
 //! Stopping netperf from outside: SIGALRM, SIGINT and SIGTERM ask the running
 //! test to end at once (the aggregate scripts `kill -ALRM` their netperfs);
 //! the test then closes down and reports the time it really measured. A
-//! second SIGINT exits immediately. The handlers only touch atomics; the
-//! test timer thread watches them and does the rest.
+//! second SIGINT exits immediately. The handlers only touch atomics and
+//! start the thread-free clock's ticks; that clock, or the test timer
+//! thread, does the rest.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Once;
@@ -19,6 +20,8 @@ extern "C" fn on_stop_signal(signal: libc::c_int) {
         unsafe { libc::_exit(EXIT_ON_SECOND_INTERRUPT) };
     }
     STOP_REQUESTED.store(true, Ordering::Relaxed);
+    // The thread-free test clock, if one runs, ends the test from its tick.
+    super::signal_timer::tick_now();
 }
 
 /// Install the handlers (once per process; netperf only, never netserver).

@@ -9,6 +9,8 @@ use std::sync::{Arc, Once};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use super::signal_timer::SignalTimer;
+
 /// Set when the test must stop (by the timer, a signal, or a count), and the
 /// data thread's running count of work units (bytes or transactions), which
 /// it stores after every call so that interim results and netagg can sample
@@ -52,6 +54,10 @@ impl StopFlag {
     pub fn units(&self) -> u64 {
         self.0.units.load(Ordering::Relaxed)
     }
+    /// The flag itself, for the thread-free timer's signal handler.
+    pub(crate) fn stop_ptr(&self) -> *const AtomicBool {
+        &self.0.stop
+    }
 }
 
 /// The signal that interrupts a blocked data call at the end of a test: a
@@ -90,9 +96,26 @@ pub struct Timer {
     cancel: Option<Sender<()>>,
     thread: Option<JoinHandle<()>>,
     fired: Arc<AtomicBool>,
+    /// The thread-free clock, when `arm_alone` could use it.
+    alone: Option<SignalTimer>,
 }
 
 impl Timer {
+    /// Arm netperf's clock for a data loop that is its process's only
+    /// thread: no timer thread (see `signal_timer`), stop signals watched;
+    /// a thread-based timer when the thread-free one is taken.
+    pub fn arm_alone(after: Option<Duration>, flag: StopFlag) -> Timer {
+        match SignalTimer::arm(after, &flag) {
+            Some(alone) => Timer {
+                cancel: None,
+                thread: None,
+                fired: Arc::new(AtomicBool::new(false)),
+                alone: Some(alone),
+            },
+            None => Self::arm_watching(after, flag, true),
+        }
+    }
+
     /// Arm a timer; `None` means never (the test ends by count or by the peer).
     pub fn arm(after: Option<Duration>, flag: StopFlag) -> Timer {
         Self::arm_watching(after, flag, false)
@@ -107,6 +130,7 @@ impl Timer {
                 cancel: None,
                 thread: None,
                 fired,
+                alone: None,
             };
         }
         install_wake_handler();
@@ -155,12 +179,16 @@ impl Timer {
             cancel: Some(tx),
             thread,
             fired,
+            alone: None,
         }
     }
 
     /// Whether the timer (not the peer or a count) ended the test.
     pub fn fired(&self) -> bool {
-        self.fired.load(Ordering::Relaxed)
+        match &self.alone {
+            Some(alone) => alone.fired(),
+            None => self.fired.load(Ordering::Relaxed),
+        }
     }
 }
 
