@@ -351,11 +351,64 @@ fn session_seeds(stock: &[(String, [u8; MESSAGE_LEN])]) -> Vec<(String, session:
         ),
         (
             "unix-stream-stream",
-            script(false, vec![t(9), Await, Await]),
+            script(
+                false,
+                vec![
+                    t(9),
+                    Await,
+                    Data {
+                        udp: false,
+                        units: 4,
+                    },
+                    Await,
+                ],
+            ),
         ),
-        ("unix-stream-rr", script(false, vec![t(10), Await, Await])),
-        ("unix-dg-stream", script(false, vec![t(11), Await, Await])),
-        ("unix-dg-rr", script(false, vec![t(12), Await, Await])),
+        (
+            "unix-stream-rr",
+            script(
+                false,
+                vec![
+                    t(10),
+                    Await,
+                    Data {
+                        udp: false,
+                        units: 4,
+                    },
+                    Await,
+                ],
+            ),
+        ),
+        (
+            "unix-dg-stream",
+            script(
+                false,
+                vec![
+                    t(11),
+                    Await,
+                    Data {
+                        udp: false,
+                        units: 4,
+                    },
+                    Await,
+                ],
+            ),
+        ),
+        (
+            "unix-dg-rr",
+            script(
+                false,
+                vec![
+                    t(12),
+                    Await,
+                    Data {
+                        udp: false,
+                        units: 4,
+                    },
+                    Await,
+                ],
+            ),
+        ),
         (
             "passphrase-then-calibrate",
             script(true, vec![t(14), t(13), Await]),

@@ -3,6 +3,7 @@
 //! nightly toolchain) and so the checks are built and linted with the rest.
 //! Not part of the public API. docs/fuzzing.md describes the targets.
 
+pub mod client;
 pub mod decode;
 pub mod session;
 pub mod templates;

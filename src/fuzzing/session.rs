@@ -23,32 +23,21 @@
 //! Every message sent passes through [`templates::confine`], so data
 //! connections and datagrams stay on this machine.
 
+use super::client::Client;
 pub use super::templates;
 use crate::server::limits::Limits;
 use crate::server::options::ServerOptions;
 use crate::server::session;
-use crate::wire::message::MESSAGE_WORDS;
-use crate::wire::{kind, Message, MESSAGE_LEN};
-use std::io::{Read, Write};
-use std::net::{Ipv4Addr, Shutdown, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use crate::wire::MESSAGE_LEN;
+use std::net::{Ipv4Addr, TcpListener, TcpStream, UdpSocket};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Steps read from one input; the rest is ignored.
 pub const MAX_STEPS: usize = 16;
 /// How long the session may go on after its client has closed.
 pub const SESSION_BOUND: Duration = Duration::from_secs(5);
-/// Longest wait for one message in an `await` step, and for all of them.
-const AWAIT_LIMIT: Duration = Duration::from_millis(1500);
-const AWAIT_BUDGET: Duration = Duration::from_secs(4);
-/// Longest wait for the server to close after the client has (it first
-/// finishes what the client sent, each test cut short by the close).
-const DRAIN_LIMIT: Duration = Duration::from_secs(5);
-/// Most time the pause steps of one input may take.
-const PAUSE_BUDGET: Duration = Duration::from_millis(600);
-/// Largest write of a `data` step: 127 × 256 bytes.
-const DATA_UNIT: usize = 256;
 
 pub const OP_MESSAGE: u8 = 0;
 pub const OP_TEMPLATE: u8 = 1;
@@ -201,7 +190,7 @@ fn listener() -> &'static TcpListener {
 
 /// Where netserver's UDP sends to "netperf" go: a socket of ours that is
 /// never read (the kernel drops what does not fit).
-fn sink_port() -> u16 {
+pub(super) fn sink_port() -> u16 {
     static SINK: OnceLock<Option<UdpSocket>> = OnceLock::new();
     SINK.get_or_init(|| UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).ok())
         .as_ref()
@@ -228,7 +217,7 @@ pub fn run_script(script: &Script) {
             let _ = done.send(());
         })
         .expect("spawn the session thread");
-    let mut client = Client::new(stream);
+    let mut client = Client::new(stream, sink_port());
     for step in &script.steps {
         if !client.step(step) {
             break;
@@ -245,157 +234,4 @@ pub fn run_script(script: &Script) {
     if let Err(panic) = session.join() {
         std::panic::resume_unwind(panic);
     }
-}
-
-/// The client end of one script.
-struct Client {
-    control: TcpStream,
-    /// The data port of the last response that named one.
-    data_port: Option<u16>,
-    /// Data connections, held open until the end.
-    data: Vec<TcpStream>,
-    paused: Duration,
-    awaited: Duration,
-}
-
-impl Client {
-    fn new(control: TcpStream) -> Self {
-        let _ = control.set_write_timeout(Some(AWAIT_LIMIT));
-        Client {
-            control,
-            data_port: None,
-            data: Vec::new(),
-            paused: Duration::ZERO,
-            awaited: Duration::ZERO,
-        }
-    }
-
-    /// Do one step; false once the connection is gone.
-    fn step(&mut self, step: &Step) -> bool {
-        match step {
-            Step::Message(bytes) => self.send(Message::from_bytes(**bytes)),
-            Step::Template { index, edits } => {
-                let all = templates::templates();
-                let mut m = all[usize::from(*index) % all.len()].clone();
-                for (at, value) in edits {
-                    m.set_word(usize::from(*at) % MESSAGE_WORDS, *value);
-                }
-                self.send(m)
-            }
-            Step::Await => self.await_message(),
-            Step::Data { udp, units } => {
-                self.data_step(*udp, usize::from(*units) * DATA_UNIT);
-                true
-            }
-            Step::Partial(bytes) => self.control.write_all(bytes).is_ok(),
-            Step::Pause(p) => {
-                let wait = Duration::from_millis(u64::from(p % 8) * 40);
-                let wait = wait.min(PAUSE_BUDGET.saturating_sub(self.paused));
-                self.paused += wait;
-                std::thread::sleep(wait);
-                true
-            }
-        }
-    }
-
-    fn send(&mut self, mut m: Message) -> bool {
-        templates::confine(&mut m, sink_port());
-        self.control.write_all(&m.bytes).is_ok()
-    }
-
-    /// Read one message; false if the server closed.
-    fn await_message(&mut self) -> bool {
-        let mut buf = [0u8; MESSAGE_LEN];
-        let limit = AWAIT_LIMIT.min(AWAIT_BUDGET.saturating_sub(self.awaited));
-        let started = Instant::now();
-        let got = read_within(&mut self.control, &mut buf, limit);
-        self.awaited += started.elapsed();
-        match got {
-            Got::Whole => {
-                let m = Message::from_bytes(buf);
-                // Responses carry their type as sent; results (which reuse
-                // the type) arrive byte-swapped and hold no port.
-                let port_word = match m.word(0) {
-                    kind::OMNI_RESPONSE => Some(11),
-                    kind::TCP_STREAM_RESPONSE => Some(6),
-                    kind::TCP_CC_RESPONSE => Some(5),
-                    _ => None,
-                };
-                if let Some(index) = port_word.filter(|_| m.serv_errno() == 0) {
-                    self.data_port = u16::try_from(m.data_u32(index)).ok();
-                }
-                true
-            }
-            Got::Short => true,
-            Got::Closed => false,
-        }
-    }
-
-    fn data_step(&mut self, udp: bool, len: usize) {
-        let Some(port) = self.data_port.filter(|p| *p != 0) else {
-            return;
-        };
-        let to = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-        let payload = vec![0x5a; len.max(1)];
-        if udp {
-            if let Ok(s) = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)) {
-                for chunk in payload.chunks(1024) {
-                    let _ = s.send_to(chunk, to);
-                }
-            }
-        } else if let Ok(mut s) = TcpStream::connect_timeout(&to, Duration::from_millis(200)) {
-            let _ = s.set_write_timeout(Some(Duration::from_millis(200)));
-            let _ = s.write_all(&payload);
-            self.data.push(s);
-        }
-    }
-
-    /// Close our sending side, read until the server closes (bounded), then
-    /// drop every connection.
-    fn finish(self) {
-        let _ = self.control.shutdown(Shutdown::Write);
-        let deadline = Instant::now() + DRAIN_LIMIT;
-        let mut control = self.control;
-        let mut buf = [0u8; MESSAGE_LEN];
-        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-            if matches!(read_within(&mut control, &mut buf, left), Got::Closed) {
-                break;
-            }
-        }
-    }
-}
-
-/// How a bounded read of one message ended.
-enum Got {
-    Whole,
-    /// The wait ran out first (what was read is dropped).
-    Short,
-    Closed,
-}
-
-fn read_within(s: &mut TcpStream, buf: &mut [u8; MESSAGE_LEN], limit: Duration) -> Got {
-    let deadline = Instant::now() + limit;
-    let mut got = 0;
-    while got < MESSAGE_LEN {
-        let Some(left) = deadline
-            .checked_duration_since(Instant::now())
-            .filter(|d| !d.is_zero())
-        else {
-            return Got::Short;
-        };
-        let _ = s.set_read_timeout(Some(left));
-        match s.read(&mut buf[got..]) {
-            Ok(0) => return Got::Closed,
-            Ok(n) => got += n,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock
-                        | std::io::ErrorKind::TimedOut
-                        | std::io::ErrorKind::Interrupted
-                ) => {}
-            Err(_) => return Got::Closed,
-        }
-    }
-    Got::Whole
 }
