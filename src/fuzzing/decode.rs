@@ -77,7 +77,10 @@ pub fn check_message(data: &[u8]) {
     );
     // What netserver decides about a request, and what our netperf makes of
     // a Unix-domain reply: only "no panic" is asked of them.
-    let _ = validate(&omni::OmniRequest::decode(m), &Limits::default());
+    let limits = Limits::default();
+    let _ = validate(&omni::OmniRequest::decode(m), &limits);
+    let _ = crate::server::legacy::check_request(m, &limits);
+    let _ = crate::unix::server::check_request(m, &limits);
     let _ = UnixTest::from_request_kind(kind);
     for test in [
         UnixTest::StreamStream,

@@ -95,6 +95,42 @@ fn open_listener(
     Ok(s)
 }
 
+/// TCP_SENDFILE's request checked; its test length may be a byte count,
+/// which the timer clamps, so only its other fields are bounded here.
+fn check_tcp_stream(r: &TcpStreamRequest, limits: &Limits) -> Result<(), String> {
+    validate(
+        r.ipfamily,
+        r.port,
+        (r.send_buf_size, r.recv_buf_size),
+        0,
+        limits,
+    )?;
+    if r.receive_size > limits.max_message {
+        return Err(format!("receive size {} out of range", r.receive_size));
+    }
+    let align_ok = (0..=defaults::MAX_ALIGNMENT as i32).contains(&r.recv_alignment)
+        && (0..=defaults::MAX_OFFSET as i32).contains(&r.recv_offset);
+    align_ok
+        .then_some(())
+        .ok_or_else(|| "alignment or offset out of range".to_string())
+}
+
+fn check_tcp_cc(r: &TcpCcRequest, limits: &Limits) -> Result<(), String> {
+    let bufs = (r.send_buf_size, r.recv_buf_size);
+    validate(r.ipfamily, r.port, bufs, r.test_length, limits)
+}
+
+/// What netserver decides about a legacy request (the fuzzer's check); other
+/// message types pass.
+#[doc(hidden)]
+pub fn check_request(m: &Message, limits: &Limits) -> Result<(), String> {
+    match m.kind() {
+        crate::wire::kind::DO_TCP_STREAM => check_tcp_stream(&TcpStreamRequest::decode(m), limits),
+        crate::wire::kind::DO_TCP_CC => check_tcp_cc(&TcpCcRequest::decode(m), limits),
+        _ => Ok(()),
+    }
+}
+
 /// The stop timer of a legacy test: seconds (at most the longest test
 /// allowed) plus pad; none for counts.
 fn timer_for(test_length: i32, limits: &Limits) -> (Option<Duration>, Option<u64>) {
@@ -125,25 +161,7 @@ pub fn serve_tcp_stream(
 ) -> Result<(), ChannelError> {
     let r = TcpStreamRequest::decode(m);
     let limits = &opts.limits;
-    // Its test length may be a byte count: the timer below clamps it.
-    let checked = validate(
-        r.ipfamily,
-        r.port,
-        (r.send_buf_size, r.recv_buf_size),
-        0,
-        limits,
-    )
-    .and_then(|()| {
-        if r.receive_size > limits.max_message {
-            return Err(format!("receive size {} out of range", r.receive_size));
-        }
-        let align_ok = (0..=defaults::MAX_ALIGNMENT as i32).contains(&r.recv_alignment)
-            && (0..=defaults::MAX_OFFSET as i32).contains(&r.recv_offset);
-        align_ok
-            .then_some(())
-            .ok_or_else(|| "alignment or offset out of range".to_string())
-    })
-    .map_err(|reason| {
+    let checked = check_tcp_stream(&r, limits).map_err(|reason| {
         log::line(
             opts,
             Some(peer),
@@ -270,14 +288,7 @@ pub fn serve_tcp_cc(
     opts: &ServerOptions,
 ) -> Result<(), ChannelError> {
     let r = TcpCcRequest::decode(m);
-    let checked = validate(
-        r.ipfamily,
-        r.port,
-        (r.send_buf_size, r.recv_buf_size),
-        r.test_length,
-        &opts.limits,
-    )
-    .map_err(|reason| {
+    let checked = check_tcp_cc(&r, &opts.limits).map_err(|reason| {
         log::line(
             opts,
             Some(peer),
