@@ -265,3 +265,45 @@ fn a_byte_a_second_client_is_cut_off() {
     let sent = slow.join().unwrap();
     assert!(sent < 20, "a byte-a-second client was kept for 20 s");
 }
+
+/// Data connections from outside --allow are closed uncounted: the test
+/// sees its data connection end at once, as netperf sees any end of test
+/// (it reports what it counted: nothing).
+#[test]
+fn data_connections_from_outside_the_allow_list_are_dropped() {
+    let server = Server::start_with(
+        "127.0.0.1",
+        &[
+            "--allow",
+            "127.0.0.1",
+            "--accept-timeout",
+            "2",
+            "--silent-timeout",
+            "2",
+        ],
+    );
+    // A refused TCP_CRR client's end-of-test connection is refused too: the
+    // server's test ends by the silent timeout.
+    let rate = |test: &str, from: &str| {
+        let out = netperf(
+            &server,
+            &["-t", test, "-l", "-50", "-P", "0", "--", "-L", from],
+        );
+        let row = numbers(first_line(&text(&out.stdout)).trim())
+            .last()
+            .copied();
+        row.unwrap_or(0.0)
+    };
+    for test in ["TCP_RR", "TCP_CRR"] {
+        assert!(
+            rate(test, "127.0.0.1") > 0.0,
+            "{test} from an allowed address"
+        );
+        assert_eq!(
+            rate(test, "127.0.0.2"),
+            0.0,
+            "{test} from 127.0.0.2 was served"
+        );
+    }
+    still_serves(&server);
+}

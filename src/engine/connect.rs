@@ -150,12 +150,14 @@ pub fn client(
 
 /// The netserver side: accept, answer one request, close; until stopped.
 /// `listener` must have a receive timeout so accept returns to check `stop`.
+/// A connection from an address `permit` refuses is closed uncounted.
 pub fn server(
     listener: &Socket,
     send_ring: &mut BufferRing,
     recv_ring: &mut BufferRing,
     stop: &StopFlag,
     trans_limit: Option<u64>,
+    permit: impl Fn(std::net::IpAddr) -> bool,
 ) -> Result<(Counters, Option<(i32, i32)>), DataError> {
     let mut c = Counters::default();
     let mut buffers = None;
@@ -165,8 +167,9 @@ pub fn server(
                 break;
             }
         }
-        let (s, _) = match listener.accept() {
-            Ok(pair) => pair,
+        let s = match listener.accept() {
+            Ok((s, from)) if from.as_socket().is_some_and(|a| permit(a.ip())) => s,
+            Ok(_) => continue,
             Err(e)
                 if matches!(
                     e.raw_os_error(),

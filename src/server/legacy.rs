@@ -339,7 +339,9 @@ pub fn serve_tcp_cc(
     let mut empty_send = BufferRing::new(1, 0, 8, 0);
     let mut empty_recv = BufferRing::new(1, 0, 8, 0);
     let (served, gone) = watchdog::watched(control_fd, &stop, opts.limits.silent_timeout, || {
-        engine::connect::server(&s, &mut empty_send, &mut empty_recv, &stop, count)
+        engine::connect::server(&s, &mut empty_send, &mut empty_recv, &stop, count, |ip| {
+            opts.allow.permits(ip)
+        })
     });
     let (counters, _) = served.unwrap_or_default();
     if let Some(why) = gone {

@@ -728,7 +728,9 @@ fn run_data(
         socket::set_timeouts(listener, Some(ACCEPT_POLL)).map_err(DataError::Connect)?;
     }
     if protocol == Protocol::Tcp && connection_test {
-        let (c, bufs) = engine::connect::server(listener, send_ring, recv_ring, stop, units)?;
+        let permit = |ip| test.allow.permits(ip);
+        let (c, bufs) =
+            engine::connect::server(listener, send_ring, recv_ring, stop, units, permit)?;
         return Ok((c, bufs, -1, socket::congestion_control(listener)));
     }
     let owned;
