@@ -226,7 +226,11 @@ fn a_signal_ends_a_test_that_runs_until_stopped_and_prints_its_result() {
         );
         signal(&child, sig);
         let status = finish(child);
-        seen.extend(rx.try_iter());
+        // The reader thread may still be passing on the last lines: take
+        // them until it sees end of file (bounded).
+        while let Ok(line) = rx.recv_timeout(Duration::from_secs(5)) {
+            seen.push(line);
+        }
         assert!(status.success(), "{args:?}: {status} {seen:?}");
         let result = seen
             .iter()

@@ -307,3 +307,46 @@ fn data_connections_from_outside_the_allow_list_are_dropped() {
     }
     still_serves(&server);
 }
+
+/// A UDP_RR netserver answers only the client's data address: requests from
+/// another (a spoofed source) are dropped and logged, never answered.
+#[test]
+fn udp_requests_from_other_sources_are_not_answered() {
+    let log = log_path("spoofed");
+    let server = Server::start_logging("127.0.0.1", &["-v", "1"], &[], Some(&log));
+    let client = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let mut r = omni_request("UDP_RR", 30);
+    r.netperf_port = u32::from(client.local_addr().unwrap().port());
+    let mut control = connect(&server);
+    send_message(&mut control, &r.encode()).unwrap();
+    let port = match read_reply(&mut control, Duration::from_secs(10)) {
+        Reply::Message(m) => OmniResponse::decode(&m).data_port as u16,
+        other => panic!("no response: {other:?}"),
+    };
+    let spoofed = UdpSocket::bind("127.0.0.2:0").expect("bind 127.0.0.2");
+    for u in [&spoofed, &client] {
+        u.connect(("127.0.0.1", port)).unwrap();
+        u.set_read_timeout(Some(Duration::from_millis(500)))
+            .unwrap();
+    }
+    let mut b = [0u8; 16];
+    for _ in 0..3 {
+        spoofed.send(b"x").unwrap();
+        assert!(
+            spoofed.recv(&mut b).is_err(),
+            "a spoofed source was answered"
+        );
+    }
+    client.send(b"x").unwrap();
+    assert!(client.recv(&mut b).is_ok(), "the client was not answered");
+    drop(control);
+    let mut logged = String::new();
+    for _ in 0..20 {
+        logged = read_log(&log);
+        if logged.contains("dropped 3 UDP requests from addresses other than the client's") {
+            break;
+        }
+    }
+    assert!(logged.contains("dropped 3 UDP requests"), "{logged}");
+    let _ = std::fs::remove_file(&log);
+}

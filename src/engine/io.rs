@@ -174,3 +174,101 @@ pub(crate) fn sendfile(fd: RawFd, file_fd: RawFd, offset: &mut libc::off_t, len:
     let ret = unsafe { libc::sendfile(fd, file_fd, offset, len) };
     classify(ret)
 }
+
+/// The IP address in a socket address the kernel filled in (recvfrom,
+/// recvmmsg); None for another family.
+#[inline]
+pub fn source_ip(from: &libc::sockaddr_storage) -> Option<std::net::IpAddr> {
+    match i32::from(from.ss_family) {
+        libc::AF_INET => {
+            // SAFETY: an AF_INET address is a sockaddr_in, which fits.
+            let v4 =
+                unsafe { &*(from as *const libc::sockaddr_storage).cast::<libc::sockaddr_in>() };
+            Some(std::net::Ipv4Addr::from(u32::from_be(v4.sin_addr.s_addr)).into())
+        }
+        libc::AF_INET6 => {
+            // SAFETY: an AF_INET6 address is a sockaddr_in6, which fits.
+            let v6 =
+                unsafe { &*(from as *const libc::sockaddr_storage).cast::<libc::sockaddr_in6>() };
+            Some(std::net::Ipv6Addr::from(v6.sin6_addr.s6_addr).into())
+        }
+        _ => None,
+    }
+}
+
+/// One IP address in the raw forms a received source can take, so that the
+/// per-datagram check is a compare, not a conversion: an IPv4 address as
+/// sockaddr_in carries it, and as IPv6 bytes (itself, or v4-mapped).
+pub struct SourceMatch {
+    v4_be: Option<u32>,
+    v6: [u8; 16],
+}
+
+impl SourceMatch {
+    pub fn new(ip: std::net::IpAddr) -> SourceMatch {
+        match ip.to_canonical() {
+            std::net::IpAddr::V4(v4) => SourceMatch {
+                v4_be: Some(u32::from(v4).to_be()),
+                v6: v4.to_ipv6_mapped().octets(),
+            },
+            std::net::IpAddr::V6(v6) => SourceMatch {
+                v4_be: None,
+                v6: v6.octets(),
+            },
+        }
+    }
+
+    /// Whether `from` (filled in by the kernel) is this address.
+    #[inline]
+    pub fn matches(&self, from: &libc::sockaddr_storage) -> bool {
+        match i32::from(from.ss_family) {
+            libc::AF_INET => {
+                // SAFETY: an AF_INET address is a sockaddr_in, which fits.
+                let v4 = unsafe {
+                    &*(from as *const libc::sockaddr_storage).cast::<libc::sockaddr_in>()
+                };
+                self.v4_be == Some(v4.sin_addr.s_addr)
+            }
+            libc::AF_INET6 => {
+                // SAFETY: an AF_INET6 address is a sockaddr_in6, which fits.
+                let v6 = unsafe {
+                    &*(from as *const libc::sockaddr_storage).cast::<libc::sockaddr_in6>()
+                };
+                v6.sin6_addr.s6_addr == self.v6
+            }
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod source_tests {
+    use super::*;
+    use std::net::SocketAddr;
+
+    fn storage(addr: &str) -> libc::sockaddr_storage {
+        let a: SocketAddr = addr.parse().unwrap();
+        let s = socket2::SockAddr::from(a);
+        // SAFETY: SockAddr holds a valid sockaddr_storage.
+        unsafe { *s.as_ptr().cast::<libc::sockaddr_storage>() }
+    }
+
+    #[test]
+    fn sources_match_in_every_form() {
+        let m = SourceMatch::new("127.0.0.1".parse().unwrap());
+        assert!(m.matches(&storage("127.0.0.1:9")));
+        assert!(m.matches(&storage("[::ffff:127.0.0.1]:9")));
+        assert!(!m.matches(&storage("127.0.0.2:9")));
+        assert!(!m.matches(&storage("[::1]:9")));
+        let m6 = SourceMatch::new("::1".parse().unwrap());
+        assert!(m6.matches(&storage("[::1]:9")) && !m6.matches(&storage("127.0.0.1:9")));
+        assert_eq!(
+            source_ip(&storage("10.1.2.3:9")),
+            Some("10.1.2.3".parse().unwrap())
+        );
+        assert_eq!(
+            source_ip(&storage("[fe80::1]:9")),
+            Some("fe80::1".parse().unwrap())
+        );
+    }
+}

@@ -432,6 +432,7 @@ pub fn rr_server_batched(
     batch: usize,
     stop: &StopFlag,
     trans_limit: Option<u64>,
+    permit: impl Fn(&libc::sockaddr_storage) -> bool,
 ) -> Result<(Counters, u64), DataError> {
     let mut c = Counters::default();
     let mut calls = 0u64;
@@ -460,6 +461,16 @@ pub fn rr_server_batched(
                 return Err(DataError::Recv(e));
             }
         };
+        // A batch with a source `permit` refuses is dropped whole (its
+        // requests time out at their clients): rare, and no answer can go
+        // to a spoofed source.
+        let refused = hdrs.iter().take(k).any(|h| {
+            // SAFETY: msg_name points at the slot's sockaddr_storage.
+            !permit(unsafe { &*h.msg_hdr.msg_name.cast::<libc::sockaddr_storage>() })
+        });
+        if refused {
+            continue;
+        }
         let mut answer = 0usize;
         let mut ended = false;
         for h in hdrs.iter().take(k) {
@@ -682,7 +693,15 @@ mod tests {
             let timer = Timer::arm(Some(BACKSTOP), stop.clone());
             let mut rring = BufferRing::new(16, REQ, 8, 0);
             let mut sring = BufferRing::new(16, RSP, 8, 0);
-            let got = rr_server_batched(srv.as_raw_fd(), &mut rring, &mut sring, 16, &stop, None);
+            let got = rr_server_batched(
+                srv.as_raw_fd(),
+                &mut rring,
+                &mut sring,
+                16,
+                &stop,
+                None,
+                |_| true,
+            );
             assert!(!timer.fired(), "server did not see the end datagram");
             got.unwrap()
         });
@@ -749,12 +768,28 @@ mod tests {
         let mut sring = BufferRing::new(2, 20, 8, 0);
         let stop = StopFlag::new();
         // Limit 2: answers two of the three, one recvmmsg and one sendmmsg.
-        let (s, calls) =
-            rr_server_batched(srv.as_raw_fd(), &mut rring, &mut sring, 8, &stop, Some(2)).unwrap();
+        let (s, calls) = rr_server_batched(
+            srv.as_raw_fd(),
+            &mut rring,
+            &mut sring,
+            8,
+            &stop,
+            Some(2),
+            |_| true,
+        )
+        .unwrap();
         assert_eq!((s.transactions, s.send_calls, calls), (2, 2, 2));
         // Then the third is answered and the zero-length one ends it.
-        let (s, calls) =
-            rr_server_batched(srv.as_raw_fd(), &mut rring, &mut sring, 8, &stop, None).unwrap();
+        let (s, calls) = rr_server_batched(
+            srv.as_raw_fd(),
+            &mut rring,
+            &mut sring,
+            8,
+            &stop,
+            None,
+            |_| true,
+        )
+        .unwrap();
         assert_eq!((s.transactions, s.bytes_sent, calls), (1, 20, 2));
         cli.set_nonblocking(true).unwrap();
         let mut buf = [0u8; 64];

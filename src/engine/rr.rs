@@ -145,7 +145,8 @@ pub fn server_stream(
 /// The netserver side of a UDP request/response test: answer each datagram to
 /// its source; a zero-length datagram ends the test. With `connect_to_peer`
 /// (netperf's `-- -N`) the socket is connected to the first sender, and
-/// plain send/recv are used from then on.
+/// plain send/recv are used from then on. A datagram from a source `permit`
+/// refuses is dropped unanswered: netserver must not answer spoofed sources.
 #[allow(clippy::too_many_arguments)]
 pub fn server_datagram(
     fd: RawFd,
@@ -156,6 +157,7 @@ pub fn server_datagram(
     connect_to_peer: bool,
     mut seq: Option<&mut Sequence>,
     drop_every: Option<u64>,
+    permit: impl Fn(&libc::sockaddr_storage) -> bool,
 ) -> Result<Counters, DataError> {
     let mut c = Counters::default();
     let (req, rsp) = (recv_ring.size(), send_ring.size());
@@ -176,6 +178,7 @@ pub fn server_datagram(
             io::recv_from(fd, request, req, &mut from, &mut from_len)
         };
         match got {
+            Io::Moved(_) | Io::Zero if !connected && !permit(&from) => continue,
             Io::Moved(n) => {
                 c.recv_calls += 1;
                 c.bytes_received += n as u64;

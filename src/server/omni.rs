@@ -330,6 +330,7 @@ pub fn serve(
         limits: &opts.limits,
         allow: &opts.allow,
         client,
+        refused_sources: std::cell::Cell::new(0),
     };
     match setup_and_run(chan, control_fd, &test, fill.as_deref(), opts, peer)? {
         Ok(summary) => log::line(opts, Some(peer), &summary),
@@ -439,6 +440,8 @@ struct Test<'a> {
     allow: &'a AllowList,
     /// The client's data address (`client_data_addr`).
     client: SocketAddr,
+    /// UDP requests dropped for coming from another address.
+    refused_sources: std::cell::Cell<u64>,
 }
 
 /// Set up, answer, run and report. The outer Result is the control channel;
@@ -576,6 +579,17 @@ fn setup_and_run(
     });
     if let Some(why) = gone {
         log::line(opts, Some(control_peer), &format!("ending the test: {why}"));
+    }
+    if test.refused_sources.get() > 0 {
+        log::line(
+            opts,
+            Some(control_peer),
+            &format!(
+                "dropped {} UDP requests from addresses other than the client's {} (netserver --allow can permit their network)",
+                test.refused_sources.get(),
+                test.client.ip()
+            ),
+        );
     }
     let mut elapsed = started.elapsed().as_secs_f64();
     let interface_delta = counters_before.map(|before| {
@@ -749,11 +763,23 @@ fn run_data(
     let udp = protocol == Protocol::Udp;
     let batch = (udp && ext.mmsg_batch > 1 && seq.is_none()).then_some(ext.mmsg_batch as usize);
     let peer = || SockAddr::from(test.client);
+    // Requests are answered only to the client's data address (checked at
+    // set-up) or an --allow network: never to a spoofed source.
+    let client = engine::io::SourceMatch::new(test.client.ip());
+    let permit = |from: &libc::sockaddr_storage| {
+        client.matches(from)
+            || engine::io::source_ip(from)
+                .is_some_and(|ip| !test.allow.is_empty() && test.allow.permits(ip))
+            || {
+                test.refused_sources.set(test.refused_sources.get() + 1);
+                false
+            }
+    };
     let counters = match (xmit, recv) {
         (true, true) => match (protocol, batch) {
             (Protocol::Tcp, _) => engine::rr::server_stream(fd, recv_ring, send_ring, stop, units)?,
             (Protocol::Udp, Some(n)) => {
-                engine::mmsg::rr_server_batched(fd, recv_ring, send_ring, n, stop, units)?.0
+                engine::mmsg::rr_server_batched(fd, recv_ring, send_ring, n, stop, units, permit)?.0
             }
             (Protocol::Udp, None) => engine::rr::server_datagram(
                 fd,
@@ -764,6 +790,7 @@ fn run_data(
                 r.flags & omni::flag::USE_CONNECTED != 0,
                 seq.as_deref_mut(),
                 test_drop_every(),
+                permit,
             )?,
         },
         (false, true) => match batch {
