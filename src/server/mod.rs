@@ -8,6 +8,7 @@ pub mod legacy;
 pub mod limits;
 pub mod log;
 pub mod omni;
+pub mod omni_checks;
 pub mod options;
 pub mod session;
 pub mod watchdog;
