@@ -81,17 +81,7 @@ fn set(timer: libc::timer_t, after: Duration) {
 
 fn install_handler() {
     static INSTALL: Once = Once::new();
-    INSTALL.call_once(|| {
-        // SAFETY: a zeroed sigaction with a plain handler and an empty mask
-        // is valid; no SA_RESTART, so the tick ends a blocked call (EINTR).
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_tick as *const () as usize;
-            libc::sigemptyset(&mut action.sa_mask);
-            action.sa_flags = 0;
-            libc::sigaction(tick_signal(), &action, std::ptr::null_mut());
-        }
-    });
+    INSTALL.call_once(|| super::signals::set_handler(tick_signal(), on_tick));
 }
 
 /// An armed thread-free test clock; dropping it stops and deletes it. Drop

@@ -29,17 +29,24 @@ pub fn install() {
     static INSTALL: Once = Once::new();
     INSTALL.call_once(|| {
         for signal in [libc::SIGALRM, libc::SIGINT, libc::SIGTERM] {
-            // SAFETY: a zeroed sigaction with a plain handler and an empty
-            // mask is valid; the handler only stores to atomics or _exits.
-            unsafe {
-                let mut action: libc::sigaction = std::mem::zeroed();
-                action.sa_sigaction = on_stop_signal as *const () as usize;
-                libc::sigemptyset(&mut action.sa_mask);
-                action.sa_flags = 0;
-                libc::sigaction(signal, &action, std::ptr::null_mut());
-            }
+            set_handler(signal, on_stop_signal);
         }
     });
+}
+
+/// Handle `signal` with `handler`, without SA_RESTART: the signal makes a
+/// blocked send/recv/accept/connect return EINTR, so a data loop looks at
+/// its stop flag. `handler` must be async-signal-safe.
+pub(crate) fn set_handler(signal: libc::c_int, handler: extern "C" fn(libc::c_int)) {
+    // SAFETY: a zeroed sigaction with a plain handler and an empty mask is
+    // valid; the handlers given here only touch atomics, timers or _exit.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = handler as *const () as usize;
+        libc::sigemptyset(&mut action.sa_mask);
+        action.sa_flags = 0;
+        libc::sigaction(signal, &action, std::ptr::null_mut());
+    }
 }
 
 /// Whether a stop signal arrived.

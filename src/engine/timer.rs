@@ -77,17 +77,7 @@ extern "C" fn on_wake_signal(_: libc::c_int) {}
 /// blocked send/recv/accept/connect return EINTR instead of killing us.
 fn install_wake_handler() {
     static INSTALL: Once = Once::new();
-    INSTALL.call_once(|| {
-        // SAFETY: a zeroed sigaction with a plain handler and an empty mask
-        // is valid; the handler touches nothing.
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_wake_signal as *const () as usize;
-            libc::sigemptyset(&mut action.sa_mask);
-            action.sa_flags = 0;
-            libc::sigaction(wake_signal(), &action, std::ptr::null_mut());
-        }
-    });
+    INSTALL.call_once(|| super::signals::set_handler(wake_signal(), on_wake_signal));
 }
 
 /// Sets a StopFlag after a duration, then interrupts the thread that armed
