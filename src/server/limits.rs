@@ -76,6 +76,8 @@ enum Kind {
     Bytes,
     /// Seconds, fractions allowed.
     Seconds,
+    /// Whole seconds (netperf's test length is an integer).
+    WholeSeconds,
 }
 
 /// One limit option: its long name, how it is read, the range it accepts,
@@ -112,7 +114,7 @@ const LIMIT_OPTIONS: &[LimitOption] = &[
     LimitOption { name: "max-ring-memory", kind: Kind::Bytes, min: 4096.0, max: 64.0 * GIB,
         help: "Most memory of one send or receive ring",
         set: |l, v| l.max_ring_bytes = v as u64, get: |l| l.max_ring_bytes as f64 },
-    LimitOption { name: "max-test-length", kind: Kind::Seconds, min: 1.0, max: 2_147_483_647.0,
+    LimitOption { name: "max-test-length", kind: Kind::WholeSeconds, min: 1.0, max: 2_147_483_647.0,
         help: "Longest timed test",
         set: |l, v| l.max_test_seconds = v as i32, get: |l| f64::from(l.max_test_seconds) },
     LimitOption { name: "idle-timeout", kind: Kind::Seconds, min: 0.01, max: 31_536_000.0,
@@ -155,6 +157,7 @@ fn parse_value(kind: Kind, text: &str) -> Option<f64> {
     let value = match kind {
         Kind::Count => text.parse::<u64>().ok()? as f64,
         Kind::Seconds => text.strip_suffix('s').unwrap_or(text).parse::<f64>().ok()?,
+        Kind::WholeSeconds => text.strip_suffix('s').unwrap_or(text).parse::<u64>().ok()? as f64,
         Kind::Bytes => {
             let (digits, scale) = match text.char_indices().last()? {
                 (i, 'k' | 'K') => (&text[..i], 1024.0),
@@ -171,7 +174,7 @@ fn parse_value(kind: Kind, text: &str) -> Option<f64> {
 fn show(kind: Kind, value: f64) -> String {
     match kind {
         Kind::Count => format!("{value}"),
-        Kind::Seconds => format!("{value}s"),
+        Kind::Seconds | Kind::WholeSeconds => format!("{value}s"),
         Kind::Bytes => {
             let v = value as u64;
             [(30, "G"), (20, "M"), (10, "K")]
@@ -206,7 +209,7 @@ fn argument_name(kind: Kind) -> &'static str {
     match kind {
         Kind::Count => "n",
         Kind::Bytes => "bytes",
-        Kind::Seconds => "secs",
+        Kind::Seconds | Kind::WholeSeconds => "secs",
     }
 }
 
@@ -247,6 +250,7 @@ mod tests {
             ("max-tests", "1.5"),
             ("max-message", "2G"),
             ("max-message", "12X"),
+            ("max-test-length", "1.5"),
             ("silent-timeout", "nan"),
             ("silent-timeout", "inf"),
             ("silent-timeout", "0"),
