@@ -240,6 +240,59 @@ fn idle_and_half_sent_control_connections_are_closed() {
     still_serves(&server);
 }
 
+/// A test's data thread runs on a copy of netserver's descriptor table
+/// (engine::fd_table): the copy must not keep another test's sockets. A
+/// short UDP test's port is free again when it ends, although a long test
+/// started while it ran is still running.
+#[test]
+fn a_running_test_does_not_keep_another_tests_socket() {
+    let server = Server::start("127.0.0.1");
+    let netperf = |args: &[&str]| {
+        let port = server.port.to_string();
+        std::process::Command::new(NETPERF)
+            .args(["-H", "127.0.0.1", "-p", &port])
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start netperf")
+    };
+    let port_free = |port: u16| UdpSocket::bind(("0.0.0.0", port)).is_ok();
+    let wait_for = |what: &mut dyn FnMut() -> bool, secs: u64| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(secs);
+        while !what() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        what()
+    };
+    let udp_port = UdpSocket::bind("0.0.0.0:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let rport = format!(",{udp_port}");
+    let mut short = netperf(&["-t", "UDP_RR", "-l", "4", "--", "-P", &rport]);
+    let short_started = wait_for(&mut || !port_free(udp_port), 10);
+    let mut long = netperf(&["-t", "TCP_STREAM", "-l", "30"]);
+    let short_ended = wait_for(&mut || matches!(short.try_wait(), Ok(Some(_))), 20);
+    let port_freed = wait_for(&mut || port_free(udp_port), 5);
+    let long_running = matches!(long.try_wait(), Ok(None));
+    for child in [&mut short, &mut long] {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    assert!(
+        short_started && short_ended,
+        "the short UDP test did not run"
+    );
+    assert!(long_running, "the long test ended too soon to tell");
+    assert!(
+        port_freed,
+        "the short test's port stayed bound while the long test ran"
+    );
+    still_serves(&server);
+}
+
 /// A client sending its request a byte a second is cut off after the
 /// silent timeout (counted from its first byte), and others are served
 /// meanwhile.

@@ -4,6 +4,7 @@
 
 pub mod affinity;
 pub mod connect;
+pub mod fd_table;
 pub mod io;
 pub mod message;
 pub mod mmsg;

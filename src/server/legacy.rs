@@ -7,7 +7,7 @@ use super::options::ServerOptions;
 use super::watchdog;
 use crate::control::channel::{Channel, ChannelError};
 use crate::engine::ring::BufferRing;
-use crate::engine::timer::{StopFlag, Timer};
+use crate::engine::timer::StopFlag;
 use crate::engine::{self, Counters};
 use crate::measure::cpu::{self, CpuSampler};
 use crate::measure::outcome::CpuUsage;
@@ -233,23 +233,27 @@ pub fn serve_tcp_stream(
             None
         };
         let started = Instant::now();
-        // A netserver told to stop (SIGTERM) cuts the test; results still go.
-        let timer = Timer::arm_watching(limit, stop.clone(), true);
         let mut ring = BufferRing::new(
             width,
             recv_size as usize,
             r.recv_alignment as u32,
             r.recv_offset as u32,
         );
-        let (received, gone) = watchdog::watched(control_fd, &stop, limits.silent_timeout, || {
-            engine::stream::recv(d.as_raw_fd(), &mut ring, &stop, None, None, None)
-        });
-        counters = received.unwrap_or_default();
-        if let Some(why) = gone {
+        // A netserver told to stop (SIGTERM) cuts the test; results still go.
+        let received = watchdog::watched_alone(
+            control_fd,
+            &stop,
+            limits.silent_timeout,
+            &[d.as_raw_fd()],
+            limit,
+            || engine::stream::recv(d.as_raw_fd(), &mut ring, &stop, None, None, None),
+        );
+        counters = received.value.unwrap_or_default();
+        if let Some(why) = received.gone {
             log::line(opts, Some(peer), &format!("ending the test: {why}"));
         }
         elapsed = started.elapsed().as_secs_f64();
-        if timer.fired() {
+        if received.timer_fired {
             elapsed -= f64::from(PAD_TIME_SECS);
         }
         usage = cpu.as_mut().and_then(|c| c.stop().ok());
@@ -334,24 +338,29 @@ pub fn serve_tcp_cc(
         None
     };
     let started = Instant::now();
-    // A netserver told to stop (SIGTERM) cuts the test; results still go.
-    let timer = Timer::arm_watching(limit, stop.clone(), true);
     let mut empty_send = BufferRing::new(1, 0, 8, 0);
     let mut empty_recv = BufferRing::new(1, 0, 8, 0);
-    let (served, gone) = watchdog::watched(control_fd, &stop, opts.limits.silent_timeout, || {
-        engine::connect::server(&s, &mut empty_send, &mut empty_recv, &stop, count, |ip| {
-            opts.allow.permits(ip)
-        })
-    });
-    let (counters, _) = served.unwrap_or_default();
-    if let Some(why) = gone {
+    // A netserver told to stop (SIGTERM) cuts the test; results still go.
+    let served = watchdog::watched_alone(
+        control_fd,
+        &stop,
+        opts.limits.silent_timeout,
+        &[s.as_raw_fd()],
+        limit,
+        || {
+            engine::connect::server(&s, &mut empty_send, &mut empty_recv, &stop, count, |ip| {
+                opts.allow.permits(ip)
+            })
+        },
+    );
+    let (counters, _) = served.value.unwrap_or_default();
+    if let Some(why) = served.gone {
         log::line(opts, Some(peer), &format!("ending the test: {why}"));
     }
     let mut elapsed = started.elapsed().as_secs_f64();
-    if timer.fired() {
+    if served.timer_fired {
         elapsed -= f64::from(PAD_TIME_SECS);
     }
-    drop(timer);
     let usage = cpu.as_mut().and_then(|c| c.stop().ok());
     let (util, _, cpus) = cpu_fields(&usage);
     let mut results = TcpCcResults {

@@ -15,7 +15,7 @@ use crate::engine::pacing::Pacer;
 use crate::engine::ring::BufferRing;
 use crate::engine::sequence::Sequence;
 use crate::engine::sizing::{choose, UDP_LENGTH_MAX};
-use crate::engine::timer::{StopFlag, Timer};
+use crate::engine::timer::StopFlag;
 use crate::engine::{self, Counters, DataError};
 use crate::measure::cpu::{self, CpuSampler};
 use crate::net::socket::{self, SocketOptions};
@@ -26,6 +26,7 @@ use crate::wire::Message;
 use socket2::{SockAddr, Socket};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 fn local_bind_addr(r: &OmniRequest) -> SocketAddr {
@@ -156,7 +157,7 @@ pub fn serve(
         limits: &opts.limits,
         allow: &opts.allow,
         client,
-        refused_sources: std::cell::Cell::new(0),
+        refused_sources: AtomicU64::new(0),
     };
     match setup_and_run(chan, control_fd, &test, fill.as_deref(), opts, peer)? {
         Ok(summary) => log::line(opts, Some(peer), &summary),
@@ -267,7 +268,7 @@ struct Test<'a> {
     /// The client's data address (`client_data_addr`).
     client: SocketAddr,
     /// UDP requests dropped for coming from another address.
-    refused_sources: std::cell::Cell<u64>,
+    refused_sources: AtomicU64,
 }
 
 /// Set up, answer, run and report. The outer Result is the control channel;
@@ -371,8 +372,6 @@ fn setup_and_run(
         .flatten()
         .map(|name| InterfaceCounters::read(&name));
     let started = Instant::now();
-    // A netserver told to stop (SIGTERM) cuts the test; its results still go.
-    let timer = Timer::arm_watching(timer_secs.map(Duration::from_secs), stop.clone(), true);
     let mut send_ring = BufferRing::new(
         p.send_width,
         if xmit { p.send_size.max(0) as usize } else { 0 },
@@ -391,28 +390,38 @@ fn setup_and_run(
     let mut seq = (ext.sequence && protocol == Protocol::Udp).then(Sequence::new);
     // A client that closes the control connection or goes silent mid-test
     // has vanished: stop the test, which nothing else would end if it is
-    // counted (UDP, TCP_CRR) or long.
-    let (outcome, gone) = watchdog::watched(control_fd, &stop, test.limits.silent_timeout, || {
-        run_data(
-            &listener,
-            test,
-            &mut send_ring,
-            &mut recv_ring,
-            &stop,
-            units,
-            seq.as_mut(),
-        )
-    });
+    // counted (UDP, TCP_CRR) or long. A netserver told to stop (SIGTERM)
+    // cuts the test; its results still go.
+    let watched = watchdog::watched_alone(
+        control_fd,
+        &stop,
+        test.limits.silent_timeout,
+        &[listener.as_raw_fd()],
+        timer_secs.map(Duration::from_secs),
+        || {
+            run_data(
+                &listener,
+                test,
+                &mut send_ring,
+                &mut recv_ring,
+                &stop,
+                units,
+                seq.as_mut(),
+            )
+        },
+    );
+    let (outcome, gone) = (watched.value, watched.gone);
     if let Some(why) = gone {
         log::line(opts, Some(control_peer), &format!("ending the test: {why}"));
     }
-    if test.refused_sources.get() > 0 {
+    let refused_sources = test.refused_sources.load(Ordering::Relaxed);
+    if refused_sources > 0 {
         log::line(
             opts,
             Some(control_peer),
             &format!(
                 "dropped {} UDP requests from addresses other than the client's {} (netserver --allow can permit their network)",
-                test.refused_sources.get(),
+                refused_sources,
                 test.client.ip()
             ),
         );
@@ -422,9 +431,7 @@ fn setup_and_run(
         let d = before.delta(&InterfaceCounters::read(&before.name));
         [d.tx_packets, d.rx_packets, d.tx_bytes, d.rx_bytes]
     });
-    let fired = timer.fired();
-    drop(timer);
-    if fired {
+    if watched.timer_fired {
         elapsed = (elapsed - f64::from(pad)).max(0.0);
     }
     let usage = cpu.as_mut().and_then(|c| c.stop().ok());
@@ -597,7 +604,7 @@ fn run_data(
             || engine::io::source_ip(from)
                 .is_some_and(|ip| !test.allow.is_empty() && test.allow.permits(ip))
             || {
-                test.refused_sources.set(test.refused_sources.get() + 1);
+                test.refused_sources.fetch_add(1, Ordering::Relaxed);
                 false
             }
     };

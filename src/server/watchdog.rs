@@ -3,7 +3,8 @@
 //! beside the data thread and only sets the test's StopFlag; the test's timer
 //! (armed watching the flag) interrupts a data call blocked in the kernel.
 
-use crate::engine::timer::StopFlag;
+use crate::engine::fd_table::PrivateTable;
+use crate::engine::timer::{StopFlag, Timer};
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -46,11 +47,88 @@ pub fn watched<T>(
         let watcher = std::thread::Builder::new()
             .name("client-watch".into())
             .spawn_scoped(scope, || watch(control_fd, stop, silent, &done));
-        let value = test();
-        done.store(true, Ordering::Relaxed);
+        let value = {
+            let _done = SetOnDrop(&done);
+            test()
+        };
         let gone = watcher.ok().and_then(|w| w.join().ok()).flatten();
         (value, gone)
     })
+}
+
+/// What `watched_alone` brings back from its test.
+pub struct Watched<T> {
+    /// What the test returned.
+    pub value: T,
+    /// Why the watcher ended the test, if it did.
+    pub gone: Option<ClientGone>,
+    /// Whether the test clock (not the peer, a count or a stop) ended it.
+    pub timer_fired: bool,
+}
+
+/// `watched`, with `test` on a thread of its own whose descriptor table holds
+/// only `data_fds` (see `engine::fd_table` for why and for the rules: `test`
+/// borrows those descriptors and closes whatever it opens). The test clock
+/// `limit` (None: no limit) is armed on that thread and also ends the test
+/// on a stop signal, as `Timer::arm_watching(limit, stop, true)`.
+pub fn watched_alone<T: Send>(
+    control_fd: RawFd,
+    stop: &StopFlag,
+    silent: Duration,
+    data_fds: &[RawFd],
+    limit: Option<Duration>,
+    test: impl FnOnce() -> T + Send,
+) -> Watched<T> {
+    let done = AtomicBool::new(false);
+    // Taken by the data thread, or by this one if no thread can be had.
+    let job = std::sync::Mutex::new(Some(test));
+    let take_job = || job.lock().ok().and_then(|mut j| j.take());
+    std::thread::scope(|scope| {
+        let watcher = std::thread::Builder::new()
+            .name("client-watch".into())
+            .spawn_scoped(scope, || watch(control_fd, stop, silent, &done));
+        let on_own_table = || {
+            // The clock first: its thread must share the table it was
+            // armed from, not the data thread's own.
+            let timer = Timer::arm_watching(limit, stop.clone(), true);
+            let table = PrivateTable::enter(data_fds);
+            let value = take_job().map(|test| test());
+            drop(table);
+            value.map(|v| (v, timer.fired()))
+        };
+        let (value, timer_fired) = {
+            // Also when the test panics: the watcher must not outlive it.
+            let _done = SetOnDrop(&done);
+            let ran = std::thread::Builder::new()
+                .name("test-data".into())
+                .spawn_scoped(scope, on_own_table)
+                .ok()
+                .and_then(|w| {
+                    w.join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                });
+            ran.unwrap_or_else(|| {
+                let timer = Timer::arm_watching(limit, stop.clone(), true);
+                let test = take_job().expect("the test runs once, here if not on its thread");
+                (test(), timer.fired())
+            })
+        };
+        let gone = watcher.ok().and_then(|w| w.join().ok()).flatten();
+        Watched {
+            value,
+            gone,
+            timer_fired,
+        }
+    })
+}
+
+/// Tells the watcher the test is over when dropped, unwinding included.
+struct SetOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for SetOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
 }
 
 fn watch(fd: RawFd, stop: &StopFlag, silent: Duration, done: &AtomicBool) -> Option<ClientGone> {
@@ -142,5 +220,53 @@ mod tests {
         let (value, gone) = watched(ours.as_raw_fd(), &stop, Duration::from_secs(5), || 7);
         assert_eq!((value, gone), (7, None));
         assert!(!stop.is_set());
+    }
+
+    #[test]
+    fn alone_the_test_runs_on_its_own_table_under_its_clock() {
+        let (ours, _theirs) = UnixStream::pair().unwrap();
+        let (data, _peer) = UnixStream::pair().unwrap();
+        let (control_fd, data_fd) = (ours.as_raw_fd(), data.as_raw_fd());
+        let stop = StopFlag::new();
+        let limit = Some(Duration::from_millis(50));
+        let caller = std::thread::current().id();
+        let w = watched_alone(
+            control_fd,
+            &stop,
+            Duration::from_secs(30),
+            &[data_fd],
+            limit,
+            || {
+                let give_up = Instant::now() + Duration::from_secs(10);
+                while !stop.is_set() && Instant::now() < give_up {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                // SAFETY: F_GETFD only reads the descriptors' flags.
+                let open = |fd| unsafe { libc::fcntl(fd, libc::F_GETFD) } != -1;
+                (std::thread::current().id(), open(data_fd), open(control_fd))
+            },
+        );
+        let (thread, data_open, control_open) = w.value;
+        assert!(thread != caller && data_open && !control_open);
+        assert!(w.timer_fired && w.gone.is_none());
+        // The caller's table is untouched.
+        // SAFETY: as above.
+        assert_ne!(unsafe { libc::fcntl(control_fd, libc::F_GETFD) }, -1);
+    }
+
+    #[test]
+    fn a_panicking_test_does_not_leave_the_watcher_behind() {
+        let (ours, _theirs) = UnixStream::pair().unwrap();
+        let stop = StopFlag::new();
+        let fd = ours.as_raw_fd();
+        let alone = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            watched_alone(fd, &stop, Duration::from_secs(30), &[], None, || {
+                panic!("boom")
+            })
+        }));
+        let here = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            watched(fd, &stop, Duration::from_secs(30), || panic!("boom"))
+        }));
+        assert!(alone.is_err() && here.is_err());
     }
 }
