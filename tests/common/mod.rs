@@ -5,7 +5,7 @@
 pub mod control;
 
 use std::io::Read;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -29,6 +29,36 @@ impl Drop for Server {
 fn free_port(host: &str) -> u16 {
     let l = TcpListener::bind((host, 0)).expect("bind an ephemeral port");
     l.local_addr().unwrap().port()
+}
+
+/// Whether process `pid` holds a TCP socket listening on `port`: the
+/// listening sockets' inodes from /proc/net/tcp{,6} against the process's
+/// descriptors.
+fn listens_on(pid: u32, port: u16) -> bool {
+    const LISTEN: &str = "0A";
+    let mut inodes = std::collections::HashSet::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let text = std::fs::read_to_string(table).unwrap_or_default();
+        for line in text.lines().skip(1) {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let local_port = fields
+                .get(1)
+                .and_then(|a| a.rsplit(':').next())
+                .and_then(|p| u16::from_str_radix(p, 16).ok());
+            if local_port == Some(port) && fields.get(3) == Some(&LISTEN) {
+                if let Some(inode) = fields.get(9) {
+                    inodes.insert(format!("socket:[{inode}]"));
+                }
+            }
+        }
+    }
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return false;
+    };
+    fds.flatten().any(|fd| {
+        std::fs::read_link(fd.path())
+            .is_ok_and(|target| inodes.contains(target.to_string_lossy().as_ref()))
+    })
 }
 
 impl Server {
@@ -66,7 +96,10 @@ impl Server {
                 if let Ok(Some(_)) = child.try_wait() {
                     break; // lost the port race; try another
                 }
-                if TcpStream::connect((host, port)).is_ok() {
+                // Not a connect probe: a connect can reach another
+                // process that took the port meanwhile (a parallel test's
+                // data socket), while this child failed to bind it.
+                if listens_on(child.id(), port) {
                     return Server {
                         child,
                         port,
