@@ -89,7 +89,16 @@ pub fn establish(g: &GlobalOptions) -> Result<Channel, ClientError> {
             socket::connect_timeout(&s, &addr, CONNECT_WAIT)?;
             Ok(s.into())
         };
-        if let Ok(stream) = attempt() {
+        let tried = attempt();
+        if let (Err(e), true) = (&tried, g.debug > 0) {
+            // netperf -d's lines for a failed attempt.
+            let errno = e.raw_os_error().unwrap_or(0);
+            eprintln!(
+                "establish_control: connect failed, errno {errno} {}\n    trying next address combination",
+                crate::unix::strerror(errno)
+            );
+        }
+        if let Ok(stream) = tried {
             let mut chan = Channel::new(stream);
             if let Some(phrase) = &g.passphrase {
                 chan.send(&wire::encode_passphrase(phrase))?;
