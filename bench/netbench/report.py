@@ -34,6 +34,17 @@ def fmt_ratio(x: Optional[float]) -> str:
 
 
 # ---------------------------------------------------------------- summary
+def paired_ratio(runs: List[dict], row: str, metric: str, ours: str, peer: str) -> Optional[float]:
+    """The median over rounds of ours/peer within the round: the two ran back
+    to back, so a machine that drifts between rounds moves both alike."""
+    def by_rep(tool):
+        return {r["rep"]: r["metrics"][metric]["rate"] for r in runs
+                if r["row"] == row and r["tool"] == tool and "metrics" in r}
+    a, b = by_rep(ours), by_rep(peer)
+    ratios = [a[k] / b[k] for k in a if k in b and b[k]]
+    return statistics.median(ratios) if ratios else None
+
+
 def summarize(rows: List[Row], runs: List[dict]) -> List[dict]:
     out = []
     for row in rows:
@@ -63,6 +74,7 @@ def summarize(rows: List[Row], runs: List[dict]) -> List[dict]:
             for ln in lines:
                 ok = ln["median"] and r0["median"] and ln["tool"] != ref
                 ln["ratio"] = r0["median"] / ln["median"] if ok else None
+                ln["paired_ratio"] = paired_ratio(runs, row.key, metric, ref, ln["tool"]) if ok else None
                 okc = ln["cpu_per_unit"] and r0["cpu_per_unit"] is not None and ln["tool"] != ref
                 ln["cpu_ratio"] = r0["cpu_per_unit"] / ln["cpu_per_unit"] if okc else None
             out.append({"row": row.key, "title": row.title, "metric": metric, "unit": unit,
@@ -73,7 +85,7 @@ def summarize(rows: List[Row], runs: List[dict]) -> List[dict]:
 
 def text_table(summary: List[dict]) -> str:
     hdr = (f"{'row':<30} {'unit':<12} {'tool':<22} {'n':>2} {'median':>10} {'spread (min..max)':>23} "
-           f"{'ours/peer':>9} {'cpu/unit':>9} {'(cli/srv)':>15} {'cpu unit':<8} {'cpu ours/peer':>13} {'user':>5}")
+           f"{'ours/peer':>9} {'paired':>6} {'cpu/unit':>9} {'(cli/srv)':>15} {'cpu unit':<8} {'cpu ours/peer':>13} {'user':>5}")
     lines = [hdr, "-" * len(hdr)]
     for s in summary:
         for i, t in enumerate(s["tools"]):
@@ -82,7 +94,7 @@ def text_table(summary: List[dict]) -> str:
             spread = f"{fmt_rate(t['min'])}..{fmt_rate(t['max'])}" if t["n"] else "-"
             split = f"{fmt_cpu(t['client_cpu_per_unit'])}/{fmt_cpu(t['server_cpu_per_unit'])}" if t["n"] else "-"
             lines.append(f"{title:<30} {unit:<12} {t['tool']:<22} {t['n']:>2} {fmt_rate(t['median']):>10} "
-                         f"{spread:>23} {fmt_ratio(t['ratio']):>9} {fmt_cpu(t['cpu_per_unit']):>9} {split:>15} "
+                         f"{spread:>23} {fmt_ratio(t['ratio']):>9} {fmt_ratio(t.get('paired_ratio')):>6} {fmt_cpu(t['cpu_per_unit']):>9} {split:>15} "
                          f"{s['cpu_unit'] if i == 0 else '':<8} {fmt_ratio(t['cpu_ratio']):>13} {fmt_pct(t['user_share']):>5}")
     return "\n".join(lines)
 
@@ -99,11 +111,12 @@ def markdown(meta: dict, summary: List[dict], notes: List[str]) -> str:
            f"- {p['reps']} repetitions per tool, tools of a row alternating (round robin, the first rotating), "
            f"time-based rows `{p['len_s']}` s each, TCP_CRR `-l -{p['crr_trans']}`",
            f"- CPU: user+system of each tool's own processes, client + server, per unit of work "
-           f"({meta['cpu']}); median over runs; ratios are ours/peer (rate > 1: ours faster; CPU < 1: ours cheaper)",
+           f"({meta['cpu']}); median over runs; ratios are ours/peer (rate > 1: ours faster; CPU < 1: ours cheaper); "
+           "paired: the median over rounds of ours/peer within a round (the two ran back to back)",
            "- user: the share of that CPU spent in the tools' own user space; the rest is kernel time",
            f"- CPU placement (`--pin`): {meta['pin']}",
-           "", "| row | unit | tool | n | median | spread (min..max) | ours/peer | CPU/unit (client/server) | CPU unit | CPU ours/peer | user |",
-           "|---|---|---|--:|--:|---|--:|--:|---|--:|--:|"]
+           "", "| row | unit | tool | n | median | spread (min..max) | ours/peer | paired | CPU/unit (client/server) | CPU unit | CPU ours/peer | user |",
+           "|---|---|---|--:|--:|---|--:|--:|--:|---|--:|--:|"]
     for s in summary:
         for i, t in enumerate(s["tools"]):
             spread = f"{fmt_rate(t['min'])}..{fmt_rate(t['max'])}" if t["n"] else "-"
@@ -111,7 +124,8 @@ def markdown(meta: dict, summary: List[dict], notes: List[str]) -> str:
                    f"{fmt_cpu(t['server_cpu_per_unit'])})") if t["n"] else "-"
             name = f"**{t['tool']}**" if t["tool"] == s["reference"] else t["tool"]
             md.append(f"| {s['title'] if i == 0 else ''} | {s['unit'] if i == 0 else ''} | {name} | {t['n']} | "
-                      f"{fmt_rate(t['median'])} | {spread} | {fmt_ratio(t['ratio'])} | {cpu} | "
+                      f"{fmt_rate(t['median'])} | {spread} | {fmt_ratio(t['ratio'])} | "
+                      f"{fmt_ratio(t.get('paired_ratio'))} | {cpu} | "
                       f"{s['cpu_unit'] if i == 0 else ''} | {fmt_ratio(t['cpu_ratio'])} | {fmt_pct(t['user_share'])} |")
     row_notes = []
     for s in summary:
