@@ -21,6 +21,18 @@
 
 use std::os::fd::RawFd;
 
+/// close_range(2) as a raw system call: the libc wrapper needs glibc 2.34
+/// and is missing from musl. Fails with ENOSYS before Linux 5.9.
+fn close_range(first: u32, last: u32, flags: u32) -> bool {
+    let (first, last, flags) = (
+        first as libc::c_ulong,
+        last as libc::c_ulong,
+        flags as libc::c_ulong,
+    );
+    // SAFETY: close_range only closes descriptors; the callers say which.
+    unsafe { libc::syscall(libc::SYS_close_range, first, last, flags) == 0 }
+}
+
 /// A thread's own descriptor table, made by `PrivateTable::enter`.
 pub struct PrivateTable {
     private: bool,
@@ -30,7 +42,13 @@ impl PrivateTable {
     /// Give the calling thread a table of its own holding stdin, stdout,
     /// stderr and `keep`. When the kernel cannot (no close_range, before
     /// Linux 5.9) the thread goes on with the shared table, unchanged.
-    pub fn enter(keep: &[RawFd]) -> PrivateTable {
+    ///
+    /// # Safety
+    /// The calling thread's table must be shared with a thread that outlives
+    /// the PrivateTable (a scoped thread: its spawner waits for it). On a
+    /// table nobody shares, the kernel makes no copy and this would close
+    /// the process's own descriptors under their owners.
+    pub(crate) unsafe fn enter(keep: &[RawFd]) -> PrivateTable {
         let mut keep: Vec<u32> = keep
             .iter()
             .filter_map(|&fd| u32::try_from(fd).ok())
@@ -41,18 +59,14 @@ impl PrivateTable {
         let highest = keep.last().copied().unwrap_or(2);
         // Unsharing with the range that runs to the end copies only the
         // descriptors below it: the others never enter the new table.
-        // SAFETY: close_range only closes descriptors of the new table.
-        let unshared =
-            unsafe { libc::close_range(highest + 1, u32::MAX, libc::CLOSE_RANGE_UNSHARE as i32) }
-                == 0;
-        if !unshared {
+        if !close_range(highest + 1, u32::MAX, libc::CLOSE_RANGE_UNSHARE) {
             return PrivateTable { private: false };
         }
         let mut first = 3;
         for &kept in &keep {
             if kept > first {
-                // SAFETY: as above; the copies of other threads' descriptors.
-                unsafe { libc::close_range(first, kept - 1, 0) };
+                // The copies of other threads' descriptors.
+                close_range(first, kept - 1, 0);
             }
             first = kept + 1;
         }
@@ -71,9 +85,9 @@ impl Drop for PrivateTable {
     /// opened is closed.
     fn drop(&mut self) {
         if self.private {
-            // SAFETY: the table is this thread's alone; nothing in it is
-            // owned by anyone (see the module rules).
-            unsafe { libc::close_range(3, u32::MAX, 0) };
+            // The table is this thread's alone; nothing in it is owned by
+            // anyone (see the module rules).
+            close_range(3, u32::MAX, 0);
         }
     }
 }
@@ -98,7 +112,8 @@ mod tests {
         kept_peer.write_all(b"x").unwrap();
         let (private, kept_open, other_open) = std::thread::scope(|s| {
             s.spawn(|| {
-                let table = PrivateTable::enter(&[kept_fd]);
+                // SAFETY: a scoped thread; this test's thread outlives it.
+                let table = unsafe { PrivateTable::enter(&[kept_fd]) };
                 // The kept socket works from the private table.
                 let mut b = [0u8; 1];
                 (&kept).read_exact(&mut b).unwrap();
@@ -132,7 +147,8 @@ mod tests {
         let (opened_tx, opened_rx) = std::sync::mpsc::channel();
         let (checked_tx, checked_rx) = std::sync::mpsc::channel::<()>();
         let private = std::thread::spawn(move || {
-            let _table = PrivateTable::enter(&[]);
+            // SAFETY: the test's thread shares the table and outlives this one.
+            let _table = unsafe { PrivateTable::enter(&[]) };
             let (a, _b) = UnixStream::pair().unwrap();
             opened_tx
                 .send((a.as_raw_fd(), inode(a.as_raw_fd())))

@@ -68,7 +68,8 @@ pub struct Watched<T> {
 
 /// `watched`, with `test` on a thread of its own whose descriptor table holds
 /// only `data_fds` (see `engine::fd_table` for why and for the rules: `test`
-/// borrows those descriptors and closes whatever it opens). The test clock
+/// borrows those descriptors, closes whatever it opens, and returns nothing
+/// that owns a descriptor). The test clock
 /// `limit` (None: no limit) is armed on that thread and also ends the test
 /// on a stop signal, as `Timer::arm_watching(limit, stop, true)`.
 pub fn watched_alone<T: Send>(
@@ -91,7 +92,9 @@ pub fn watched_alone<T: Send>(
             // The clock first: its thread must share the table it was
             // armed from, not the data thread's own.
             let timer = Timer::arm_watching(limit, stop.clone(), true);
-            let table = PrivateTable::enter(data_fds);
+            // SAFETY: a scoped thread: this one waits for it, sharing the
+            // table, and nothing the test returns owns a descriptor.
+            let table = unsafe { PrivateTable::enter(data_fds) };
             let value = take_job().map(|test| test());
             drop(table);
             value.map(|v| (v, timer.fired()))
