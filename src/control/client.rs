@@ -92,7 +92,11 @@ pub fn establish(g: &GlobalOptions) -> Result<Channel, ClientError> {
         let tried = attempt();
         if let (Err(e), true) = (&tried, g.debug > 0) {
             // netperf -d's lines for a failed attempt.
-            let errno = e.raw_os_error().unwrap_or(0);
+            // A connect that timed out has no OS error of its own.
+            let errno = e.raw_os_error().unwrap_or(match e.kind() {
+                std::io::ErrorKind::TimedOut => libc::ETIMEDOUT,
+                _ => libc::EIO,
+            });
             eprintln!(
                 "establish_control: connect failed, errno {errno} {}\n    trying next address combination",
                 crate::unix::strerror(errno)
