@@ -17,6 +17,7 @@ pub mod signals;
 pub mod sizing;
 pub mod stream;
 pub mod timer;
+pub mod timer_thread;
 pub mod zerocopy;
 
 /// What one end's loop counted.

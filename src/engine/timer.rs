@@ -1,15 +1,16 @@
-//! The test clock: a thread that flips an atomic when the test time is up and
-//! interrupts the data thread's blocking call with a signal, as netperf's
-//! SIGALRM does — so the data path reads a relaxed load per call, arms no
-//! socket timeout, and still never blocks past the end of the test.
+//! The test clock: flips an atomic when the test time is up and interrupts
+//! the data thread's blocking call with a signal, as netperf's SIGALRM does —
+//! so the data path reads a relaxed load per call, arms no socket timeout,
+//! and still never blocks past the end of the test. The clock is either the
+//! thread-free `signal_timer` (netperf's lone data loop) or the one thread
+//! of `timer_thread` that serves every other Timer of the process.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Once};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::signal_timer::SignalTimer;
+use super::timer_thread::{self, Registration};
 
 /// Set when the test must stop (by the timer, a signal, or a count), and the
 /// data thread's running count of work units (bytes or transactions), which
@@ -62,14 +63,9 @@ impl StopFlag {
 
 /// The signal that interrupts a blocked data call at the end of a test: a
 /// real-time signal, so that SIGALRM stays the user's way to stop netperf.
-fn wake_signal() -> libc::c_int {
+pub(crate) fn wake_signal() -> libc::c_int {
     libc::SIGRTMIN() + 1
 }
-/// How often the wake-up is repeated until the data thread has noticed: a
-/// signal that lands just before the thread enters a blocking call is lost.
-const WAKE_REPEAT: Duration = Duration::from_millis(20);
-/// How often a timer watching for stop signals looks at them.
-const SIGNAL_POLL: Duration = Duration::from_millis(10);
 
 extern "C" fn on_wake_signal(_: libc::c_int) {}
 
@@ -83,8 +79,8 @@ fn install_wake_handler() {
 /// Sets a StopFlag after a duration, then interrupts the thread that armed
 /// it until it is dropped. Drop it on that thread, before that thread ends.
 pub struct Timer {
-    cancel: Option<Sender<()>>,
-    thread: Option<JoinHandle<()>>,
+    /// With the process's timer thread; none for a timer that never goes off.
+    registration: Option<Registration>,
     fired: Arc<AtomicBool>,
     /// The thread-free clock, when `arm_alone` could use it.
     alone: Option<SignalTimer>,
@@ -93,12 +89,11 @@ pub struct Timer {
 impl Timer {
     /// Arm netperf's clock for a data loop that is its process's only
     /// thread: no timer thread (see `signal_timer`), stop signals watched;
-    /// a thread-based timer when the thread-free one is taken.
+    /// the timer thread when the thread-free one is taken.
     pub fn arm_alone(after: Option<Duration>, flag: StopFlag) -> Timer {
         match SignalTimer::arm(after, &flag) {
             Some(alone) => Timer {
-                cancel: None,
-                thread: None,
+                registration: None,
                 fired: Arc::new(AtomicBool::new(false)),
                 alone: Some(alone),
             },
@@ -112,62 +107,22 @@ impl Timer {
     }
 
     /// Arm a timer that also ends the test when a stop signal arrives
-    /// (`signals::install`): netperf's timer, even for -l 0 or a count.
+    /// (`signals::install`) or someone else sets the flag: netperf's
+    /// timer, even for -l 0 or a count.
     pub fn arm_watching(after: Option<Duration>, flag: StopFlag, watch_signals: bool) -> Timer {
         let fired = Arc::new(AtomicBool::new(false));
         if after.is_none() && !watch_signals {
             return Timer {
-                cancel: None,
-                thread: None,
+                registration: None,
                 fired,
                 alone: None,
             };
         }
         install_wake_handler();
-        // SAFETY: pthread_self has no preconditions.
-        let target = unsafe { libc::pthread_self() };
-        let (tx, rx) = mpsc::channel::<()>();
-        let fired_in_thread = fired.clone();
         let deadline = after.map(|a| Instant::now() + a);
-        let thread = std::thread::Builder::new()
-            .name("test-timer".into())
-            .spawn(move || {
-                loop {
-                    let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-                    let slice = match (left, watch_signals) {
-                        (Some(left), true) => left.min(SIGNAL_POLL),
-                        (Some(left), false) => left,
-                        (None, _) => SIGNAL_POLL,
-                    };
-                    match rx.recv_timeout(slice) {
-                        Err(RecvTimeoutError::Timeout) => {}
-                        _ => return,
-                    }
-                    let time_up = deadline.is_some_and(|d| Instant::now() >= d);
-                    // A signal, or whoever shares the flag (netagg's
-                    // coordinator) setting it.
-                    let stopped =
-                        watch_signals && (super::signals::stop_requested() || flag.is_set());
-                    if time_up || stopped {
-                        // `fired` means the test time ran out, not a stop.
-                        fired_in_thread.store(time_up, Ordering::Relaxed);
-                        break;
-                    }
-                }
-                flag.set();
-                loop {
-                    // SAFETY: the target thread owns this Timer and joins this
-                    // thread in Drop before it can exit, so it is alive here.
-                    unsafe { libc::pthread_kill(target, wake_signal()) };
-                    if !matches!(rx.recv_timeout(WAKE_REPEAT), Err(RecvTimeoutError::Timeout)) {
-                        return;
-                    }
-                }
-            })
-            .ok();
+        let registration = timer_thread::register(deadline, watch_signals, flag, fired.clone());
         Timer {
-            cancel: Some(tx),
-            thread,
+            registration,
             fired,
             alone: None,
         }
@@ -184,12 +139,9 @@ impl Timer {
 
 impl Drop for Timer {
     fn drop(&mut self) {
-        if let Some(tx) = self.cancel.take() {
-            let _ = tx.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+        // Unregistering takes the timer thread's lock: once it returns,
+        // this thread is never signalled for this timer again.
+        drop(self.registration.take());
     }
 }
 
@@ -239,5 +191,64 @@ mod tests {
         })
         .join()
         .unwrap();
+    }
+
+    /// netagg's case: many data threads blocked with no deadline, each
+    /// ended by its owner setting the shared flag, all served by the one
+    /// timer thread; a short deadline fires while a long one does not.
+    #[test]
+    fn one_thread_serves_many_timers() {
+        let flags: Vec<StopFlag> = (0..32).map(|_| StopFlag::new()).collect();
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let threads: Vec<_> = flags
+            .iter()
+            .cloned()
+            .map(|flag| {
+                let ready = ready_tx.clone();
+                std::thread::spawn(move || {
+                    let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+                    let timer = Timer::arm_watching(None, flag.clone(), true);
+                    ready.send(()).unwrap();
+                    let mut buf = [0u8; 16];
+                    let mut interrupted = false;
+                    for _ in 0..100_000 {
+                        match sock.recv(&mut buf) {
+                            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
+                                if flag.is_set() {
+                                    interrupted = true;
+                                    break;
+                                }
+                            }
+                            other => panic!("unexpected {other:?}"),
+                        }
+                    }
+                    let fired = timer.fired();
+                    drop(timer);
+                    (interrupted, fired)
+                })
+            })
+            .collect();
+        for _ in 0..flags.len() {
+            ready_rx.recv_timeout(Duration::from_secs(30)).unwrap();
+        }
+        let short = StopFlag::new();
+        let long = StopFlag::new();
+        let short_timer = Timer::arm(Some(Duration::from_millis(20)), short.clone());
+        let long_timer = Timer::arm(Some(Duration::from_secs(3600)), long.clone());
+        for f in &flags {
+            f.set();
+        }
+        for t in threads {
+            // Stopped by the owner, not by a deadline.
+            assert_eq!(t.join().unwrap(), (true, false));
+        }
+        for _ in 0..1000 {
+            if short.is_set() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(short.is_set() && short_timer.fired());
+        assert!(!long.is_set() && !long_timer.fired());
     }
 }
