@@ -184,7 +184,12 @@ fn data_socket_options(r: &OmniRequest, protocol: Protocol, ext: &Extension) -> 
         priority: r.socket_prio,
         tos: r.socket_tos,
         cong_control: (!r.cong_control.is_empty()).then(|| r.cong_control.clone()),
-        reuse_address: true,
+        // Only a TCP listener needs it (a port in TIME_WAIT). Two UDP sockets
+        // that both have it may be given the same ephemeral port by the
+        // kernel, and then one takes the other's datagrams, end-of-test
+        // marks included: at a few hundred concurrent UDP tests that left
+        // tests waiting for the silent timeout.
+        reuse_address: protocol == Protocol::Tcp,
         busy_poll_usecs: ext.busy_poll_usecs,
         zerocopy: ext.zerocopy && r.direction & omni::DIR_XMIT != 0 && protocol == Protocol::Tcp,
         report_send_errors: false,
@@ -661,4 +666,17 @@ fn run_data(
         let _ = data.shutdown(std::net::Shutdown::Write);
     }
     Ok((counters, Some(bufs), retrans, cong))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_tcp_data_sockets_reuse_addresses() {
+        let r = OmniRequest::default();
+        let ext = Extension::default();
+        assert!(data_socket_options(&r, Protocol::Tcp, &ext).reuse_address);
+        assert!(!data_socket_options(&r, Protocol::Udp, &ext).reuse_address);
+    }
 }
