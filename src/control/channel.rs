@@ -122,6 +122,12 @@ impl Channel {
         Ok(m)
     }
 
+    /// A second handle on the connection, with which another thread can
+    /// shut it down (and so end a wait for a message on it).
+    pub fn shutdown_handle(&self) -> io::Result<TcpStream> {
+        self.stream.try_clone()
+    }
+
     pub fn shutdown(&self) {
         let _ = self.stream.shutdown(std::net::Shutdown::Both);
     }

@@ -31,9 +31,10 @@ pub const PAD_TIME: u32 = 4;
 pub enum ClientError {
     #[error(transparent)]
     Resolve(Box<ResolveError>),
-    /// netperf's two-line "are you sure there is a netserver" message.
+    /// netperf's two-line "are you sure there is a netserver" message, and
+    /// the errno of the last attempt.
     #[error("{0}")]
-    NoServer(String),
+    NoServer(String, i32),
     #[error("netperf: {0}")]
     Control(#[from] ChannelError),
     #[error("netperf: remote error {errno}: {text}")]
@@ -61,6 +62,11 @@ fn remote_error(errno: i32) -> ClientError {
 
 /// Open the control connection as netperf's establish_control does.
 pub fn establish(g: &GlobalOptions) -> Result<Channel, ClientError> {
+    establish_within(g, CONNECT_WAIT)
+}
+
+/// `establish`, each connect attempt bounded by `wait`.
+pub fn establish_within(g: &GlobalOptions, wait: Duration) -> Result<Channel, ClientError> {
     let port: u16 = g
         .port
         .parse()
@@ -71,6 +77,7 @@ pub fn establish(g: &GlobalOptions) -> Result<Channel, ClientError> {
         Some(h) => Some(resolve::resolve(h, None, g.local_family, false)?[0]),
         None => None,
     };
+    let mut last_errno = 0;
     for mut addr in addrs.iter().copied() {
         addr.set_port(port);
         let attempt = || -> std::io::Result<TcpStream> {
@@ -86,17 +93,20 @@ pub fn establish(g: &GlobalOptions) -> Result<Channel, ClientError> {
                 l.set_port(local_port);
                 socket::bind(&s, &l)?;
             }
-            socket::connect_timeout(&s, &addr, CONNECT_WAIT)?;
+            socket::connect_timeout(&s, &addr, wait)?;
             Ok(s.into())
         };
         let tried = attempt();
-        if let (Err(e), true) = (&tried, g.debug > 0) {
-            // netperf -d's lines for a failed attempt.
+        if let Err(e) = &tried {
             // A connect that timed out has no OS error of its own.
-            let errno = e.raw_os_error().unwrap_or(match e.kind() {
+            last_errno = e.raw_os_error().unwrap_or(match e.kind() {
                 std::io::ErrorKind::TimedOut => libc::ETIMEDOUT,
                 _ => libc::EIO,
             });
+        }
+        if let (Err(_), true) = (&tried, g.debug > 0) {
+            // netperf -d's lines for a failed attempt.
+            let errno = last_errno;
             eprintln!(
                 "establish_control: connect failed, errno {errno} {}\n    trying next address combination",
                 crate::unix::strerror(errno)
@@ -110,7 +120,8 @@ pub fn establish(g: &GlobalOptions) -> Result<Channel, ClientError> {
             return Ok(chan);
         }
     }
-    Err(ClientError::NoServer(format!(
+    Err(ClientError::NoServer(
+        format!(
         "establish control: are you sure there is a netserver listening on {host} at port {port}?\n\
          establish_control could not establish the control connection from {local} port {local_port} \
          address family {local_family} to {host} port {port} address family {family}",
@@ -120,7 +131,9 @@ pub fn establish(g: &GlobalOptions) -> Result<Channel, ClientError> {
         local_port = g.local_port.as_deref().unwrap_or("0"),
         local_family = resolve::family_name(g.local_family),
         family = addrs.first().map_or("AF_UNSPEC", af_text),
-    )))
+    ),
+        last_errno,
+    ))
 }
 
 /// REM_CPU: ask netserver for its CPU rate. Returns (rate, cpus).
@@ -232,6 +245,14 @@ pub fn run_iteration(
                 ))
             })?;
             remote.set_port(port);
+            // netagg holds its streams here until a whole level is set up.
+            if let Some(hook) = &run.start_hook {
+                if !(hook.0)() {
+                    return Err(ClientError::Setup(
+                        "the test was called off before its data phase".to_string(),
+                    ));
+                }
+            }
             Some(response)
         }
         None => {

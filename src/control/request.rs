@@ -93,6 +93,17 @@ fn ip_bytes(a: &SocketAddr) -> [u8; 16] {
     out
 }
 
+/// What runs between netserver's answer and the data phase: it may wait,
+/// and says whether the test goes on.
+#[derive(Clone)]
+pub struct StartHook(pub std::sync::Arc<dyn Fn() -> bool + Send + Sync>);
+
+impl std::fmt::Debug for StartHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StartHook")
+    }
+}
+
 /// The knobs of one run that come from the global options.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
@@ -113,6 +124,9 @@ pub struct RunOptions {
     /// A stop flag shared with someone else (netagg's coordinator), who
     /// samples its published work units and sets it to end the test.
     pub shared_stop: Option<crate::engine::timer::StopFlag>,
+    /// Called once netserver has accepted the test, before its data phase;
+    /// `false` calls the test off (netagg's start of a level).
+    pub start_hook: Option<StartHook>,
     /// netperf's -d level (messages and data phase summaries on stderr).
     pub debug: i32,
     /// Paced sending (-w/-b): our burst per interval, and the netserver's.
@@ -139,6 +153,7 @@ impl RunOptions {
             count_interface: None,
             interim: None,
             shared_stop: None,
+            start_hook: None,
             debug: g.debug,
             interval_usecs: g.interval_usecs,
             interval_burst: g.interval_burst,
