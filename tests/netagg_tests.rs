@@ -193,3 +193,157 @@ fn sync_runs_one_stream_per_load_generator_in_turn() {
     }
     std::fs::remove_dir_all(&out_dir).ok();
 }
+
+/// Removes a test's output directory, also when the test fails.
+struct OutDir(std::path::PathBuf);
+
+impl Drop for OutDir {
+    fn drop(&mut self) {
+        std::fs::remove_dir_all(&self.0).ok();
+    }
+}
+
+#[test]
+fn streams_that_cannot_start_are_reported_per_host_and_the_window_follows_the_start() {
+    // Three load generators on one port: 127.0.0.1 allows the 32 tests it
+    // gets, 127.0.0.2 only 8 of its 32 (EBUSY), and on 127.0.0.3 nothing
+    // listens (refused).
+    let roomy = Server::start_with("127.0.0.1", &["--max-tests", "100"]);
+    let port = roomy.port;
+    let Some(_tight) = Server::start_on("127.0.0.2", port, &["--max-tests", "8"]) else {
+        eprintln!("skipped: no second netserver on 127.0.0.2:{port}");
+        return;
+    };
+    let out_dir =
+        OutDir(std::env::temp_dir().join(format!("netagg-limits-{}", std::process::id())));
+    let port_text = port.to_string();
+    let out = run_with_limit(
+        NETAGG,
+        &[
+            "--host",
+            "127.0.0.1",
+            "--host",
+            "127.0.0.2",
+            "--host",
+            "127.0.0.3",
+            "--port",
+            &port_text,
+            "--kind",
+            "tps",
+            "--burst",
+            "1",
+            "--streams",
+            "96",
+            "--duration",
+            "3",
+            "--out",
+            out_dir.0.to_str().unwrap(),
+        ],
+        Duration::from_secs(120),
+    );
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    // Per host, with the reason and how to raise the limit: on stderr, in
+    // the summary and in the JSON.
+    let busy = "24 streams to 127.0.0.2 failed at set-up of level 0 (96 streams): EBUSY";
+    let refused =
+        "32 streams to 127.0.0.3 failed at set-up of level 0 (96 streams): connection refused";
+    for (what, text) in [("stderr", &stderr), ("summary", &stdout)] {
+        assert!(
+            text.contains(busy) && text.contains("`netserver --max-tests 32`"),
+            "{what}: {text}"
+        );
+        assert!(
+            text.contains(refused) && text.contains(&format!("port {port}")),
+            "{what}: {text}"
+        );
+    }
+    assert!(
+        stdout.contains("  40 streams (of 96 asked): average "),
+        "{stdout}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.0.join("netagg_tps.json")).unwrap())
+            .unwrap();
+    let groups = json["failures_by_host"].as_array().unwrap();
+    let group = |host: &str| groups.iter().find(|g| g["host"] == host).unwrap();
+    assert_eq!(groups.len(), 2, "{groups:?}");
+    assert_eq!(
+        (
+            group("127.0.0.2")["reason"].as_str(),
+            group("127.0.0.2")["count"].as_u64()
+        ),
+        (Some("ebusy_max_tests"), Some(24))
+    );
+    assert!(group("127.0.0.2")["hint"]
+        .as_str()
+        .unwrap()
+        .contains("--max-tests 32"));
+    assert_eq!(
+        (
+            group("127.0.0.3")["reason"].as_str(),
+            group("127.0.0.3")["count"].as_u64()
+        ),
+        (Some("refused"), Some(32))
+    );
+
+    // No stream is dropped silently: each ran to its final results, or has
+    // its failure.
+    let streams = json["streams"].as_array().unwrap();
+    assert_eq!(streams.len(), 96);
+    let ran: Vec<&serde_json::Value> = streams.iter().filter(|s| s["failure"].is_null()).collect();
+    assert_eq!(ran.len(), 40);
+    for s in &ran {
+        assert!(s["running_s"].is_f64() && s["final_line"] == true, "{s}");
+    }
+    for s in streams.iter().filter(|s| !s["failure"].is_null()) {
+        assert_eq!(s["failure"]["phase"], "set-up", "{s}");
+        assert!(s["running_s"].is_null(), "{s}");
+    }
+
+    // The level was measured from when all of its streams ran, for exactly
+    // --duration, and its samples lie in that span.
+    let level = &json["levels"][0];
+    assert_eq!(
+        (
+            level["streams"].as_u64(),
+            level["streams_requested"].as_u64()
+        ),
+        (Some(40), Some(96))
+    );
+    let measured: Vec<f64> = level["measured_s"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert_eq!(level["setup_s"][1].as_f64(), Some(measured[0]));
+    assert!(
+        (measured[1] - measured[0] - 3.0).abs() < 1e-6,
+        "{measured:?}"
+    );
+    let last_start = ran
+        .iter()
+        .map(|s| s["running_s"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    assert!(last_start <= measured[0], "{last_start} > {measured:?}");
+    let window: Vec<f64> = level["window_s"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert!(
+        (window[0] - measured[0] - 1.0).abs() < 1e-6
+            && (measured[1] - window[1] - 1.0).abs() < 1e-6
+    );
+    for sample in json["series"].as_array().unwrap() {
+        assert!(sample["t_s"].as_f64().unwrap() > measured[0], "{sample}");
+    }
+    let outs = std::fs::read_dir(&out_dir.0)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".out"))
+        .count();
+    assert_eq!(outs, 40, "one .out per stream that ran");
+}

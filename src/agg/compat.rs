@@ -70,6 +70,11 @@ pub fn write(
     let log = dir.join(format!("netperf_{test}.log"));
     std::fs::write(&log, log_text(rec, test))?;
     for (i, s) in rec.streams.iter().enumerate() {
+        // A stream that was never set up ran no netperf to leave a file;
+        // its failure is in the summary.
+        if s.ready_s.is_none() {
+            continue;
+        }
         // Host names become part of a file name: keep them tame.
         let host: String = s
             .host
@@ -99,6 +104,8 @@ mod tests {
             levels: vec![],
             samples: vec![],
             hosts: vec![],
+            port: 12865,
+            planned_per_host: vec![],
             failures: vec![],
             events: vec![
                 Event::Started(10.5),
@@ -116,6 +123,9 @@ mod tests {
             streams: vec![super::super::runner::StreamEnd {
                 host: "lg1".into(),
                 final_line: Some("Stream,UDP\n".into()),
+                level: 0,
+                ready_s: Some(0.5),
+                running_s: Some(0.6),
             }],
             stream_samples: vec![(0, 1.0, 12.0, 99.5)],
             interfaces: vec![],

@@ -1,15 +1,20 @@
 //! netagg: synchronized aggregate tests across many load generators — the
 //! seed's runemomniaggdemo.sh, find_max_burst.sh and post_proc.py as one
 //! program with one clock: the load generators (`hosts`), the test kinds and
-//! the ramp (`plan`), the streams and the coordinator that samples them at
-//! the same instants (`runner`), and what the run says (`summary`, and the
+//! the ramp (`plan`), starting and stopping the streams (`launch`, within
+//! this process's own limits, `rlimit`), the coordinator that samples them
+//! at the same instants (`runner`), why streams failed (`failures`), and
+//! what the run says (`summary`, and the
 //! charts and HTML report in `charts`); and `post`, which reads the logs of
 //! real netperf runs of runemomniaggdemo.sh as post_proc.py does.
 
 pub mod charts;
 pub mod compat;
+pub mod failures;
 pub mod hosts;
+pub mod launch;
 pub mod plan;
 pub mod post;
+pub mod rlimit;
 pub mod runner;
 pub mod summary;

@@ -4,15 +4,13 @@
 //! all of them at the same instants (one clock, no skew), adds streams level
 //! by level, and records the series with the SUT's CPU and packet counters.
 
+use super::failures::StreamFailure;
+use super::launch::{self, LaunchSettings, Stream, StreamRequest};
 use super::plan::{ramp, KindSpec};
-use crate::cli::{parse_netperf, Invocation};
-use crate::control::client::{self, ClientError};
-use crate::control::request::RunOptions;
-use crate::engine::timer::StopFlag;
+use crate::control::client;
 use crate::measure::cpu::CpuSampler;
 use crate::net::interface::{egress_interface, InterfaceCounters};
 use crate::spec::TestSpec;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// What to run.
@@ -27,6 +25,8 @@ pub struct RunConfig {
     pub single_level: bool,
     pub level_duration: Duration,
     pub sample_interval: Duration,
+    /// Stream set-ups in flight at once per load generator.
+    pub setup_concurrency: usize,
 }
 
 /// One sampling instant.
@@ -51,14 +51,31 @@ pub struct Sample {
     pub packets_in: f64,
 }
 
-/// A level of the ramp as it ran.
+/// A level of the ramp as it ran (times in seconds since the run started):
+/// its new streams were set up from `setup_start`; `start` is when all of
+/// them ran, and the level was measured from there to `end`, --duration
+/// later.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LevelRun {
+    /// Streams running in the level, and how many it asked for.
     pub streams: u32,
+    pub requested: u32,
     /// The one load generator of a `sync` level.
     pub host: Option<String>,
+    pub setup_start: f64,
     pub start: f64,
     pub end: f64,
+    /// Streams that had not shown any work when the window started.
+    pub late: usize,
+}
+
+/// What the run tells its caller as it goes.
+pub enum Progress<'a> {
+    /// A level's streams run (its measured window starts); the streams
+    /// that failed to start.
+    LevelStarted(&'a LevelRun, &'a [StreamFailure]),
+    /// A sample was taken.
+    Sample(&'a Sample, &'a LevelRun),
 }
 
 /// Everything a run recorded.
@@ -67,8 +84,12 @@ pub struct Recording {
     pub levels: Vec<LevelRun>,
     pub samples: Vec<Sample>,
     pub hosts: Vec<String>,
-    /// Streams that ended with an error, and why.
-    pub failures: Vec<String>,
+    /// The netserver port, and the most streams the plan runs on each host
+    /// at once (for the hints of limit failures).
+    pub port: u16,
+    pub planned_per_host: Vec<usize>,
+    /// Streams that failed, and why.
+    pub failures: Vec<StreamFailure>,
     pub events: Vec<Event>,
     pub streams: Vec<StreamEnd>,
     /// Each stream's rate per sample, as its interim lines would show it:
@@ -77,16 +98,6 @@ pub struct Recording {
     /// The SUT interfaces whose packets are counted.
     pub interfaces: Vec<String>,
     pub start_epoch: f64,
-}
-
-/// A stream: its thread and the flag it publishes into.
-struct Stream {
-    /// Numbers the stream over the whole run (its .out file).
-    id: usize,
-    host: String,
-    flag: StopFlag,
-    thread: Option<JoinHandle<Result<String, ClientError>>>,
-    last_units: u64,
 }
 
 /// What happened during the run, for the runemomniaggdemo.sh-style log.
@@ -102,11 +113,16 @@ pub enum Event {
 }
 
 /// A stream as it ended: its load generator and, if it finished cleanly,
-/// its final `-o all` line (what the seed's netperfs print at the end).
+/// its final `-o all` line (what the seed's netperfs print at the end);
+/// the level it was started for, and when (seconds since the run started)
+/// it was set up and first did work (None: it never got there).
 #[derive(Debug, Clone, PartialEq)]
 pub struct StreamEnd {
     pub host: String,
     pub final_line: Option<String>,
+    pub level: usize,
+    pub ready_s: Option<f64>,
+    pub running_s: Option<f64>,
 }
 
 fn epoch_now() -> f64 {
@@ -141,40 +157,8 @@ fn stream_args(cfg: &RunConfig, host: &str) -> Vec<String> {
     args
 }
 
-/// Start one stream against `host`.
-fn start_stream(cfg: &RunConfig, host: &str, id: usize) -> Result<Stream, String> {
-    let args = stream_args(cfg, host);
-    let config = match parse_netperf(&args) {
-        Ok(Invocation::Run(c)) => c,
-        Ok(_) => return Err(format!("bad stream arguments {args:?}")),
-        Err(e) => return Err(e.to_string()),
-    };
-    let spec = TestSpec::from_config(&config).map_err(|e| e.to_string())?;
-    let flag = StopFlag::new();
-    let mut run = RunOptions::from_global(&config.global);
-    run.shared_stop = Some(flag.clone());
-    let global = config.global.clone();
-    let thread = std::thread::Builder::new()
-        .name(format!("stream-{host}"))
-        .spawn(move || {
-            let mut chan = client::establish(&global)?;
-            let result = client::run_iteration(Some(&mut chan), &spec, &run, false);
-            chan.shutdown();
-            let it = result?;
-            Ok(final_line(&config, &spec, &it))
-        })
-        .map_err(|e| e.to_string())?;
-    Ok(Stream {
-        id,
-        host: host.to_string(),
-        flag,
-        thread: Some(thread),
-        last_units: 0,
-    })
-}
-
 /// The stream's `-o all` values line, as `netperf -P 0 ... -- -o all` ends.
-fn final_line(
+pub(super) fn final_line(
     config: &crate::cli::config::Config,
     spec: &TestSpec,
     it: &client::Iteration,
@@ -192,38 +176,6 @@ fn final_line(
         widths: None,
     };
     render(&output, config, spec, &measured)
-}
-
-/// Stop the running streams and collect how each ended.
-fn finish_streams(
-    streams: &mut Vec<Stream>,
-    ends: &mut Vec<(usize, StreamEnd)>,
-    failures: &mut Vec<String>,
-) {
-    for s in streams.iter() {
-        s.flag.set();
-    }
-    for mut s in streams.drain(..) {
-        let final_line = match s.thread.take().map(|t| t.join()) {
-            Some(Ok(Ok(line))) => Some(line),
-            Some(Ok(Err(e))) => {
-                failures.push(format!("stream {} to {}: {e}", s.id, s.host));
-                None
-            }
-            Some(Err(_)) => {
-                failures.push(format!("stream {} to {}: thread panicked", s.id, s.host));
-                None
-            }
-            None => None,
-        };
-        ends.push((
-            s.id,
-            StreamEnd {
-                host: s.host,
-                final_line,
-            },
-        ));
-    }
 }
 
 /// Units (bytes or transactions) to the kind's rate unit per second.
@@ -250,6 +202,10 @@ pub struct BurstTrial {
 /// every trial and the best burst (the last one that raised the rate).
 pub fn search_burst(cfg: &RunConfig, trial: Duration) -> (Vec<BurstTrial>, u32) {
     const MAX_BURST: u32 = 1 << 16;
+    let settings = LaunchSettings {
+        hosts: vec![cfg.hosts[0].clone()],
+        setup_concurrency: 1,
+    };
     let mut trials: Vec<BurstTrial> = Vec::new();
     let mut burst = 1;
     while burst <= MAX_BURST {
@@ -257,7 +213,14 @@ pub fn search_burst(cfg: &RunConfig, trial: Duration) -> (Vec<BurstTrial>, u32) 
             burst,
             ..cfg.clone()
         };
-        let Ok(mut stream) = start_stream(&one, &cfg.hosts[0], 0) else {
+        let request = StreamRequest {
+            id: 0,
+            host: cfg.hosts[0].clone(),
+            args: stream_args(&one, &cfg.hosts[0]),
+        };
+        let started = launch::start_level(vec![request], 0, &settings);
+        launch::dismiss(started.called_off);
+        let Some(stream) = started.streams.into_iter().next() else {
             break;
         };
         // Leave the connection set-up out of the measured time.
@@ -265,11 +228,9 @@ pub fn search_burst(cfg: &RunConfig, trial: Duration) -> (Vec<BurstTrial>, u32) 
         let (u0, t0) = (stream.flag.units(), Instant::now());
         std::thread::sleep(trial);
         let (u1, t1) = (stream.flag.units(), Instant::now());
-        stream.flag.set();
-        let ok = stream
-            .thread
-            .take()
-            .is_some_and(|t| matches!(t.join(), Ok(Ok(_))));
+        let mut failures = Vec::new();
+        let ended = launch::stop_streams(vec![stream], 0, &mut failures);
+        let ok = failures.is_empty() && ended.iter().all(|e| e.final_line.is_some());
         let rate = rate(
             cfg,
             u1.saturating_sub(u0),
@@ -290,8 +251,63 @@ pub fn search_burst(cfg: &RunConfig, trial: Duration) -> (Vec<BurstTrial>, u32) 
     (trials, best)
 }
 
-/// Run the whole ramp; `progress` is called after every sample.
-pub fn run(cfg: &RunConfig, mut progress: impl FnMut(&Sample, &LevelRun)) -> Recording {
+/// The next sample of a level: the first instant of its schedule (every
+/// `interval` from `t0`) after `now`, but never past `end`. A coordinator
+/// that woke late skips the instants it missed rather than taking several
+/// samples at once over near-zero intervals.
+fn next_tick(
+    t0: Instant,
+    interval: Duration,
+    tick: u32,
+    now: Instant,
+    end: Instant,
+) -> (u32, Instant) {
+    let behind = now.saturating_duration_since(t0).as_secs_f64() / interval.as_secs_f64();
+    let tick = (tick + 1).max(behind.floor() as u32 + 1);
+    ((tick), (t0 + interval * tick).min(end))
+}
+
+/// Stop `streams` and keep each one's final line.
+fn finish(
+    streams: Vec<Stream>,
+    level: usize,
+    failures: &mut Vec<StreamFailure>,
+    records: &mut [StreamEnd],
+) {
+    for end in launch::stop_streams(streams, level, failures) {
+        records[end.id].final_line = end.final_line;
+    }
+}
+
+/// The stream counts of the run's levels.
+fn level_plan(cfg: &RunConfig) -> Vec<u32> {
+    // `sync` runs one stream at a time, to each load generator in turn, as
+    // runemomniaggdemo.sh's run_cmd_serial does; the others ramp up.
+    if cfg.kind.kind == super::plan::Kind::Sync {
+        vec![1; cfg.hosts.len()]
+    } else if cfg.single_level {
+        vec![cfg.max_streams]
+    } else {
+        ramp(cfg.max_streams)
+    }
+}
+
+/// The most streams the plan runs on each load generator at once (streams
+/// go to the hosts in turn): what their netservers must allow.
+pub fn planned_per_host(cfg: &RunConfig) -> Vec<usize> {
+    let n = cfg.hosts.len().max(1);
+    let most = level_plan(cfg).into_iter().max().unwrap_or(0) as usize;
+    let serial = cfg.kind.kind == super::plan::Kind::Sync;
+    (0..cfg.hosts.len())
+        .map(|h| match serial {
+            true => 1,
+            false => (most + n - 1 - h) / n,
+        })
+        .collect()
+}
+
+/// Run the whole ramp, telling `progress` as levels start and samples come.
+pub fn run(cfg: &RunConfig, mut progress: impl FnMut(Progress<'_>)) -> Recording {
     // Every interface the SUT reaches a load generator by; packets are
     // counted over all of them.
     let mut interfaces: Vec<String> = Vec::new();
@@ -314,42 +330,67 @@ pub fn run(cfg: &RunConfig, mut progress: impl FnMut(&Sample, &LevelRun)) -> Rec
     let mut cpu = CpuSampler::start(None).ok();
     let start = Instant::now();
     let start_epoch = epoch_now();
+    let since_start = |at: Instant| at.saturating_duration_since(start).as_secs_f64();
+    let settings = LaunchSettings {
+        hosts: cfg.hosts.clone(),
+        setup_concurrency: cfg.setup_concurrency,
+    };
     let mut streams: Vec<Stream> = Vec::new();
-    let mut failures = Vec::new();
+    let mut called_off: Vec<Stream> = Vec::new();
+    let mut failures: Vec<StreamFailure> = Vec::new();
+    let mut records: Vec<StreamEnd> = Vec::new();
     let mut levels = Vec::new();
     let mut samples = Vec::new();
     let mut events = vec![Event::Started(start_epoch)];
     let mut stream_samples = Vec::new();
-    let mut last_sample = start;
-    // `sync` runs one stream at a time, to each load generator in turn, as
-    // runemomniaggdemo.sh's run_cmd_serial does; the others ramp up.
     let serial = cfg.kind.kind == super::plan::Kind::Sync;
-    let plan = if serial {
-        vec![1; cfg.hosts.len()]
-    } else if cfg.single_level {
-        vec![cfg.max_streams]
-    } else {
-        ramp(cfg.max_streams)
-    };
-    let mut ends: Vec<(usize, StreamEnd)> = Vec::new();
-    let mut started = 0usize;
+    let plan = level_plan(cfg);
     for (index, &count) in plan.iter().enumerate() {
-        if serial {
-            finish_streams(&mut streams, &mut ends, &mut failures);
+        if serial && index > 0 {
+            let stopped = std::mem::take(&mut streams);
+            finish(stopped, index - 1, &mut failures, &mut records);
         }
-        let level_start = start.elapsed().as_secs_f64();
-        while (streams.len() as u32) < count {
-            let host = &cfg.hosts[started % cfg.hosts.len()];
-            events.push(Event::StreamStarted(host.clone()));
-            match start_stream(cfg, host, started) {
-                Ok(s) => streams.push(s),
-                Err(e) => {
-                    failures.push(format!("stream to {host}: {e}"));
-                    break;
+        let setup_start = since_start(Instant::now());
+        let requests: Vec<StreamRequest> = (streams.len()..count as usize)
+            .map(|_| {
+                let id = records.len();
+                let host = cfg.hosts[if serial { index } else { id } % cfg.hosts.len()].clone();
+                events.push(Event::StreamStarted(host.clone()));
+                records.push(StreamEnd {
+                    host: host.clone(),
+                    final_line: None,
+                    level: index,
+                    ready_s: None,
+                    running_s: None,
+                });
+                StreamRequest {
+                    id,
+                    args: stream_args(cfg, &host),
+                    host,
                 }
-            }
-            started += 1;
+            })
+            .collect();
+        let started = launch::start_level(requests, index, &settings);
+        for s in &started.streams {
+            records[s.id].ready_s = s.ready_at.map(since_start);
+            records[s.id].running_s = s.running_at.map(since_start);
         }
+        let first_failure = failures.len();
+        failures.extend(started.failures);
+        called_off.extend(started.called_off);
+        streams.extend(started.streams);
+        let level_t0 = started.all_running;
+        let level_end_at = level_t0 + cfg.level_duration;
+        let mut level = LevelRun {
+            streams: streams.len() as u32,
+            requested: count,
+            host: serial.then(|| cfg.hosts[index % cfg.hosts.len()].clone()),
+            setup_start,
+            start: since_start(level_t0),
+            end: since_start(level_end_at),
+            late: started.late,
+        };
+        progress(Progress::LevelStarted(&level, &failures[first_failure..]));
         let last_level = index + 1 == plan.len();
         events.push(if last_level {
             Event::StartedBy(epoch_now())
@@ -360,19 +401,19 @@ pub fn run(cfg: &RunConfig, mut progress: impl FnMut(&Sample, &LevelRun)) -> Rec
                 at: epoch_now(),
             }
         });
-        let level_t0 = Instant::now();
-        let level_end_at = level_t0 + cfg.level_duration;
-        let mut level = LevelRun {
-            streams: streams.len() as u32,
-            host: serial.then(|| cfg.hosts[index % cfg.hosts.len()].clone()),
-            start: level_start,
-            end: level_start,
-        };
+        // The level's series starts here: the set-up time is not in it.
+        for s in streams.iter_mut() {
+            s.last_units = s.flag.units();
+        }
+        let mut last_sample = level_t0;
+        let _ = cpu.as_mut().map(|c| c.restart());
+        for before in counters.iter_mut() {
+            *before = InterfaceCounters::read(&before.name);
+        }
         // Samples at fixed instants of this level's schedule, the last one
         // at its end.
-        let mut tick = 1u32;
+        let (mut tick, mut at) = (1u32, (level_t0 + cfg.sample_interval).min(level_end_at));
         loop {
-            let at = (level_t0 + cfg.sample_interval * tick).min(level_end_at);
             std::thread::sleep(at.saturating_duration_since(Instant::now()));
             let read_start = Instant::now();
             let units: Vec<u64> = streams.iter().map(|s| s.flag.units()).collect();
@@ -405,14 +446,14 @@ pub fn run(cfg: &RunConfig, mut progress: impl FnMut(&Sample, &LevelRun)) -> Rec
                 }
                 (tx as f64 / secs, rx as f64 / secs)
             };
-            let ending = start_epoch + read_start.duration_since(start).as_secs_f64();
+            let ending = start_epoch + since_start(read_start);
             for (stream, r) in streams.iter().zip(&stream_rates) {
                 stream_samples.push((stream.id, secs, ending, *r));
             }
             last_sample = read_start;
             let sample = Sample {
-                t: read_start.duration_since(start).as_secs_f64(),
-                epoch: start_epoch + read_start.duration_since(start).as_secs_f64(),
+                t: since_start(read_start),
+                epoch: ending,
                 level: index,
                 aggregate: stream_rates.iter().sum(),
                 stream_rates,
@@ -422,14 +463,20 @@ pub fn run(cfg: &RunConfig, mut progress: impl FnMut(&Sample, &LevelRun)) -> Rec
                 packets_out,
                 packets_in,
             };
-            level.end = sample.t;
-            progress(&sample, &level);
+            progress(Progress::Sample(&sample, &level));
             samples.push(sample);
             if at >= level_end_at {
                 break;
             }
-            tick += 1;
+            (tick, at) = next_tick(
+                level_t0,
+                cfg.sample_interval,
+                tick,
+                Instant::now(),
+                level_end_at,
+            );
         }
+        level.streams = streams.len() as u32;
         levels.push(level);
         events.push(if last_level {
             Event::Stopping(epoch_now())
@@ -437,19 +484,64 @@ pub fn run(cfg: &RunConfig, mut progress: impl FnMut(&Sample, &LevelRun)) -> Rec
             Event::Resuming(epoch_now())
         });
     }
-    finish_streams(&mut streams, &mut ends, &mut failures);
-    ends.sort_by_key(|(id, _)| *id);
-    let ends: Vec<StreamEnd> = ends.into_iter().map(|(_, end)| end).collect();
+    let last = plan.len().saturating_sub(1);
+    finish(streams, last, &mut failures, &mut records);
+    launch::dismiss(called_off);
     events.push(Event::Stopped(epoch_now()));
     Recording {
         levels,
         samples,
         hosts: cfg.hosts.clone(),
+        port: cfg.port,
+        planned_per_host: planned_per_host(cfg),
         failures,
         events,
-        streams: ends,
+        streams: records,
         stream_samples,
         interfaces,
         start_epoch,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_late_coordinator_skips_the_sampling_instants_it_missed() {
+        let t0 = Instant::now();
+        let second = Duration::from_secs(1);
+        let end = t0 + Duration::from_secs(10);
+        // On time: the next instant.
+        assert_eq!(
+            next_tick(t0, second, 1, t0 + second, end),
+            (2, t0 + 2 * second)
+        );
+        // 3.5 s late after the first: the next is at 5 s, not 2, 3 and 4.
+        let (tick, at) = next_tick(t0, second, 1, t0 + Duration::from_millis(4500), end);
+        assert_eq!((tick, at), (5, t0 + 5 * second));
+        // Never past the end.
+        assert_eq!(
+            next_tick(t0, second, 9, t0 + Duration::from_millis(9999), end).1,
+            end
+        );
+    }
+
+    #[test]
+    fn each_host_must_allow_its_share_of_the_largest_level() {
+        let mut cfg = RunConfig {
+            hosts: vec!["a".into(), "b".into(), "c".into()],
+            port: 12865,
+            kind: super::super::plan::spec_of(super::super::plan::Kind::Tps),
+            burst: 1,
+            max_streams: 1024,
+            single_level: false,
+            level_duration: Duration::from_secs(10),
+            sample_interval: Duration::from_secs(1),
+            setup_concurrency: 32,
+        };
+        assert_eq!(planned_per_host(&cfg), [342, 341, 341]);
+        cfg.kind = super::super::plan::spec_of(super::super::plan::Kind::Sync);
+        assert_eq!(planned_per_host(&cfg), [1, 1, 1]);
     }
 }

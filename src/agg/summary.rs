@@ -4,6 +4,7 @@
 //! and per-stream fairness; the peak level; and the series and report files
 //! (text, CSV, JSON).
 
+use super::failures::{self, FailureGroup, StreamFailure};
 use super::runner::{BurstTrial, Recording, Sample};
 use serde_json::json;
 use std::fmt::Write as _;
@@ -167,11 +168,14 @@ pub fn text(rec: &Recording, levels: &[LevelSummary], units: &str, intervals: bo
         }
     }
     for (l, run) in levels.iter().zip(&rec.levels) {
-        let to = run
+        let mut to = run
             .host
             .as_ref()
             .map(|h| format!(" to {h}"))
             .unwrap_or_default();
+        if run.requested != l.streams {
+            let _ = write!(to, " (of {} asked)", run.requested);
+        }
         let _ = writeln!(
             out,
             "{:>4} streams{to}: average {:.3} min {:.3} max {:.3} {units}; SUT CPU {:.1}% (busiest {:.1}%), {:.3} us/unit; packets/s out {:.0} in {:.0}; fairness min/max {:.3} Jain {:.3}",
@@ -179,10 +183,46 @@ pub fn text(rec: &Recording, levels: &[LevelSummary], units: &str, intervals: bo
             l.packets_out, l.packets_in, l.min_over_max, l.jain
         );
     }
-    for f in &rec.failures {
-        let _ = writeln!(out, "failed: {f}");
+    for line in failure_lines(rec) {
+        let _ = writeln!(out, "failed: {line}");
     }
     out
+}
+
+/// `failures` grouped per level, host, phase and reason; the hints name
+/// `port` and the streams the plan runs on each of `hosts` (`planned`).
+pub fn group_failures(
+    failures: &[StreamFailure],
+    hosts: &[String],
+    planned: &[usize],
+    port: u16,
+) -> Vec<FailureGroup> {
+    failures::group(failures, port, |host| {
+        hosts
+            .iter()
+            .position(|h| h == host)
+            .and_then(|i| planned.get(i).copied())
+            .unwrap_or(0)
+    })
+}
+
+/// The run's failures grouped per level, host, phase and reason.
+pub fn failure_groups(rec: &Recording) -> Vec<FailureGroup> {
+    group_failures(&rec.failures, &rec.hosts, &rec.planned_per_host, rec.port)
+}
+
+/// One line per group of `failures` (a subset of the run's): host, count,
+/// reason and hint.
+pub fn failure_lines_of(rec: &Recording, failures: &[StreamFailure]) -> Vec<String> {
+    group_failures(failures, &rec.hosts, &rec.planned_per_host, rec.port)
+        .iter()
+        .map(|g| g.line(rec.levels.get(g.level).map_or(0, |l| l.requested)))
+        .collect()
+}
+
+/// One line per group of the run's failures.
+pub fn failure_lines(rec: &Recording) -> Vec<String> {
+    failure_lines_of(rec, &rec.failures)
 }
 
 /// The per-second series as CSV: one row per sample; `in_window` marks the
@@ -249,8 +289,12 @@ pub fn json(
         "start_epoch_s": rec.start_epoch,
         "sample_spread_us": { "max": max_spread, "mean": mean(spreads.iter().copied()) },
         "peak_level": peak(levels),
-        "levels": levels.iter().map(|l| json!({
+        "levels": levels.iter().zip(&rec.levels).map(|(l, run)| json!({
             "streams": l.streams,
+            "streams_requested": run.requested,
+            "streams_late": run.late,
+            "setup_s": [run.setup_start, run.start],
+            "measured_s": [run.start, run.end],
             "window_s": [l.window.0, l.window.1],
             "samples": l.samples,
             "average": l.average, "min": l.min, "max": l.max,
@@ -266,7 +310,16 @@ pub fn json(
             "cpu_util_percent": s.cpu_util, "packets_out_per_s": s.packets_out,
             "packets_in_per_s": s.packets_in,
         })).collect::<Vec<_>>(),
-        "failures": rec.failures,
+        "streams": rec.streams.iter().enumerate().map(|(id, s)| json!({
+            "id": id, "host": s.host, "level": s.level,
+            "ready_s": s.ready_s, "running_s": s.running_s,
+            "final_line": s.final_line.is_some(),
+            "failure": rec.failures.iter().find(|f| f.stream == id).map(|f| json!({
+                "phase": f.phase.name(), "reason": f.reason.key(), "detail": f.detail,
+            })),
+        })).collect::<Vec<_>>(),
+        "failures": failure_lines(rec),
+        "failures_by_host": failure_groups(rec).iter().map(FailureGroup::to_json).collect::<Vec<_>>(),
     });
     let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
     text.push('\n');
@@ -306,19 +359,27 @@ mod tests {
             levels: vec![
                 LevelRun {
                     streams: 1,
+                    requested: 1,
                     host: None,
+                    setup_start: 0.0,
                     start: 0.0,
                     end: 4.0,
+                    late: 0,
                 },
                 LevelRun {
                     streams: 2,
+                    requested: 2,
                     host: None,
+                    setup_start: 4.0,
                     start: 4.0,
                     end: 8.0,
+                    late: 0,
                 },
             ],
             samples,
             hosts: vec!["lg1".into()],
+            port: 12865,
+            planned_per_host: vec![2],
             failures: vec![],
             events: vec![],
             streams: vec![],

@@ -2,7 +2,7 @@
 //! Parses its options (clap) and calls the library; see `netperf_ng::agg`.
 
 use clap::Parser;
-use netperf_ng::agg::{charts, compat, hosts, plan, post, runner, summary};
+use netperf_ng::agg::{charts, compat, hosts, plan, post, rlimit, runner, summary};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -53,6 +53,10 @@ struct Args {
     /// netserver control port on the load generators
     #[arg(long, default_value_t = 12865)]
     port: u16,
+    /// stream set-ups (control connection, request, answer) in flight at
+    /// once per load generator
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    setup_concurrency: u32,
     /// seconds between samples
     #[arg(long, default_value_t = 1.0)]
     interval: f64,
@@ -176,8 +180,11 @@ fn post_as_recording(a: &post::Analysis) -> (runner::Recording, Vec<summary::Lev
         .map(|l| runner::LevelRun {
             streams: l.streams,
             host: None,
+            requested: l.streams,
+            setup_start: (l.window.start - t0) as f64,
             start: (l.window.start - t0) as f64,
             end: (l.window.end - t0) as f64,
+            late: 0,
         })
         .collect();
     let levels = a
@@ -205,6 +212,8 @@ fn post_as_recording(a: &post::Analysis) -> (runner::Recording, Vec<summary::Lev
         levels: runs,
         samples,
         hosts: vec![],
+        port: 0,
+        planned_per_host: vec![],
         failures: vec![],
         events: vec![],
         streams: vec![],
@@ -258,7 +267,18 @@ fn main() -> ExitCode {
         single_level: args.streams.is_some(),
         level_duration: Duration::from_secs(args.duration),
         sample_interval: Duration::from_secs_f64(args.interval),
+        setup_concurrency: args.setup_concurrency as usize,
     };
+    // Each stream holds three descriptors: a thousand streams need more
+    // than the usual soft limit.
+    match rlimit::raise_open_files() {
+        Ok(limit) => {
+            if let Some(warning) = rlimit::too_low(&limit, cfg.max_streams) {
+                eprintln!("netagg: {warning}");
+            }
+        }
+        Err(e) => eprintln!("netagg: cannot read or raise the open-file limit: {e}"),
+    }
     netperf_ng::engine::signals::install();
     let mut cfg = cfg;
     let mut search = None;
@@ -278,8 +298,26 @@ fn main() -> ExitCode {
     };
     let total = level_count as u64 * args.duration;
     let terminal = std::io::stderr().is_terminal();
-    let recording = runner::run(&cfg, |sample, level| {
-        if terminal {
+    let planned = runner::planned_per_host(&cfg);
+    // Failures are told as each level starts, the rest after the run.
+    let mut told = std::collections::HashSet::new();
+    let recording = runner::run(&cfg, |event| match event {
+        runner::Progress::LevelStarted(level, failures) => {
+            if terminal && (!failures.is_empty() || level.late > 0) {
+                eprintln!();
+            }
+            for group in summary::group_failures(failures, &cfg.hosts, &planned, cfg.port) {
+                eprintln!("netagg: {}", group.line(level.requested));
+            }
+            told.extend(failures.iter().map(|f| f.stream));
+            if level.late > 0 {
+                eprintln!(
+                    "netagg: {} of {} streams had done no work when the level's window started",
+                    level.late, level.streams
+                );
+            }
+        }
+        runner::Progress::Sample(sample, level) if terminal => {
             let left = total.saturating_sub(sample.t as u64);
             eprint!(
                 "\r{:>5}s left  level {} ({} streams)  {:.1} {}   ",
@@ -291,9 +329,19 @@ fn main() -> ExitCode {
             );
             let _ = std::io::stderr().flush();
         }
+        runner::Progress::Sample(..) => {}
     });
     if terminal {
         eprintln!();
+    }
+    let untold: Vec<_> = recording
+        .failures
+        .iter()
+        .filter(|f| !told.contains(&f.stream))
+        .cloned()
+        .collect();
+    for line in summary::failure_lines_of(&recording, &untold) {
+        eprintln!("netagg: {line}");
     }
     let levels = summary::summarize(&recording, cpus, kind.units.starts_with("10^6bits"));
     let mut text = summary::text(&recording, &levels, kind.units, args.intervals);

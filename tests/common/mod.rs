@@ -118,6 +118,36 @@ impl Server {
         Server::start_with(host, &[])
     }
 
+    /// Start `netserver -D -L host -p port` plus `extra` on a given port
+    /// (a second load generator on another loopback address, same port);
+    /// None if it does not listen there within 5 s.
+    pub fn start_on(host: &str, port: u16, extra: &[&str]) -> Option<Server> {
+        let mut child = Command::new(NETSERVER)
+            .args(["-D", "-L", host, "-p", &port.to_string()])
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn netserver");
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = child.try_wait() {
+                return None;
+            }
+            if listens_on(child.id(), port) {
+                return Some(Server {
+                    child,
+                    port,
+                    host: host.to_string(),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        None
+    }
+
     /// The netserver process id (for /proc/<pid>/status checks).
     pub fn pid(&self) -> u32 {
         self.child.id()
