@@ -3,7 +3,7 @@
 //! collect netserver's results, and return what both ends measured.
 
 use super::channel::{Channel, ChannelError, RESPONSE_WAIT};
-use super::data::{finish_data, run_data};
+use super::data::{finish_data, run_data, Rings};
 pub use super::request::RunOptions;
 use super::request::{build_request, local_sizes, local_socket_options};
 use crate::cli::config::{Family, GlobalOptions};
@@ -205,6 +205,7 @@ pub fn run_iteration(
     }
     let (lss, lsr) = socket::buffer_sizes(&sock);
     let sizes = local_sizes(spec, lss, lsr);
+    let mut rings = Rings::prepare(spec, &sizes, run)?;
     let local_addr =
         socket::local_addr(&sock).unwrap_or_else(|| resolve::unspecified_like(&remote0));
 
@@ -286,7 +287,7 @@ pub fn run_iteration(
         &remote,
         local_bind,
         &opts,
-        &sizes,
+        &mut rings,
         run,
         &stop,
         units,

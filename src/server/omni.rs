@@ -360,6 +360,22 @@ fn setup_and_run(
     } else {
         (None, None)
     };
+    // Buffers are made before the clock and the CPU sampler start.
+    let mut send_ring = BufferRing::new(
+        p.send_width,
+        if xmit { p.send_size.max(0) as usize } else { 0 },
+        r.send_alignment,
+        r.send_offset,
+    );
+    if let Some(data) = fill {
+        send_ring.fill_continuous(data);
+    }
+    let mut recv_ring = BufferRing::new(
+        p.recv_width,
+        if recv { p.recv_size.max(0) as usize } else { 0 },
+        r.recv_alignment,
+        r.recv_offset,
+    );
     let mut cpu = if measure_cpu {
         CpuSampler::start(None).ok()
     } else {
@@ -372,21 +388,6 @@ fn setup_and_run(
         .flatten()
         .map(|name| InterfaceCounters::read(&name));
     let started = Instant::now();
-    let mut send_ring = BufferRing::new(
-        p.send_width,
-        if xmit { p.send_size.max(0) as usize } else { 0 },
-        r.send_alignment,
-        r.send_offset,
-    );
-    if let Some(data) = fill {
-        send_ring.fill(data);
-    }
-    let mut recv_ring = BufferRing::new(
-        p.recv_width,
-        if recv { p.recv_size.max(0) as usize } else { 0 },
-        r.recv_alignment,
-        r.recv_offset,
-    );
     let mut seq = (ext.sequence && protocol == Protocol::Udp).then(Sequence::new);
     // A client that closes the control connection or goes silent mid-test
     // has vanished: stop the test, which nothing else would end if it is
