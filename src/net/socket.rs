@@ -60,10 +60,11 @@ pub fn create(family_of: &SocketAddr, opts: &SocketOptions) -> io::Result<Socket
         (Type::STREAM, SockProto::TCP)
     };
     let s = Socket::new(domain, ty, Some(proto))?;
-    if opts.send_buf > 0 {
+    // 0 is a request too (the kernel's smallest buffer), as netperf makes it.
+    if opts.send_buf >= 0 {
         s.set_send_buffer_size(opts.send_buf as usize)?;
     }
-    if opts.recv_buf > 0 {
+    if opts.recv_buf >= 0 {
         s.set_recv_buffer_size(opts.recv_buf as usize)?;
     }
     if opts.reuse_address {
