@@ -354,7 +354,7 @@ pub fn run_iteration(
             if mss < 0 {
                 mss = socket::mss(s);
             }
-            local.retransmits = socket::retransmissions(s.as_raw_fd());
+            local.retransmits = socket::retransmissions(s.as_raw_fd(), run.debug);
         }
         // An inetd chargen never stops sending: just close on it.
         if !no_control {

@@ -651,7 +651,7 @@ fn run_data(
     let bufs = socket::buffer_sizes(data);
     let (retrans, cong) = match protocol {
         Protocol::Tcp => (
-            socket::retransmissions(fd),
+            socket::retransmissions(fd, 0),
             socket::congestion_control(data),
         ),
         Protocol::Udp => (-1, String::new()),
