@@ -66,6 +66,15 @@ fn a_short_ramp_over_the_testbed() {
         text(&up.stderr)
     );
     assert!(text(&up.stdout).contains("NUM_REMOTE_HOSTS=2"));
+    // Every load generator is in the benchmarking range (RFC 2544), each on
+    // its own /24.
+    for i in 1..=2 {
+        assert!(
+            text(&up.stdout).contains(&format!("REMOTE_HOSTS[{}]=198.18.{i}.2", i - 1)),
+            "{}",
+            text(&up.stdout)
+        );
+    }
     let hosts = format!("/tmp/{name}-remote_hosts");
     let out_dir = std::env::temp_dir().join(format!("{name}-out"));
     for (kind, extra) in [("tps", &["--burst", "4"][..]), ("outbound", &[][..])] {
