@@ -1,8 +1,9 @@
 //! The synchronized aggregate run: every stream is a thread of this process
 //! running one netperf test against its load generator's netserver, and
-//! publishing its work count in a shared `StopFlag`; the coordinator reads
-//! all of them at the same instants (one clock, no skew), adds streams level
-//! by level, and records the series with the SUT's CPU and packet counters.
+//! publishing its work count (and receive timeouts) in a shared `StopFlag`;
+//! the coordinator reads all of them at the same instants (one clock, no
+//! skew), adds streams level by level, and records the series with the SUT's
+//! CPU and packet counters.
 
 use super::plan::{ramp, KindSpec};
 use crate::cli::{parse_netperf, Invocation};

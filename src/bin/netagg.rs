@@ -48,9 +48,10 @@ struct Args {
     #[arg(long)]
     burst: Option<u32>,
     /// seconds a tps (UDP_RR) stream waits for a lost request or response
-    /// before it restarts its burst and counts a timeout (netperf's -- -e, as
-    /// runemomniaggdemo.sh uses) [default: 1]; 0 turns recovery off, so one
-    /// lost datagram stalls a stream. Only tps has datagrams to lose
+    /// before it counts a timeout and restarts its burst: netperf's -- -e,
+    /// 1 by default as in runemomniaggdemo.sh; 0 turns recovery off, and a
+    /// stream then stalls for the rest of the run once every request it has
+    /// in flight is lost. Only tps streams have datagrams to lose
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u32).range(0..=3600))]
     loss_timeout: Option<u32>,
     /// seconds per trial of the burst search
@@ -271,6 +272,14 @@ fn main() -> ExitCode {
     let loss_timeout = kind
         .recovers_loss
         .then_some(args.loss_timeout.unwrap_or(DEFAULT_LOSS_TIMEOUT));
+    if let Some(secs) =
+        loss_timeout.filter(|&s| f64::from(s) > health::STALL_INTERVALS * args.interval)
+    {
+        eprintln!(
+            "netagg: note: streams wait {secs} s after a loss, more than {} sampling intervals of {} s: a recovered loss may be reported as a stall",
+            health::STALL_INTERVALS, args.interval
+        );
+    }
     let cfg = runner::RunConfig {
         hosts,
         port: args.port,
