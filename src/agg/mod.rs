@@ -2,12 +2,14 @@
 //! seed's runemomniaggdemo.sh, find_max_burst.sh and post_proc.py as one
 //! program with one clock: the load generators (`hosts`), the test kinds and
 //! the ramp (`plan`), the streams and the coordinator that samples them at
-//! the same instants (`runner`), and what the run says (`summary`, and the
-//! charts and HTML report in `charts`); and `post`, which reads the logs of
-//! real netperf runs of runemomniaggdemo.sh as post_proc.py does.
+//! the same instants (`runner`), which streams stalled or moved nothing
+//! (`health`), and what the run says (`summary`, and the charts and HTML
+//! report in `charts`); and `post`, which reads the logs of real netperf
+//! runs of runemomniaggdemo.sh as post_proc.py does.
 
 pub mod charts;
 pub mod compat;
+pub mod health;
 pub mod hosts;
 pub mod plan;
 pub mod post;

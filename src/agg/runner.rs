@@ -1,8 +1,9 @@
 //! The synchronized aggregate run: every stream is a thread of this process
 //! running one netperf test against its load generator's netserver, and
-//! publishing its work count in a shared `StopFlag`; the coordinator reads
-//! all of them at the same instants (one clock, no skew), adds streams level
-//! by level, and records the series with the SUT's CPU and packet counters.
+//! publishing its work count (and receive timeouts) in a shared `StopFlag`;
+//! the coordinator reads all of them at the same instants (one clock, no
+//! skew), adds streams level by level, and records the series with the SUT's
+//! CPU and packet counters.
 
 use super::plan::{ramp, KindSpec};
 use crate::cli::{parse_netperf, Invocation};
@@ -27,10 +28,13 @@ pub struct RunConfig {
     pub single_level: bool,
     pub level_duration: Duration,
     pub sample_interval: Duration,
+    /// Seconds a stream of a kind that recovers loss waits for a response
+    /// before it restarts its burst (netperf's `-- -e`); 0 for no recovery.
+    pub loss_timeout: u32,
 }
 
 /// One sampling instant.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Sample {
     /// Seconds since the run started, and wall-clock seconds.
     pub t: f64,
@@ -39,6 +43,10 @@ pub struct Sample {
     pub level: usize,
     /// Rate of each running stream over the interval ending here.
     pub stream_rates: Vec<f64>,
+    /// Work units (transactions or bytes) and receive timeouts of each
+    /// running stream over the interval ending here.
+    pub stream_moved: Vec<u64>,
+    pub stream_timeouts: Vec<u64>,
     pub aggregate: f64,
     /// Microseconds between reading the first and the last stream.
     pub spread_us: f64,
@@ -52,9 +60,12 @@ pub struct Sample {
 }
 
 /// A level of the ramp as it ran.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct LevelRun {
     pub streams: u32,
+    /// The stream (its number over the run) and load generator behind each
+    /// position of this level's samples' per-stream vectors.
+    pub members: Vec<(usize, String)>,
     /// The one load generator of a `sync` level.
     pub host: Option<String>,
     pub start: f64,
@@ -77,6 +88,8 @@ pub struct Recording {
     /// The SUT interfaces whose packets are counted.
     pub interfaces: Vec<String>,
     pub start_epoch: f64,
+    /// Seconds between samples, as scheduled.
+    pub sample_interval: f64,
 }
 
 /// A stream: its thread and the flag it publishes into.
@@ -87,6 +100,7 @@ struct Stream {
     flag: StopFlag,
     thread: Option<JoinHandle<Result<String, ClientError>>>,
     last_units: u64,
+    last_timeouts: u64,
 }
 
 /// What happened during the run, for the runemomniaggdemo.sh-style log.
@@ -138,6 +152,9 @@ fn stream_args(cfg: &RunConfig, host: &str) -> Vec<String> {
     if cfg.burst > 0 {
         args.extend(["-b".to_string(), cfg.burst.to_string()]);
     }
+    if cfg.kind.recovers_loss && cfg.loss_timeout > 0 {
+        args.extend(["-e".to_string(), cfg.loss_timeout.to_string()]);
+    }
     args
 }
 
@@ -170,6 +187,7 @@ fn start_stream(cfg: &RunConfig, host: &str, id: usize) -> Result<Stream, String
         flag,
         thread: Some(thread),
         last_units: 0,
+        last_timeouts: 0,
     })
 }
 
@@ -364,6 +382,7 @@ pub fn run(cfg: &RunConfig, mut progress: impl FnMut(&Sample, &LevelRun)) -> Rec
         let level_end_at = level_t0 + cfg.level_duration;
         let mut level = LevelRun {
             streams: streams.len() as u32,
+            members: streams.iter().map(|s| (s.id, s.host.clone())).collect(),
             host: serial.then(|| cfg.hosts[index % cfg.hosts.len()].clone()),
             start: level_start,
             end: level_start,
@@ -377,16 +396,19 @@ pub fn run(cfg: &RunConfig, mut progress: impl FnMut(&Sample, &LevelRun)) -> Rec
             let read_start = Instant::now();
             let units: Vec<u64> = streams.iter().map(|s| s.flag.units()).collect();
             let read_end = Instant::now();
+            let timeouts: Vec<u64> = streams.iter().map(|s| s.flag.timeouts()).collect();
             let secs = read_start.duration_since(last_sample).as_secs_f64();
-            let stream_rates: Vec<f64> = streams
+            let stream_moved: Vec<u64> = streams
                 .iter_mut()
                 .zip(&units)
-                .map(|(s, &u)| {
-                    let r = rate(cfg, u.saturating_sub(s.last_units), secs);
-                    s.last_units = u;
-                    r
-                })
+                .map(|(s, &u)| u.saturating_sub(std::mem::replace(&mut s.last_units, u)))
                 .collect();
+            let stream_timeouts: Vec<u64> = streams
+                .iter_mut()
+                .zip(&timeouts)
+                .map(|(s, &t)| t.saturating_sub(std::mem::replace(&mut s.last_timeouts, t)))
+                .collect();
+            let stream_rates: Vec<f64> = stream_moved.iter().map(|&m| rate(cfg, m, secs)).collect();
             let usage = cpu.as_mut().and_then(|c| {
                 let u = c.stop().ok();
                 let _ = c.restart();
@@ -416,6 +438,8 @@ pub fn run(cfg: &RunConfig, mut progress: impl FnMut(&Sample, &LevelRun)) -> Rec
                 level: index,
                 aggregate: stream_rates.iter().sum(),
                 stream_rates,
+                stream_moved,
+                stream_timeouts,
                 spread_us: read_end.duration_since(read_start).as_secs_f64() * 1e6,
                 cpu_util: usage.as_ref().map_or(-1.0, |u| u.util),
                 cpu_peak: usage.as_ref().map_or(-1.0, |u| u.peak_util),
@@ -451,5 +475,6 @@ pub fn run(cfg: &RunConfig, mut progress: impl FnMut(&Sample, &LevelRun)) -> Rec
         stream_samples,
         interfaces,
         start_epoch,
+        sample_interval: cfg.sample_interval.as_secs_f64(),
     }
 }
