@@ -9,6 +9,7 @@ pub mod control;
 pub mod engine;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod input;
 pub mod measure;
 pub mod net;
 pub mod report;

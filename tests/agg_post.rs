@@ -7,6 +7,11 @@
 #[allow(dead_code, unused_imports)]
 mod post;
 
+/// What post reads its files with (crate::input in the library).
+#[path = "../src/input.rs"]
+#[allow(dead_code)]
+mod input;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 

@@ -211,3 +211,44 @@ fn passphrase_is_required_when_set() {
     let none = netperf(&server, &["-t", "TCP_RR", "-l", "-100", "-P", "0"]);
     assert!(!none.status.success());
 }
+
+/// netperf's own example scripts pass `-s 0 -S 0` (tcp_rr_script: the
+/// kernel's smallest buffers) and `-s -1 -S -1` (udp_rr_script: the
+/// default); runemomni.sh runs a UDP omni stream with 2 MiB buffers and
+/// 64-byte sends, a ring of 32769 buffers.
+#[test]
+fn example_script_socket_sizes_run() {
+    let server = Server::start("127.0.0.1");
+    let sizes = |extra: &[&str]| -> Vec<i64> {
+        let mut args = vec!["-l", "1", "-P", "0"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["-o", "LSS_SIZE_REQ,LSS_SIZE,RSS_SIZE_REQ,RSS_SIZE"]);
+        let out = run_ok(&server, &args);
+        out.trim()
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .split(',')
+            .map(|v| v.trim().parse().unwrap_or(i64::MIN))
+            .collect()
+    };
+    let default = sizes(&["-t", "TCP_RR", "--"]);
+    let smallest = sizes(&["-t", "TCP_RR", "--", "-s", "0", "-S", "0"]);
+    assert_eq!((smallest[0], smallest[2]), (0, 0), "{smallest:?}");
+    // Asking for 0 bytes gets the kernel's smallest buffer, not the default.
+    assert!(
+        smallest[1] > 0 && smallest[1] < default[1],
+        "{smallest:?} vs {default:?}"
+    );
+    assert!(
+        smallest[3] > 0 && smallest[3] < default[3],
+        "{smallest:?} vs {default:?}"
+    );
+    let unset = sizes(&["-t", "UDP_RR", "--", "-s", "-1", "-S", "-1"]);
+    assert_eq!((unset[0], unset[2]), (-1, -1), "{unset:?}");
+    assert!(unset[1] > 0 && unset[3] > 0, "{unset:?}");
+    let wide = sizes(&[
+        "-t", "omni", "--", "-s", "1M", "-S", "1M", "-m", "64", "-T", "udp",
+    ]);
+    assert_eq!((wide[0], wide[2]), (1 << 20, 1 << 20), "{wide:?}");
+}

@@ -156,3 +156,66 @@ fn remote_cpu_rate_from_a_stock_netserver() {
     );
     assert_eq!(text(&out.stdout), "100");
 }
+
+/// Commands of netperf's own example scripts (doc/examples): tcp_rr_script
+/// asks for `-s 0 -S 0` (the kernel's smallest buffers), udp_rr_script for
+/// `-s -1 -S -1` (the default), runemomni.sh for a UDP omni stream with
+/// 2 MiB buffers and 64-byte sends (a 32769-buffer ring).
+const EXAMPLE_SCRIPT_COMMANDS: &[&[&str]] = &[
+    &[
+        "-t", "TCP_RR", "-i", "3,3", "-I", "99,5", "--", "-r", "64,64", "-s", "0", "-S", "0",
+    ],
+    &[
+        "-t", "UDP_RR", "--", "-r", "100,200", "-s", "-1", "-S", "-1",
+    ],
+    &[
+        "-t", "omni", "-f", "m", "--", "-s", "1M", "-S", "1M", "-m", "64", "-T", "udp",
+    ],
+    &[
+        "-t", "omni", "-f", "m", "--", "-s", "1M", "-S", "1M", "-r", "64K", "-b", "12",
+    ],
+];
+
+/// The socket sizes a command ends with, requested and actual, both ends.
+const SIZES: &str =
+    "LSS_SIZE_REQ,LSS_SIZE,LSR_SIZE_REQ,LSR_SIZE,RSS_SIZE_REQ,RSS_SIZE,RSR_SIZE_REQ,RSR_SIZE";
+
+fn sizes_from(program: &str, port: u16, command: &[&str]) -> String {
+    let port = port.to_string();
+    let mut args = vec!["-H", "127.0.0.1", "-p", port.as_str(), "-l", "1", "-P", "0"];
+    args.extend_from_slice(command);
+    if !command.contains(&"--") {
+        args.push("--");
+    }
+    args.extend_from_slice(&["-o", SIZES]);
+    let out = run_with_limit(program, &args, Duration::from_secs(60));
+    let stdout = text(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{program} {command:?}: {stdout}{}",
+        text(&out.stderr)
+    );
+    stdout.lines().last().unwrap_or_default().to_string()
+}
+
+#[test]
+fn example_script_commands_run_both_ways_with_stocks_socket_sizes() {
+    let _one_at_a_time = serial();
+    let Some(dir) = stock_dir() else { return };
+    let ours = Server::start("127.0.0.1");
+    let stock = start_stock(&dir);
+    let stock_netperf = format!("{dir}/netperf");
+    for command in EXAMPLE_SCRIPT_COMMANDS {
+        let pure = sizes_from(&stock_netperf, stock.port, command);
+        let stock_to_ours = sizes_from(&stock_netperf, ours.port, command);
+        let ours_to_stock = sizes_from(NETPERF, stock.port, command);
+        assert_eq!(
+            stock_to_ours, pure,
+            "stock netperf -> our netserver {command:?}"
+        );
+        assert_eq!(
+            ours_to_stock, pure,
+            "our netperf -> stock netserver {command:?}"
+        );
+    }
+}

@@ -55,6 +55,28 @@ fn a_short_ramp_writes_consistent_reports() {
         let levels = json["levels"].as_array().unwrap();
         assert_eq!(levels.len(), 2, "{kind}: levels 1 and 2");
         assert_eq!(levels[1]["streams"], 2);
+        // Every level says, per stream, what it moved and whether it stalled.
+        let work = if kind == "tps" {
+            "transactions"
+        } else {
+            "bytes"
+        };
+        for level in levels {
+            let per_stream = level["health"]["per_stream"].as_array().unwrap();
+            assert_eq!(per_stream.len() as u64, level["streams"].as_u64().unwrap());
+            assert!(per_stream.iter().all(|s| s[work].as_u64().unwrap() > 0
+                && s["host"] == "127.0.0.1"
+                && s["stalled"].is_boolean()));
+            assert!(level["trustworthy"].is_boolean());
+        }
+        assert_eq!(
+            json["loss_timeout_s"],
+            if kind == "tps" {
+                serde_json::json!(1)
+            } else {
+                serde_json::Value::Null
+            }
+        );
 
         // The level averages are the means of the CSV rows in their windows.
         let csv = std::fs::read_to_string(out_dir.join(format!("netagg_{kind}.csv"))).unwrap();
@@ -151,6 +173,35 @@ fn bad_inputs_are_clear_errors() {
     assert_eq!(none.status.code(), Some(2));
     let help = run_with_limit(NETAGG, &["--help"], Duration::from_secs(10));
     assert!(text(&help.stdout).contains("Examples:"));
+    assert!(text(&help.stdout).contains("--loss-timeout <SECS>"));
+    // Loss recovery is for the datagram kind only: not silently ignored.
+    let tcp = run_with_limit(
+        NETAGG,
+        &[
+            "--host",
+            "127.0.0.1",
+            "--kind",
+            "outbound",
+            "--loss-timeout",
+            "1",
+        ],
+        Duration::from_secs(10),
+    );
+    assert_eq!(tcp.status.code(), Some(2));
+    assert!(
+        text(&tcp.stderr).contains("--loss-timeout applies to --kind tps only"),
+        "{}",
+        text(&tcp.stderr)
+    );
+    for bad in ["-1", "1.5", "3601", "soon"] {
+        let out = run_with_limit(
+            NETAGG,
+            // Port 1: nothing would be reached should a value be taken.
+            &["--host", "127.0.0.1", "--port", "1", "--loss-timeout", bad],
+            Duration::from_secs(10),
+        );
+        assert_eq!(out.status.code(), Some(2), "--loss-timeout {bad}");
+    }
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! netagg over the namespace testbed (scripts/testbed): a SUT and two load
 //! generators joined by veth pairs, each running our netserver; a short ramp
-//! (1 to 4 streams, 2 s per level) for tps and outbound. Skipped, saying so,
-//! where network namespaces cannot be made (not root, no iproute2).
+//! (1 to 4 streams, 2 s per level) for tps and outbound; and tps over load
+//! generators that lose datagrams, with and without loss recovery. Skipped,
+//! saying so, where network namespaces cannot be made (not root, no iproute2).
 
 mod common;
 use common::*;
@@ -24,8 +25,10 @@ impl Drop for Testbed {
     }
 }
 
-fn namespaces_work() -> bool {
-    let probe = format!("ngprobe{}", std::process::id() % 100);
+/// Whether a namespace can be made; `tag` keeps the probes of tests that
+/// run at once apart.
+fn namespaces_work(tag: &str) -> bool {
+    let probe = format!("ngprobe{tag}{}", std::process::id() % 100);
     let ok = Command::new("ip")
         .args(["netns", "add", &probe])
         .status()
@@ -38,34 +41,60 @@ fn namespaces_work() -> bool {
     ok
 }
 
-#[test]
-fn a_short_ramp_over_the_testbed() {
-    if !namespaces_work() {
-        eprintln!("skipped: cannot create network namespaces here (needs root and iproute2)");
-        return;
+/// Removes a directory of outputs when the test ends, also when it fails.
+struct OutDir(std::path::PathBuf);
+
+impl Drop for OutDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
     }
-    let name = format!("n{}", std::process::id() % 100_000);
-    let bed = Testbed { name: name.clone() };
-    let up = run_with_limit(
+}
+
+/// Bring up testbed `name` with two load generators whose netservers see
+/// `env` (VAR=value words); returns its guard and `up`'s output.
+fn testbed_up(name: &str, env: &[&str]) -> (Testbed, std::process::Output) {
+    let bed = Testbed {
+        name: name.to_string(),
+    };
+    let mut args = env.to_vec();
+    args.extend([
         TESTBED,
-        &[
-            "up",
-            "--name",
-            &name,
-            "--lgs",
-            "2",
-            "--netserver",
-            NETSERVER,
-        ],
-        Duration::from_secs(60),
-    );
+        "up",
+        "--name",
+        name,
+        "--lgs",
+        "2",
+        "--netserver",
+        NETSERVER,
+    ]);
+    let up = run_with_limit("env", &args, Duration::from_secs(60));
     assert!(
         up.status.success(),
         "{}{}",
         text(&up.stdout),
         text(&up.stderr)
     );
+    (bed, up)
+}
+
+#[test]
+fn a_short_ramp_over_the_testbed() {
+    if !namespaces_work("r") {
+        eprintln!("skipped: cannot create network namespaces here (needs root and iproute2)");
+        return;
+    }
+    let name = format!("n{}", std::process::id() % 100_000);
+    let (bed, up) = testbed_up(&name, &[]);
     assert!(text(&up.stdout).contains("NUM_REMOTE_HOSTS=2"));
+    // Every load generator is in the benchmarking range (RFC 2544), each on
+    // its own /24.
+    for i in 1..=2 {
+        assert!(
+            text(&up.stdout).contains(&format!("REMOTE_HOSTS[{}]=198.18.{i}.2", i - 1)),
+            "{}",
+            text(&up.stdout)
+        );
+    }
     let hosts = format!("/tmp/{name}-remote_hosts");
     let out_dir = std::env::temp_dir().join(format!("{name}-out"));
     for (kind, extra) in [("tps", &["--burst", "4"][..]), ("outbound", &[][..])] {
@@ -161,4 +190,145 @@ fn a_short_ramp_over_the_testbed() {
         !text(&left.stdout).contains(&format!("{name}-")),
         "testbed not removed"
     );
+}
+
+/// Every Nth datagram the load generators' netservers leave unanswered, and
+/// the burst of the tps streams: without recovery a stream has burst + 1
+/// requests in flight and loses one per N, so it completes at most
+/// (burst + 1) * (N - 1) transactions before it stalls for good.
+const DROP_EVERY: u64 = 200;
+const BURST: u64 = 1;
+const MOST_WITHOUT_RECOVERY: u64 = (BURST + 1) * (DROP_EVERY - 1);
+
+/// netagg tps in the SUT of testbed `name` (1 then 2 streams, 5 s each);
+/// returns its output and its JSON.
+fn lossy_tps(
+    name: &str,
+    out: &std::path::Path,
+    extra: &[&str],
+) -> (std::process::Output, serde_json::Value) {
+    let sut = format!("{name}-sut");
+    let hosts = format!("/tmp/{name}-remote_hosts");
+    let burst = BURST.to_string();
+    let mut args = vec![
+        "netns",
+        "exec",
+        &sut,
+        NETAGG,
+        "--hosts-file",
+        &hosts,
+        "--kind",
+        "tps",
+        "--burst",
+        &burst,
+        "--duration",
+        "5",
+        "--max-streams",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    let run = run_with_limit("ip", &args, Duration::from_secs(120));
+    assert!(
+        run.status.success(),
+        "{extra:?}: {}{}",
+        text(&run.stdout),
+        text(&run.stderr)
+    );
+    let json = serde_json::from_str(&std::fs::read_to_string(out.join("netagg_tps.json")).unwrap())
+        .unwrap();
+    (run, json)
+}
+
+/// Each stream's transactions over the run, from the JSON's levels.
+fn transactions_per_stream(json: &serde_json::Value) -> std::collections::BTreeMap<u64, u64> {
+    let mut total = std::collections::BTreeMap::new();
+    for level in json["levels"].as_array().unwrap() {
+        for s in level["health"]["per_stream"].as_array().unwrap() {
+            *total.entry(s["stream"].as_u64().unwrap()).or_default() +=
+                s["transactions"].as_u64().unwrap();
+        }
+    }
+    total
+}
+
+#[test]
+fn tps_over_lossy_load_generators_recovers_or_names_the_stalled_streams() {
+    if !namespaces_work("l") {
+        eprintln!("skipped: cannot create network namespaces here (needs root and iproute2)");
+        return;
+    }
+    let name = format!("l{}", std::process::id() % 100_000);
+    let drop_every = format!("NETPERF_NG_TEST_DROP_EVERY={DROP_EVERY}");
+    let (bed, _) = testbed_up(&name, &[&drop_every]);
+    let out = OutDir(std::env::temp_dir().join(format!("{name}-lossy")));
+
+    // With netperf's -e 1 (the default) every stream recovers from each
+    // loss: it goes on past what it could do without recovery, and its
+    // timeouts are counted per level.
+    let (run, json) = lossy_tps(&name, &out.0.join("e1"), &[]);
+    let stdout = text(&run.stdout);
+    assert_eq!(json["loss_timeout_s"], 1, "{json}");
+    let totals = transactions_per_stream(&json);
+    assert_eq!(totals.len(), 2, "{json}");
+    for (stream, total) in &totals {
+        assert!(
+            *total > MOST_WITHOUT_RECOVERY,
+            "stream {stream} did not recover: {total} transactions\n{stdout}"
+        );
+    }
+    let timeouts: u64 = json["levels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["health"]["timeouts"].as_u64().unwrap())
+        .sum();
+    assert!(timeouts >= 1, "{json}");
+    assert!(stdout.contains("timeouts "), "{stdout}");
+    let command =
+        std::fs::read_to_string(out.0.join("e1/netperf_tps_00000_to_198.18.1.2.out")).unwrap();
+    assert!(command.contains("-- -r 1 -b 1 -e 1\""), "{command}");
+
+    // Without recovery each stream stalls at its first losses for good:
+    // named on stderr, in the text and in the JSON, and no level is
+    // trustworthy.
+    let (run, json) = lossy_tps(&name, &out.0.join("e0"), &["--loss-timeout", "0"]);
+    let (stdout, stderr) = (text(&run.stdout), text(&run.stderr));
+    for (stream, total) in transactions_per_stream(&json) {
+        assert!(total <= MOST_WITHOUT_RECOVERY, "stream {stream}: {total}");
+    }
+    for (stream, host) in [(0, "198.18.1.2"), (1, "198.18.2.2")] {
+        let named = format!("stream {stream} to {host}: ");
+        assert!(
+            stderr
+                .lines()
+                .any(|l| l.starts_with("netagg: warning: level 1 (2 streams): ")
+                    && l.contains(&named)),
+            "{stderr}"
+        );
+        assert!(stdout.contains(&format!("      {named}")), "{stdout}");
+    }
+    assert!(stdout.contains("[NOT TRUSTWORTHY]"), "{stdout}");
+    assert!(stdout.contains("note: no level is trustworthy"), "{stdout}");
+    assert_eq!(json["loss_timeout_s"], 0);
+    assert_eq!(json["peak_trustworthy"], false);
+    assert_eq!(json["untrustworthy_levels"], serde_json::json!([0, 1]));
+    for level in json["levels"].as_array().unwrap() {
+        assert_eq!(level["trustworthy"], false, "{level}");
+        for s in level["health"]["per_stream"].as_array().unwrap() {
+            assert_eq!(s["stalled"], true, "{level}");
+            assert_eq!(s["timeouts"], 0, "{level}");
+        }
+    }
+    let csv = std::fs::read_to_string(out.0.join("e0/netagg_tps.csv")).unwrap();
+    assert!(csv.lines().next().unwrap().contains(",level_trustworthy,"));
+    assert!(
+        csv.lines()
+            .skip(1)
+            .all(|l| l.split(',').nth(11) == Some("0")),
+        "{csv}"
+    );
+    drop(out);
+    drop(bed);
 }

@@ -200,13 +200,19 @@ pub fn html(
         out,
         "<table><tr><th>streams</th><th>average {units}</th><th>min {units}</th><th>max {units}</th>\
          <th>SUT CPU %</th><th>busiest CPU %</th><th>us/unit</th><th>packets/s out</th>\
-         <th>packets/s in</th><th>min/max</th><th>Jain</th></tr>"
+         <th>packets/s in</th><th>min/max</th><th>Jain</th><th>trustworthy</th></tr>"
     );
     for l in levels {
+        let unhealthy = l.health.unhealthy().count();
+        let trusted = if unhealthy == 0 {
+            "yes".to_string()
+        } else {
+            format!("no: {unhealthy} streams stalled or moved nothing")
+        };
         let _ = writeln!(
             out,
             "<tr><td>{}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td><td>{:.1}</td>\
-             <td>{:.1}</td><td>{:.3}</td><td>{:.0}</td><td>{:.0}</td><td>{:.3}</td><td>{:.3}</td></tr>",
+             <td>{:.1}</td><td>{:.3}</td><td>{:.0}</td><td>{:.0}</td><td>{:.3}</td><td>{:.3}</td><td>{trusted}</td></tr>",
             l.streams, l.average, l.min, l.max, l.cpu_util, l.cpu_peak, l.service_demand,
             l.packets_out, l.packets_in, l.min_over_max, l.jain
         );

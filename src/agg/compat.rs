@@ -130,6 +130,7 @@ mod tests {
             stream_samples: vec![(0, 1.0, 12.0, 99.5)],
             interfaces: vec![],
             start_epoch: 10.5,
+            sample_interval: 1.0,
         };
         let log = log_text(&rec, "tps");
         assert!(log.starts_with("Starting netperfs at 10.500000000 for tps\n"));

@@ -79,8 +79,19 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<String>, HostsError> {
 
 /// Read and parse a remote_hosts file.
 pub fn read(path: &str) -> Result<Vec<String>, HostsError> {
-    let text = std::fs::read_to_string(path)
+    // A hosts file is a few lines; a pipe (`<(...)`) or a device must not
+    // be read without end.
+    const MAX_BYTES: usize = 1 << 20;
+    let bytes = crate::input::read_text(std::path::Path::new(path), MAX_BYTES + 1)
         .map_err(|e| HostsError::Read(path.to_string(), e.to_string()))?;
+    if bytes.len() > MAX_BYTES {
+        return Err(HostsError::Read(
+            path.to_string(),
+            format!("larger than {MAX_BYTES} bytes"),
+        ));
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| HostsError::Read(path.to_string(), "not UTF-8 text".to_string()))?;
     parse(path, &text)
 }
 

@@ -52,8 +52,9 @@ pub struct Stream {
     pub id: usize,
     pub host: String,
     pub flag: StopFlag,
-    /// The units read at the last sample.
+    /// The units and receive timeouts read at the last sample.
     pub last_units: u64,
+    pub last_timeouts: u64,
     /// When it was set up (at the gate), and first seen doing work.
     pub ready_at: Option<Instant>,
     pub running_at: Option<Instant>,
@@ -369,6 +370,7 @@ pub fn start_level(
                     host: request.host,
                     flag,
                     last_units: 0,
+                    last_timeouts: 0,
                     ready_at: None,
                     running_at: None,
                     thread: Some(thread),

@@ -3,14 +3,16 @@
 //! program with one clock: the load generators (`hosts`), the test kinds and
 //! the ramp (`plan`), starting and stopping the streams (`launch`, within
 //! this process's own limits, `rlimit`), the coordinator that samples them
-//! at the same instants (`runner`), why streams failed (`failures`), and
-//! what the run says (`summary`, and the
-//! charts and HTML report in `charts`); and `post`, which reads the logs of
-//! real netperf runs of runemomniaggdemo.sh as post_proc.py does.
+//! at the same instants (`runner`), why streams failed (`failures`), which
+//! streams stalled or moved nothing (`health`), and what the run says
+//! (`summary`, and the charts and HTML report in `charts`); and `post`,
+//! which reads the logs of real netperf runs of runemomniaggdemo.sh as
+//! post_proc.py does.
 
 pub mod charts;
 pub mod compat;
 pub mod failures;
+pub mod health;
 pub mod hosts;
 pub mod launch;
 pub mod plan;

@@ -27,6 +27,10 @@ pub struct KindSpec {
     pub test_options: &'static [&'static str],
     pub default_burst: u32,
     pub units: &'static str,
+    /// Whether its streams recover from a lost datagram with netperf's
+    /// `-- -e` (only UDP_RR has datagrams to lose; runemomniaggdemo.sh uses
+    /// `-e 1` for its tps streams alone).
+    pub recovers_loss: bool,
 }
 
 pub const KINDS: &[KindSpec] = &[
@@ -37,6 +41,7 @@ pub const KINDS: &[KindSpec] = &[
         test_options: &[],
         default_burst: 0,
         units: "10^6bits/s",
+        recovers_loss: false,
     },
     KindSpec {
         kind: Kind::Inbound,
@@ -45,6 +50,7 @@ pub const KINDS: &[KindSpec] = &[
         test_options: &[],
         default_burst: 0,
         units: "10^6bits/s",
+        recovers_loss: false,
     },
     KindSpec {
         kind: Kind::Bidirectional,
@@ -53,6 +59,7 @@ pub const KINDS: &[KindSpec] = &[
         test_options: &["-r", "64K"],
         default_burst: 12,
         units: "Trans/s",
+        recovers_loss: false,
     },
     KindSpec {
         kind: Kind::Tps,
@@ -61,6 +68,7 @@ pub const KINDS: &[KindSpec] = &[
         test_options: &["-r", "1"],
         default_burst: 0,
         units: "Trans/s",
+        recovers_loss: true,
     },
     KindSpec {
         kind: Kind::Sync,
@@ -69,6 +77,7 @@ pub const KINDS: &[KindSpec] = &[
         test_options: &["-r", "1"],
         default_burst: 0,
         units: "Trans/s",
+        recovers_loss: false,
     },
 ];
 
@@ -103,5 +112,11 @@ mod tests {
         assert_eq!(ramp(1), [1]);
         assert_eq!(ramp(0), [1]);
         assert_eq!(spec_of(Kind::Tps).test, "UDP_RR");
+        let recovering: Vec<&str> = KINDS
+            .iter()
+            .filter(|k| k.recovers_loss)
+            .map(|k| k.test)
+            .collect();
+        assert_eq!(recovering, ["UDP_RR"], "-e is for datagrams only");
     }
 }

@@ -1,8 +1,9 @@
 //! The synchronized aggregate run: every stream is a thread of this process
 //! running one netperf test against its load generator's netserver, and
-//! publishing its work count in a shared `StopFlag`; the coordinator reads
-//! all of them at the same instants (one clock, no skew), adds streams level
-//! by level, and records the series with the SUT's CPU and packet counters.
+//! publishing its work count (and receive timeouts) in a shared `StopFlag`;
+//! the coordinator reads all of them at the same instants (one clock, no
+//! skew), adds streams level by level, and records the series with the SUT's
+//! CPU and packet counters.
 
 use super::failures::StreamFailure;
 use super::launch::{self, LaunchSettings, Stream, StreamRequest};
@@ -27,10 +28,13 @@ pub struct RunConfig {
     pub sample_interval: Duration,
     /// Stream set-ups in flight at once per load generator.
     pub setup_concurrency: usize,
+    /// Seconds a stream of a kind that recovers loss waits for a response
+    /// before it restarts its burst (netperf's `-- -e`); 0 for no recovery.
+    pub loss_timeout: u32,
 }
 
 /// One sampling instant.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Sample {
     /// Seconds since the run started, and wall-clock seconds.
     pub t: f64,
@@ -39,6 +43,10 @@ pub struct Sample {
     pub level: usize,
     /// Rate of each running stream over the interval ending here.
     pub stream_rates: Vec<f64>,
+    /// Work units (transactions or bytes) and receive timeouts of each
+    /// running stream over the interval ending here.
+    pub stream_moved: Vec<u64>,
+    pub stream_timeouts: Vec<u64>,
     pub aggregate: f64,
     /// Microseconds between reading the first and the last stream.
     pub spread_us: f64,
@@ -55,11 +63,14 @@ pub struct Sample {
 /// its new streams were set up from `setup_start`; `start` is when all of
 /// them ran, and the level was measured from there to `end`, --duration
 /// later.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct LevelRun {
     /// Streams running in the level, and how many it asked for.
     pub streams: u32,
     pub requested: u32,
+    /// The stream (its number over the run) and load generator behind each
+    /// position of this level's samples' per-stream vectors.
+    pub members: Vec<(usize, String)>,
     /// The one load generator of a `sync` level.
     pub host: Option<String>,
     pub setup_start: f64,
@@ -98,6 +109,8 @@ pub struct Recording {
     /// The SUT interfaces whose packets are counted.
     pub interfaces: Vec<String>,
     pub start_epoch: f64,
+    /// Seconds between samples, as scheduled.
+    pub sample_interval: f64,
 }
 
 /// What happened during the run, for the runemomniaggdemo.sh-style log.
@@ -153,6 +166,9 @@ fn stream_args(cfg: &RunConfig, host: &str) -> Vec<String> {
     args.extend(cfg.kind.test_options.iter().map(|s| s.to_string()));
     if cfg.burst > 0 {
         args.extend(["-b".to_string(), cfg.burst.to_string()]);
+    }
+    if cfg.kind.recovers_loss && cfg.loss_timeout > 0 {
+        args.extend(["-e".to_string(), cfg.loss_timeout.to_string()]);
     }
     args
 }
@@ -384,6 +400,7 @@ pub fn run(cfg: &RunConfig, mut progress: impl FnMut(Progress<'_>)) -> Recording
         let mut level = LevelRun {
             streams: streams.len() as u32,
             requested: count,
+            members: streams.iter().map(|s| (s.id, s.host.clone())).collect(),
             host: serial.then(|| cfg.hosts[index % cfg.hosts.len()].clone()),
             setup_start,
             start: since_start(level_t0),
@@ -404,6 +421,7 @@ pub fn run(cfg: &RunConfig, mut progress: impl FnMut(Progress<'_>)) -> Recording
         // The level's series starts here: the set-up time is not in it.
         for s in streams.iter_mut() {
             s.last_units = s.flag.units();
+            s.last_timeouts = s.flag.timeouts();
         }
         let mut last_sample = level_t0;
         let _ = cpu.as_mut().map(|c| c.restart());
@@ -418,16 +436,19 @@ pub fn run(cfg: &RunConfig, mut progress: impl FnMut(Progress<'_>)) -> Recording
             let read_start = Instant::now();
             let units: Vec<u64> = streams.iter().map(|s| s.flag.units()).collect();
             let read_end = Instant::now();
+            let timeouts: Vec<u64> = streams.iter().map(|s| s.flag.timeouts()).collect();
             let secs = read_start.duration_since(last_sample).as_secs_f64();
-            let stream_rates: Vec<f64> = streams
+            let stream_moved: Vec<u64> = streams
                 .iter_mut()
                 .zip(&units)
-                .map(|(s, &u)| {
-                    let r = rate(cfg, u.saturating_sub(s.last_units), secs);
-                    s.last_units = u;
-                    r
-                })
+                .map(|(s, &u)| u.saturating_sub(std::mem::replace(&mut s.last_units, u)))
                 .collect();
+            let stream_timeouts: Vec<u64> = streams
+                .iter_mut()
+                .zip(&timeouts)
+                .map(|(s, &t)| t.saturating_sub(std::mem::replace(&mut s.last_timeouts, t)))
+                .collect();
+            let stream_rates: Vec<f64> = stream_moved.iter().map(|&m| rate(cfg, m, secs)).collect();
             let usage = cpu.as_mut().and_then(|c| {
                 let u = c.stop().ok();
                 let _ = c.restart();
@@ -457,6 +478,8 @@ pub fn run(cfg: &RunConfig, mut progress: impl FnMut(Progress<'_>)) -> Recording
                 level: index,
                 aggregate: stream_rates.iter().sum(),
                 stream_rates,
+                stream_moved,
+                stream_timeouts,
                 spread_us: read_end.duration_since(read_start).as_secs_f64() * 1e6,
                 cpu_util: usage.as_ref().map_or(-1.0, |u| u.util),
                 cpu_peak: usage.as_ref().map_or(-1.0, |u| u.peak_util),
@@ -500,6 +523,7 @@ pub fn run(cfg: &RunConfig, mut progress: impl FnMut(Progress<'_>)) -> Recording
         stream_samples,
         interfaces,
         start_epoch,
+        sample_interval: cfg.sample_interval.as_secs_f64(),
     }
 }
 
@@ -539,6 +563,7 @@ mod tests {
             level_duration: Duration::from_secs(10),
             sample_interval: Duration::from_secs(1),
             setup_concurrency: 32,
+            loss_timeout: 0,
         };
         assert_eq!(planned_per_host(&cfg), [342, 341, 341]);
         cfg.kind = super::super::plan::spec_of(super::super::plan::Kind::Sync);

@@ -1,10 +1,11 @@
 //! What a recorded run says: per level the average, minimum and maximum of
 //! the aggregate over its window (the level minus a settling margin at each
-//! end, as post_proc.py does), the SUT's CPU and packet rates, service demand
-//! and per-stream fairness; the peak level; and the series and report files
-//! (text, CSV, JSON).
+//! end, as post_proc.py does), the SUT's CPU and packet rates, service demand,
+//! per-stream fairness and whether the level is trustworthy (`health`); the
+//! peak level; and the series and report files (text, CSV, JSON).
 
 use super::failures::{self, FailureGroup, StreamFailure};
+use super::health::{self, LevelHealth};
 use super::runner::{BurstTrial, Recording, Sample};
 use serde_json::json;
 use std::fmt::Write as _;
@@ -34,6 +35,8 @@ pub struct LevelSummary {
     /// Slowest over fastest stream, and Jain's fairness index.
     pub min_over_max: f64,
     pub jain: f64,
+    /// Each stream's work, timeouts and stalls over the level.
+    pub health: LevelHealth,
 }
 
 fn mean(values: impl Iterator<Item = f64>) -> f64 {
@@ -126,14 +129,45 @@ pub fn summarize(rec: &Recording, num_cpus: u32, units_are_bits: bool) -> Vec<Le
                 },
                 jain: jain(&stream_rates),
                 stream_rates,
+                health: health::assess(rec, level, &indices),
             }
         })
         .collect()
 }
 
-/// The level with the highest average.
+/// The trustworthy level with the highest average; when no level is
+/// trustworthy, the highest of them all (the text and JSON say so).
 pub fn peak(levels: &[LevelSummary]) -> Option<usize> {
-    (0..levels.len()).max_by(|&a, &b| levels[a].average.total_cmp(&levels[b].average))
+    let highest = |trusted_only: bool| {
+        (0..levels.len())
+            .filter(|&i| !trusted_only || levels[i].health.trustworthy())
+            .max_by(|&a, &b| levels[a].average.total_cmp(&levels[b].average))
+    };
+    highest(true).or_else(|| highest(false))
+}
+
+/// The levels a stream stalled or moved nothing in.
+pub fn untrustworthy(levels: &[LevelSummary]) -> Vec<usize> {
+    (0..levels.len())
+        .filter(|&i| !levels[i].health.trustworthy())
+        .collect()
+}
+
+/// What the text says after the levels when some are not trustworthy.
+fn peak_note(levels: &[LevelSummary]) -> Option<String> {
+    let excluded = untrustworthy(levels);
+    if excluded.is_empty() {
+        return None;
+    }
+    let list: Vec<String> = excluded.iter().map(usize::to_string).collect();
+    Some(if excluded.len() == levels.len() {
+        "note: no level is trustworthy (streams stalled or moved nothing); the peak interval above is the highest of them".to_string()
+    } else {
+        format!(
+            "note: level(s) {} not trustworthy (streams stalled or moved nothing) and not considered for the peak",
+            list.join(", ")
+        )
+    })
 }
 
 /// post_proc.py's three lines for one interval ("peak interval" or
@@ -167,6 +201,7 @@ pub fn text(rec: &Recording, levels: &[LevelSummary], units: &str, intervals: bo
             post_proc_lines(&mut out, &format!("interval {i}"), l, rec, units);
         }
     }
+    let work = health::work_name(units);
     for (l, run) in levels.iter().zip(&rec.levels) {
         let mut to = run
             .host
@@ -176,12 +211,21 @@ pub fn text(rec: &Recording, levels: &[LevelSummary], units: &str, intervals: bo
         if run.requested != l.streams {
             let _ = write!(to, " (of {} asked)", run.requested);
         }
+        let mark = if l.health.trustworthy() {
+            ""
+        } else {
+            " [NOT TRUSTWORTHY]"
+        };
         let _ = writeln!(
             out,
-            "{:>4} streams{to}: average {:.3} min {:.3} max {:.3} {units}; SUT CPU {:.1}% (busiest {:.1}%), {:.3} us/unit; packets/s out {:.0} in {:.0}; fairness min/max {:.3} Jain {:.3}",
+            "{:>4} streams{to}: average {:.3} min {:.3} max {:.3} {units}; SUT CPU {:.1}% (busiest {:.1}%), {:.3} us/unit; packets/s out {:.0} in {:.0}; fairness min/max {:.3} Jain {:.3}{mark}",
             l.streams, l.average, l.min, l.max, l.cpu_util, l.cpu_peak, l.service_demand,
             l.packets_out, l.packets_in, l.min_over_max, l.jain
         );
+        health_lines(&mut out, &l.health, work);
+    }
+    if let Some(note) = peak_note(levels) {
+        let _ = writeln!(out, "{note}");
     }
     for line in failure_lines(rec) {
         let _ = writeln!(out, "failed: {line}");
@@ -225,20 +269,40 @@ pub fn failure_lines(rec: &Recording) -> Vec<String> {
     failure_lines_of(rec, &rec.failures)
 }
 
+/// Under a level's line: its streams' work and timeouts in one line, then
+/// one line for each stream that stalled or moved nothing.
+fn health_lines(out: &mut String, h: &LevelHealth, work: &str) {
+    let Some((fewest, most)) = h.moved_range() else {
+        return;
+    };
+    let with_timeouts = h.streams.iter().filter(|s| s.timeouts > 0).count();
+    let unhealthy: Vec<_> = h.unhealthy().collect();
+    let _ = writeln!(
+        out,
+        "      per stream: {work} {fewest} to {most}; timeouts {} (in {with_timeouts} streams); stalled or moved nothing: {}",
+        h.timeouts(),
+        unhealthy.len()
+    );
+    for s in unhealthy {
+        let _ = writeln!(out, "      {}", health::describe(s, work));
+    }
+}
+
 /// The per-second series as CSV: one row per sample; `in_window` marks the
 /// samples a level's figures are computed from.
 pub fn csv(rec: &Recording, levels: &[LevelSummary]) -> String {
     let mut out = String::from(
-        "t_s,epoch_s,level,streams,in_window,aggregate,cpu_util,cpu_peak,packets_out_per_s,packets_in_per_s,sample_spread_us,stream_rates\n",
+        "t_s,epoch_s,level,streams,in_window,aggregate,cpu_util,cpu_peak,packets_out_per_s,packets_in_per_s,sample_spread_us,level_trustworthy,stream_rates\n",
     );
     for (index, s) in rec.samples.iter().enumerate() {
         let in_window = levels
             .get(s.level)
             .is_some_and(|l| l.sample_indices.contains(&index));
+        let trusted = levels.get(s.level).is_none_or(|l| l.health.trustworthy());
         let rates: Vec<String> = s.stream_rates.iter().map(|r| format!("{r:.3}")).collect();
         let _ = writeln!(
             out,
-            "{:.3},{:.3},{},{},{},{:.3},{:.2},{:.2},{:.1},{:.1},{:.1},{}",
+            "{:.3},{:.3},{},{},{},{:.3},{:.2},{:.2},{:.1},{:.1},{:.1},{},{}",
             s.t,
             s.epoch,
             s.level,
@@ -250,6 +314,7 @@ pub fn csv(rec: &Recording, levels: &[LevelSummary]) -> String {
             s.packets_out,
             s.packets_in,
             s.spread_us,
+            u8::from(trusted),
             rates.join(";")
         );
     }
@@ -266,7 +331,31 @@ pub fn burst_search_text(trials: &[BurstTrial], used: u32, units: &str) -> Strin
     out
 }
 
-/// Everything as one JSON document.
+/// A level's stream health as JSON: per stream its work, timeouts and
+/// whether it stalled or moved nothing.
+fn health_json(h: &LevelHealth, work: &str) -> serde_json::Value {
+    let ids = |pick: fn(&health::StreamHealth) -> bool| -> Vec<usize> {
+        h.streams.iter().filter(|s| pick(s)).map(|s| s.id).collect()
+    };
+    json!({
+        "trustworthy": h.trustworthy(),
+        "timeouts": h.timeouts(),
+        "stalled_streams": ids(health::StreamHealth::stalled),
+        "streams_that_moved_nothing": ids(health::StreamHealth::moved_nothing),
+        "per_stream": h.streams.iter().map(|s| json!({
+            "stream": s.id,
+            "host": s.host,
+            work: s.moved,
+            "timeouts": s.timeouts,
+            "stalled": s.stalled(),
+            "moved_nothing": s.moved_nothing(),
+            "longest_idle_s": s.longest_idle_s,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// Everything as one JSON document; `loss_timeout` is the streams' `-e`
+/// (0 when recovery is off, None for kinds with no datagrams to lose).
 pub fn json(
     rec: &Recording,
     levels: &[LevelSummary],
@@ -274,9 +363,12 @@ pub fn json(
     units: &str,
     burst: u32,
     search: Option<&[BurstTrial]>,
+    loss_timeout: Option<u32>,
 ) -> String {
     let spreads: Vec<f64> = rec.samples.iter().map(|s| s.spread_us).collect();
     let max_spread = spreads.iter().copied().fold(0.0, f64::max);
+    let work = health::work_name(units);
+    let peak_level = peak(levels);
     let doc = json!({
         "format": "netagg",
         "version": 1,
@@ -288,7 +380,12 @@ pub fn json(
         "interfaces": rec.interfaces,
         "start_epoch_s": rec.start_epoch,
         "sample_spread_us": { "max": max_spread, "mean": mean(spreads.iter().copied()) },
-        "peak_level": peak(levels),
+        "loss_timeout_s": loss_timeout,
+        "stall_rule": format!("a stream stalled when consecutive samples of its level, one of them inside the level's window, saw it move nothing for more than {} sampling intervals", health::STALL_INTERVALS),
+        "sample_interval_s": rec.sample_interval,
+        "peak_level": peak_level,
+        "peak_trustworthy": peak_level.map(|p| levels[p].health.trustworthy()),
+        "untrustworthy_levels": untrustworthy(levels),
         "levels": levels.iter().zip(&rec.levels).map(|(l, run)| json!({
             "streams": l.streams,
             "streams_requested": run.requested,
@@ -303,6 +400,8 @@ pub fn json(
             "packets_out_per_s": l.packets_out, "packets_in_per_s": l.packets_in,
             "stream_rates": l.stream_rates,
             "fairness": { "min_over_max": l.min_over_max, "jain": l.jain },
+            "trustworthy": l.health.trustworthy(),
+            "health": health_json(&l.health, work),
         })).collect::<Vec<_>>(),
         "series": rec.samples.iter().map(|s| json!({
             "t_s": s.t, "epoch_s": s.epoch, "level": s.level, "aggregate": s.aggregate,
@@ -338,6 +437,8 @@ mod tests {
             level,
             aggregate: rates.iter().sum(),
             stream_rates: rates.to_vec(),
+            stream_moved: rates.iter().map(|&r| r as u64).collect(),
+            stream_timeouts: vec![0; rates.len()],
             spread_us: 1.0,
             cpu_util: 50.0,
             cpu_peak: 80.0,
@@ -360,6 +461,7 @@ mod tests {
                 LevelRun {
                     streams: 1,
                     requested: 1,
+                    members: vec![(0, "lg1".into())],
                     host: None,
                     setup_start: 0.0,
                     start: 0.0,
@@ -369,6 +471,7 @@ mod tests {
                 LevelRun {
                     streams: 2,
                     requested: 2,
+                    members: vec![(0, "lg1".into()), (1, "lg1".into())],
                     host: None,
                     setup_start: 4.0,
                     start: 4.0,
@@ -386,6 +489,7 @@ mod tests {
             stream_samples: vec![],
             interfaces: vec!["lo".into()],
             start_epoch: 1000.0,
+            sample_interval: 1.0,
         };
         let levels = summarize(&rec, 2, false);
         assert_eq!(levels[0].samples, 2, "t=2,3 inside 1..3");
@@ -413,8 +517,116 @@ mod tests {
             4
         );
         let doc: serde_json::Value =
-            serde_json::from_str(&json(&rec, &levels, "tps", "Trans/s", 4, None)).unwrap();
+            serde_json::from_str(&json(&rec, &levels, "tps", "Trans/s", 4, None, Some(1))).unwrap();
         assert_eq!(doc["peak_level"], 1);
         assert_eq!(doc["series"].as_array().unwrap().len(), 8);
+        assert_eq!(doc["peak_trustworthy"], true);
+        assert_eq!(doc["loss_timeout_s"], 1);
+        assert_eq!(
+            doc["levels"][1]["health"]["per_stream"][1]["transactions"],
+            440
+        );
+        assert!(!text.contains("TRUSTWORTHY") && !text.contains("note:"));
+    }
+
+    /// Level 0 (0 to 4 s): one stream; level 1 (4 to 10 s): two streams,
+    /// the second stalled from 8 s on (or, with `stop_level_0`, the first
+    /// level's stream stalls from 2 s on instead).
+    fn stalling_recording(stop_level_0: bool) -> Recording {
+        let mut samples = Vec::new();
+        for t in 1..=4 {
+            let r = if stop_level_0 && t >= 2 { 0.0 } else { 100.0 };
+            samples.push(sample(f64::from(t), 0, &[r]));
+        }
+        for t in 5..=10 {
+            let second = if t >= 8 && !stop_level_0 { 0.0 } else { 300.0 };
+            samples.push(sample(f64::from(t), 1, &[100.0, second]));
+        }
+        let run = |streams: u32, start: f64, end: f64| LevelRun {
+            streams,
+            members: (0..streams as usize)
+                .map(|i| (i, format!("lg{i}")))
+                .collect(),
+            requested: streams,
+            host: None,
+            setup_start: start,
+            start,
+            end,
+            late: 0,
+        };
+        Recording {
+            levels: vec![run(1, 0.0, 4.0), run(2, 4.0, 10.0)],
+            samples,
+            hosts: vec!["lg0".into(), "lg1".into()],
+            port: 12865,
+            planned_per_host: vec![1, 1],
+            failures: vec![],
+            events: vec![],
+            streams: vec![],
+            stream_samples: vec![],
+            interfaces: vec![],
+            start_epoch: 1000.0,
+            sample_interval: 1.0,
+        }
+    }
+
+    #[test]
+    fn a_level_with_a_stalled_stream_is_marked_and_not_taken_as_the_peak() {
+        let rec = stalling_recording(false);
+        let levels = summarize(&rec, 2, false);
+        // Level 1's average (the zeros included) is still the highest.
+        assert!(levels[1].average > levels[0].average);
+        assert!(!levels[1].health.trustworthy());
+        assert_eq!(peak(&levels), Some(0));
+        assert_eq!(untrustworthy(&levels), [1]);
+        let text = text(&rec, &levels, "Trans/s", false);
+        assert!(
+            text.starts_with("Average of peak interval is 100.000 Trans/s"),
+            "{text}"
+        );
+        assert!(text.contains("Jain 0.962 [NOT TRUSTWORTHY]\n"), "{text}");
+        assert!(
+            text.contains("      stream 1 to lg1: 900 transactions, 0 timeouts, stalled (no progress for 3.0 s)\n"),
+            "{text}"
+        );
+        assert!(text.contains("note: level(s) 1 not trustworthy"), "{text}");
+        let doc: serde_json::Value =
+            serde_json::from_str(&json(&rec, &levels, "tps", "Trans/s", 4, None, None)).unwrap();
+        assert_eq!(doc["peak_level"], 0);
+        assert_eq!(doc["peak_trustworthy"], true);
+        assert_eq!(doc["untrustworthy_levels"], serde_json::json!([1]));
+        assert_eq!(doc["levels"][1]["trustworthy"], false);
+        assert_eq!(
+            doc["levels"][1]["health"]["stalled_streams"],
+            serde_json::json!([1])
+        );
+        let stalled = &doc["levels"][1]["health"]["per_stream"][1];
+        assert_eq!(
+            (stalled["host"].as_str(), stalled["stalled"].as_bool()),
+            (Some("lg1"), Some(true))
+        );
+        assert!(doc["loss_timeout_s"].is_null());
+        let csv = csv(&rec, &levels);
+        let trusted: Vec<&str> = csv
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').nth(11).unwrap())
+            .collect();
+        assert_eq!(trusted, ["1", "1", "1", "1", "0", "0", "0", "0", "0", "0"]);
+    }
+
+    #[test]
+    fn when_no_level_is_trustworthy_the_highest_is_the_peak_and_the_text_says_so() {
+        let rec = stalling_recording(true);
+        let mut levels = summarize(&rec, 2, false);
+        assert!(!levels[0].health.trustworthy());
+        // Make the second level untrustworthy too.
+        levels[1].health.streams[0].moved = 0;
+        assert_eq!(peak(&levels), Some(1));
+        let text = text(&rec, &levels, "Trans/s", false);
+        assert!(text.contains("note: no level is trustworthy"), "{text}");
+        let doc: serde_json::Value =
+            serde_json::from_str(&json(&rec, &levels, "tps", "Trans/s", 4, None, None)).unwrap();
+        assert_eq!(doc["peak_trustworthy"], false);
     }
 }

@@ -2,7 +2,7 @@
 //! Parses its options (clap) and calls the library; see `netperf_ng::agg`.
 
 use clap::Parser;
-use netperf_ng::agg::{charts, compat, hosts, plan, post, rlimit, runner, summary};
+use netperf_ng::agg::{charts, compat, health, hosts, plan, post, rlimit, runner, summary};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -47,6 +47,13 @@ struct Args {
     /// is searched as find_max_burst.sh does
     #[arg(long)]
     burst: Option<u32>,
+    /// seconds a tps (UDP_RR) stream waits for a lost request or response
+    /// before it counts a timeout and restarts its burst: netperf's -- -e,
+    /// 1 by default as in runemomniaggdemo.sh; 0 turns recovery off, and a
+    /// stream then stalls for the rest of the run once every request it has
+    /// in flight is lost. Only tps streams have datagrams to lose
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u32).range(0..=3600))]
+    loss_timeout: Option<u32>,
     /// seconds per trial of the burst search
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=600))]
     search_seconds: u64,
@@ -165,13 +172,12 @@ fn post_as_recording(a: &post::Analysis) -> (runner::Recording, Vec<summary::Lev
             t: (p.time - t0) as f64,
             epoch: p.time as f64,
             level: level_of(p.time),
-            stream_rates: vec![],
             aggregate: p.value * a.multiplier,
-            spread_us: 0.0,
             cpu_util: -1.0,
             cpu_peak: -1.0,
             packets_out: -1.0,
             packets_in: -1.0,
+            ..runner::Sample::default()
         })
         .collect();
     let runs = a
@@ -179,12 +185,11 @@ fn post_as_recording(a: &post::Analysis) -> (runner::Recording, Vec<summary::Lev
         .iter()
         .map(|l| runner::LevelRun {
             streams: l.streams,
-            host: None,
             requested: l.streams,
             setup_start: (l.window.start - t0) as f64,
             start: (l.window.start - t0) as f64,
             end: (l.window.end - t0) as f64,
-            late: 0,
+            ..runner::LevelRun::default()
         })
         .collect();
     let levels = a
@@ -206,6 +211,8 @@ fn post_as_recording(a: &post::Analysis) -> (runner::Recording, Vec<summary::Lev
             stream_rates: vec![],
             min_over_max: 0.0,
             jain: 0.0,
+            // netperf's logs say nothing of a stream's progress per sample.
+            health: health::LevelHealth::default(),
         })
         .collect();
     let recording = runner::Recording {
@@ -220,9 +227,14 @@ fn post_as_recording(a: &post::Analysis) -> (runner::Recording, Vec<summary::Lev
         stream_samples: vec![],
         interfaces: vec![],
         start_epoch: t0 as f64,
+        // post_proc.py's series is resampled to one point a second.
+        sample_interval: 1.0,
     };
     (recording, levels)
 }
+
+/// runemomniaggdemo.sh's `-e 1` for its tps streams.
+const DEFAULT_LOSS_TIMEOUT: u32 = 1;
 
 fn main() -> ExitCode {
     let args = Args::parse();
@@ -258,6 +270,24 @@ fn main() -> ExitCode {
     }
     let cpus = netperf_ng::measure::cpu::num_cpus();
     let kind = plan::spec_of(args.kind);
+    if args.loss_timeout.is_some() && !kind.recovers_loss {
+        eprintln!(
+            "netagg: --loss-timeout applies to --kind tps only ({} streams are {}, with no datagrams to lose)",
+            kind.name, kind.test
+        );
+        return ExitCode::from(2);
+    }
+    let loss_timeout = kind
+        .recovers_loss
+        .then_some(args.loss_timeout.unwrap_or(DEFAULT_LOSS_TIMEOUT));
+    if let Some(secs) =
+        loss_timeout.filter(|&s| f64::from(s) > health::STALL_INTERVALS * args.interval)
+    {
+        eprintln!(
+            "netagg: note: streams wait {secs} s after a loss, more than {} sampling intervals of {} s: a recovered loss may be reported as a stall",
+            health::STALL_INTERVALS, args.interval
+        );
+    }
     let cfg = runner::RunConfig {
         hosts,
         port: args.port,
@@ -268,6 +298,7 @@ fn main() -> ExitCode {
         level_duration: Duration::from_secs(args.duration),
         sample_interval: Duration::from_secs_f64(args.interval),
         setup_concurrency: args.setup_concurrency as usize,
+        loss_timeout: loss_timeout.unwrap_or(0),
     };
     // Each stream holds three descriptors: a thousand streams need more
     // than the usual soft limit.
@@ -344,6 +375,13 @@ fn main() -> ExitCode {
         eprintln!("netagg: {line}");
     }
     let levels = summary::summarize(&recording, cpus, kind.units.starts_with("10^6bits"));
+    // Streams that stalled or moved nothing are named where they cannot be
+    // missed, besides the summary and the JSON.
+    let healths: Vec<(u32, &health::LevelHealth)> =
+        levels.iter().map(|l| (l.streams, &l.health)).collect();
+    for line in health::warnings(&healths, health::work_name(kind.units)) {
+        eprintln!("netagg: warning: {line}");
+    }
     let mut text = summary::text(&recording, &levels, kind.units, args.intervals);
     if let Some(trials) = &search {
         text.push_str(&summary::burst_search_text(trials, cfg.burst, kind.units));
@@ -364,6 +402,7 @@ fn main() -> ExitCode {
                 kind.units,
                 cfg.burst,
                 search.as_deref(),
+                loss_timeout,
             ),
         ),
     ];

@@ -46,6 +46,18 @@ pub fn size_i32(option: OptionName, text: &str, min: u32) -> Result<i32, CliErro
     i32::try_from(value).map_err(|_| CliError::invalid(option, text, "number too large"))
 }
 
+/// A socket buffer request (`-s`, `-S`) as netperf reads it: a sizespec,
+/// 0 (netperf asks the kernel for 0 bytes: its smallest buffer), or a
+/// negative number (the system default, shown as given). netperf's own
+/// example scripts pass `-s 0` and `-s -1`.
+pub fn buffer_request(option: OptionName, text: &str) -> Result<i32, CliError> {
+    if text.trim_start().starts_with('-') {
+        let value = plain_int(option, text, i64::from(i32::MIN), -1)?;
+        return Ok(value as i32);
+    }
+    size_i32(option, text, 0)
+}
+
 /// A plain integer (netperf reads these with `atoi()`, so no unit suffix)
 /// between `min` and `max`.
 pub fn plain_int(option: OptionName, text: &str, min: i64, max: i64) -> Result<i64, CliError> {

@@ -112,7 +112,7 @@ pub fn apply_test(config: &mut Config, letter: char, value: Option<&str>) -> Res
     let is_unix_domain = crate::unix::UnixTest::lookup(&config.global.test_name).is_some();
     let test = &mut config.test;
     let positive_size = |half: &str| checked::size_u32(option, half, 1);
-    let buffer_size = |half: &str| checked::size_i32(option, half, 1);
+    let buffer_size = |half: &str| checked::buffer_request(option, half);
     let port = |half: &str| checked::plain::<u16>(option, half, 0, i64::from(u16::MAX));
     if unsupported_purpose(letter).is_some() {
         test.unsupported.push(option_text(letter, value));
@@ -413,12 +413,27 @@ mod tests {
     }
 
     #[test]
+    fn socket_buffers_take_zero_and_negative_values_as_netperf_does() {
+        // netperf's tcp_rr_script passes -s 0 -S 0 (the kernel's smallest
+        // buffers) and udp_rr_script -s -1 -S -1 (the system default).
+        let t = run("-- -s 0 -S 0").test;
+        assert_eq!((t.local_send_buf, t.local_recv_buf), (Some(0), Some(0)));
+        assert_eq!((t.remote_send_buf, t.remote_recv_buf), (Some(0), Some(0)));
+        let t = run("-- -s -1 -S -5,-1").test;
+        assert_eq!((t.local_send_buf, t.local_recv_buf), (Some(-1), Some(-1)));
+        assert_eq!((t.remote_send_buf, t.remote_recv_buf), (Some(-5), Some(-1)));
+        assert!(error("-- -s -1K").contains("not a number"));
+    }
+
+    #[test]
     fn bad_sizes_name_option_and_value() {
-        for option in ["m", "M", "r", "s", "S"] {
+        for option in ["m", "M", "r"] {
             assert_eq!(
                 error(&format!("-- -{option} 0")),
                 format!("invalid value '0' for test option -{option}: must be at least 1")
             );
+        }
+        for option in ["m", "M", "r", "s", "S"] {
             assert_eq!(
                 error(&format!("-- -{option} abc")),
                 format!("invalid value 'abc' for test option -{option}: not a number")

@@ -3,7 +3,7 @@
 //! collect netserver's results, and return what both ends measured.
 
 use super::channel::{Channel, ChannelError, RESPONSE_WAIT};
-use super::data::{finish_data, run_data};
+use super::data::{finish_data, run_data, Rings};
 pub use super::request::RunOptions;
 use super::request::{build_request, local_sizes, local_socket_options};
 use crate::cli::config::{Family, GlobalOptions};
@@ -218,6 +218,7 @@ pub fn run_iteration(
     }
     let (lss, lsr) = socket::buffer_sizes(&sock);
     let sizes = local_sizes(spec, lss, lsr);
+    let mut rings = Rings::prepare(spec, &sizes, run)?;
     let local_addr =
         socket::local_addr(&sock).unwrap_or_else(|| resolve::unspecified_like(&remote0));
 
@@ -307,7 +308,7 @@ pub fn run_iteration(
         &remote,
         local_bind,
         &opts,
-        &sizes,
+        &mut rings,
         run,
         &stop,
         units,
@@ -374,7 +375,7 @@ pub fn run_iteration(
             if mss < 0 {
                 mss = socket::mss(s);
             }
-            local.retransmits = socket::retransmissions(s.as_raw_fd());
+            local.retransmits = socket::retransmissions(s.as_raw_fd(), run.debug);
         }
         // An inetd chargen never stops sending: just close on it.
         if !no_control {

@@ -20,6 +20,39 @@ const CONNECT_WAIT: Duration = Duration::from_secs(30);
 
 pub type DataRun = (Counters, i32, Option<Socket>);
 
+/// Our end's send and receive buffers, made (and filled from the -F file)
+/// before the test's clock starts, as netperf allocates its rings before
+/// it starts its timer.
+pub struct Rings {
+    send: BufferRing,
+    recv: BufferRing,
+}
+
+impl Rings {
+    pub fn prepare(
+        spec: &TestSpec,
+        sizes: &LocalSizes,
+        run: &RunOptions,
+    ) -> Result<Self, ClientError> {
+        let mut send = BufferRing::new(
+            sizes.send_width,
+            sizes.send_size.max(0) as usize,
+            spec.local_send_align,
+            spec.local_send_offset,
+        );
+        let recv = BufferRing::new(
+            sizes.recv_width,
+            sizes.recv_size.max(0) as usize,
+            spec.local_recv_align,
+            spec.local_recv_offset,
+        );
+        if let Some(path) = &run.local_fill_file {
+            send.fill_continuous(&fill_bytes(path, send.capacity())?);
+        }
+        Ok(Rings { send, recv })
+    }
+}
+
 /// Connect (when the test needs it) and run our half of the data path.
 #[allow(clippy::too_many_arguments)]
 pub fn run_data(
@@ -28,7 +61,7 @@ pub fn run_data(
     remote: &SocketAddr,
     local_bind: Option<SocketAddr>,
     opts: &SocketOptions,
-    sizes: &LocalSizes,
+    rings: &mut Rings,
     run: &RunOptions,
     stop: &StopFlag,
     units: Option<u64>,
@@ -37,31 +70,18 @@ pub fn run_data(
     seq: Option<&mut Sequence>,
 ) -> Result<DataRun, ClientError> {
     let udp = spec.protocol == Protocol::Udp;
-    let mut send_ring = BufferRing::new(
-        sizes.send_width,
-        sizes.send_size.max(0) as usize,
-        spec.local_send_align,
-        spec.local_send_offset,
-    );
-    let mut recv_ring = BufferRing::new(
-        sizes.recv_width,
-        sizes.recv_size.max(0) as usize,
-        spec.local_recv_align,
-        spec.local_recv_offset,
-    );
-    if let Some(path) = &run.local_fill_file {
-        let data = std::fs::read(path)
-            .map_err(|e| ClientError::Setup(format!("cannot read fill file '{path}': {e}")))?;
-        send_ring.fill(&data);
-    }
+    let Rings {
+        send: send_ring,
+        recv: recv_ring,
+    } = rings;
     if spec.connection {
         drop(sock);
         let (c, mss) = engine::connect::client(
             remote,
             local_bind.filter(|l| l.port() != 0 || !l.ip().is_unspecified()),
             opts,
-            &mut send_ring,
-            &mut recv_ring,
+            send_ring,
+            recv_ring,
             stop,
             units,
             io_wait,
@@ -105,8 +125,8 @@ pub fn run_data(
             Some(n) => {
                 engine::mmsg::rr_client_batched(
                     fd,
-                    &mut send_ring,
-                    &mut recv_ring,
+                    send_ring,
+                    recv_ring,
                     spec.first_burst,
                     n,
                     stop,
@@ -117,8 +137,8 @@ pub fn run_data(
             }
             None => engine::rr::client(
                 fd,
-                &mut send_ring,
-                &mut recv_ring,
+                send_ring,
+                recv_ring,
                 udp,
                 spec.first_burst,
                 stop,
@@ -132,25 +152,25 @@ pub fn run_data(
         }
     } else if spec.xmit() {
         if spec.sendfile {
-            let file = sendfile_source(run, sizes.send_size.max(1) as usize)?;
+            let file = sendfile_source(run, send_ring)?;
             let len = file.metadata().map(|m| m.len() as usize).unwrap_or(0);
             engine::stream::send_file(
                 fd,
                 file.as_raw_fd(),
                 len,
-                sizes.send_size.max(1) as usize,
+                send_ring.size().max(1),
                 stop,
                 units,
                 hist,
             )?
         } else if let Some(n) = batch {
-            engine::mmsg::stream_send_batched(fd, &mut send_ring, n, stop, units, dest.as_ref())?.0
+            engine::mmsg::stream_send_batched(fd, send_ring, n, stop, units, dest.as_ref())?.0
         } else if spec.extension.zerocopy && !udp {
-            engine::zerocopy::send(fd, &mut send_ring, stop, units)?
+            engine::zerocopy::send(fd, send_ring, stop, units)?
         } else {
             engine::stream::send(
                 fd,
-                &mut send_ring,
+                send_ring,
                 stop,
                 units,
                 dest.as_ref(),
@@ -160,28 +180,42 @@ pub fn run_data(
             )?
         }
     } else if let Some(n) = batch {
-        engine::mmsg::stream_recv_batched(fd, &mut recv_ring, n, stop, units)?.0
+        engine::mmsg::stream_recv_batched(fd, recv_ring, n, stop, units)?.0
     } else {
-        engine::stream::recv(fd, &mut recv_ring, stop, units, hist, seq)?
+        engine::stream::recv(fd, recv_ring, stop, units, hist, seq)?
     };
     let mss = if udp { -1 } else { socket::mss(&sock) };
     Ok((counters, mss, Some(sock)))
 }
 
-/// The file TCP_SENDFILE sends from: the -F fill file, or a temporary file
-/// holding the send ring's pattern (unlinked at once, so nothing is left).
-fn sendfile_source(run: &RunOptions, size: usize) -> Result<std::fs::File, ClientError> {
+/// The first `need` bytes of the -F fill file, read as far as a ring needs
+/// whatever kind of file it is (`/dev/urandom`, a FIFO).
+fn fill_bytes(path: &str, need: usize) -> Result<Vec<u8>, ClientError> {
+    crate::input::read_fill(std::path::Path::new(path), need)
+        .map_err(|e| ClientError::Setup(format!("cannot read fill file '{path}': {e}")))
+}
+
+/// The file TCP_SENDFILE sends from: the -F fill file itself when it is a
+/// regular file holding a whole ring (`width` x `size` bytes), as netperf
+/// uses it; otherwise a temporary file (unlinked at once) holding the send
+/// ring's bytes, which are the fill file's (a device, a FIFO, a short
+/// file) or the default pattern.
+fn sendfile_source(run: &RunOptions, ring: &BufferRing) -> Result<std::fs::File, ClientError> {
     use std::io::{Seek, Write};
+    let need = ring.capacity().max(1);
     if let Some(path) = &run.local_fill_file {
-        return std::fs::File::open(path)
-            .map_err(|e| ClientError::Setup(format!("cannot open fill file '{path}': {e}")));
+        // stat, never open, before knowing it is a regular file: opening a
+        // FIFO waits for its writer.
+        let whole_ring =
+            std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() >= need as u64);
+        if whole_ring {
+            return std::fs::File::open(path)
+                .map_err(|e| ClientError::Setup(format!("cannot open fill file '{path}': {e}")));
+        }
     }
+    let content = ring.contents();
     let dir = std::env::temp_dir();
-    let path = dir.join(format!(
-        "netperf-ng-sendfile-{}-{}",
-        std::process::id(),
-        size
-    ));
+    let path = dir.join(format!("netperf-ng-sendfile-{}-{need}", std::process::id()));
     let mut f = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -189,12 +223,9 @@ fn sendfile_source(run: &RunOptions, size: usize) -> Result<std::fs::File, Clien
         .open(&path)
         .map_err(|e| ClientError::Setup(format!("cannot create sendfile source: {e}")))?;
     let _ = std::fs::remove_file(&path);
-    let chunk = vec![b'n'; size];
-    for _ in 0..4 {
-        f.write_all(&chunk)
-            .map_err(|e| ClientError::Setup(e.to_string()))?;
-    }
-    f.rewind().map_err(|e| ClientError::Setup(e.to_string()))?;
+    f.write_all(&content)
+        .and_then(|()| f.rewind())
+        .map_err(|e| ClientError::Setup(format!("cannot write sendfile source: {e}")))?;
     Ok(f)
 }
 

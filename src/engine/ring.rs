@@ -53,6 +53,40 @@ impl BufferRing {
         }
     }
 
+    /// Fill the buffers one after another from `data`, as if the ring
+    /// were one stream of bytes: buffer i holds bytes `i * size ..` of
+    /// `data`, which repeats from its start when it is shorter (netperf's
+    /// fill from a file, which rewinds at its end).
+    pub fn fill_continuous(&mut self, data: &[u8]) {
+        if data.is_empty() {
+            return;
+        }
+        let mut cursor = 0;
+        for &start in &self.starts {
+            for b in &mut self.storage[start..start + self.size] {
+                *b = data[cursor];
+                cursor += 1;
+                if cursor == data.len() {
+                    cursor = 0;
+                }
+            }
+        }
+    }
+
+    /// The buffers' bytes one after another.
+    pub fn contents(&self) -> Vec<u8> {
+        self.starts
+            .iter()
+            .flat_map(|&start| &self.storage[start..start + self.size])
+            .copied()
+            .collect()
+    }
+
+    /// Bytes the ring holds in all its buffers.
+    pub fn capacity(&self) -> usize {
+        self.size * self.starts.len()
+    }
+
     pub fn size(&self) -> usize {
         self.size
     }
@@ -87,6 +121,21 @@ mod tests {
         assert_eq!(a % 64, 5);
         assert_eq!(b % 64, 5);
         assert_eq!(r.next_ptr() as usize, a);
+    }
+
+    #[test]
+    fn a_continuous_fill_runs_on_across_buffers_and_wraps() {
+        let mut r = BufferRing::new(3, 4, 1, 0);
+        r.fill_continuous(b"abcdefghij");
+        let bufs: Vec<Vec<u8>> = (0..3)
+            .map(|_| {
+                let p = r.next_ptr();
+                // SAFETY: p points at a buffer of size 4 in the ring.
+                unsafe { std::slice::from_raw_parts(p, 4) }.to_vec()
+            })
+            .collect();
+        assert_eq!(bufs, [b"abcd".to_vec(), b"efgh".to_vec(), b"ijab".to_vec()]);
+        assert_eq!(r.capacity(), 12);
     }
 
     #[test]

@@ -89,6 +89,7 @@ pub fn client(
             Got::TimedOut => {
                 // Lost request or response: start the burst over, as netperf -e does.
                 c.timeouts += 1;
+                stop.publish_timeouts(c.timeouts);
                 outstanding = 0;
                 if let Some(t) = in_flight.as_mut() {
                     t.purge();

@@ -153,6 +153,9 @@ mod tests {
 
     #[test]
     fn the_deadline_sets_the_flag_and_ends_a_blocked_receive() {
+        let _alone = crate::engine::signals::PROCESS_SIGNALS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         std::thread::spawn(|| {
             let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
             let flag = StopFlag::new();

@@ -54,12 +54,19 @@ pub fn stop_requested() -> bool {
     STOP_REQUESTED.load(Ordering::Relaxed)
 }
 
+/// Held by the unit tests that raise a stop signal or arm the thread-free
+/// clock: the stop signal starts that clock's ticks and keeps them from
+/// counting as the deadline, so the two must not overlap.
+#[cfg(test)]
+pub(crate) static PROCESS_SIGNALS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn a_signal_requests_a_stop() {
+        let _alone = PROCESS_SIGNALS.lock().unwrap_or_else(|e| e.into_inner());
         install();
         // SAFETY: raise delivers SIGTERM to this thread; our handler runs.
         unsafe { libc::raise(libc::SIGTERM) };

@@ -32,6 +32,9 @@ impl std::fmt::Debug for StopFlag {
 struct Shared {
     stop: AtomicBool,
     units: AtomicU64,
+    /// Receive timeouts (UDP_RR with -e) so far: stored only when one
+    /// happens, so the per-transaction path never touches it.
+    timeouts: AtomicU64,
 }
 
 impl StopFlag {
@@ -54,6 +57,14 @@ impl StopFlag {
     /// The work units published so far.
     pub fn units(&self) -> u64 {
         self.0.units.load(Ordering::Relaxed)
+    }
+    /// Publish the receive timeouts so far (after each one, never per call).
+    pub fn publish_timeouts(&self, timeouts: u64) {
+        self.0.timeouts.store(timeouts, Ordering::Relaxed)
+    }
+    /// The receive timeouts published so far.
+    pub fn timeouts(&self) -> u64 {
+        self.0.timeouts.load(Ordering::Relaxed)
     }
     /// The flag itself, for the thread-free timer's signal handler.
     pub(crate) fn stop_ptr(&self) -> *const AtomicBool {

@@ -60,10 +60,11 @@ pub fn create(family_of: &SocketAddr, opts: &SocketOptions) -> io::Result<Socket
         (Type::STREAM, SockProto::TCP)
     };
     let s = Socket::new(domain, ty, Some(proto))?;
-    if opts.send_buf > 0 {
+    // 0 is a request too (the kernel's smallest buffer), as netperf makes it.
+    if opts.send_buf >= 0 {
         s.set_send_buffer_size(opts.send_buf as usize)?;
     }
-    if opts.recv_buf > 0 {
+    if opts.recv_buf >= 0 {
         s.set_recv_buffer_size(opts.recv_buf as usize)?;
     }
     if opts.reuse_address {
@@ -158,8 +159,8 @@ pub fn mss(s: &Socket) -> i32 {
     s.tcp_mss().map_or(-1, |v| v as i32)
 }
 
-/// Total TCP retransmissions from TCP_INFO, or -1 when unavailable.
-pub fn retransmissions(fd: i32) -> i32 {
+/// The socket's TCP_INFO, or None when it has none (not TCP, closed).
+pub fn tcp_info(fd: i32) -> Option<libc::tcp_info> {
     // SAFETY: tcp_info is plain data; getsockopt writes at most `len` bytes.
     let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
     let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
@@ -172,11 +173,20 @@ pub fn retransmissions(fd: i32) -> i32 {
             &mut len,
         )
     };
-    if rc == 0 {
-        info.tcpi_total_retrans as i32
-    } else {
-        -1
+    (rc == 0).then_some(info)
+}
+
+/// Total TCP retransmissions from TCP_INFO, or -1 when unavailable; with
+/// `DUMP_TCP_INFO` set (or `debug` over 1) the `tcpi_*` lines go to
+/// stderr, as netperf writes them when it reads the count.
+pub fn retransmissions(fd: i32, debug: i32) -> i32 {
+    let Some(info) = tcp_info(fd) else {
+        return -1;
+    };
+    if crate::report::tcp_info::wanted(debug) {
+        eprint!("{}", crate::report::tcp_info::lines(&info));
     }
+    info.tcpi_total_retrans as i32
 }
 
 /// The congestion control algorithm in use, or "" when unknown.

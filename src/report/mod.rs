@@ -5,6 +5,7 @@
 //! * `confidence` — the "Desired confidence was not achieved" warning.
 //! * `histogram` — the -v 2 histogram print.
 //! * `service_demand` — µs of CPU per KB or per transaction.
+//! * `tcp_info` — the `tcpi_*` lines of `DUMP_TCP_INFO`.
 //! * `units` — the -f letters, their labels and divisors.
 //! * `cfmt` — the printf subset the templates are written in.
 
@@ -17,6 +18,7 @@ pub mod interim;
 mod layouts;
 pub mod omni;
 pub mod service_demand;
+pub mod tcp_info;
 pub mod units;
 
 #[cfg(test)]

@@ -4,14 +4,14 @@
 
 use super::omni::{refuse, Refusal};
 
-/// Largest remote fill file read (the ring only needs its first bytes).
+/// Most bytes of a remote fill file read (the ring only needs its first
+/// bytes; a larger ring repeats them).
 const MAX_FILL_BYTES: u64 = 16 << 20;
 
 /// The bytes of a remote fill file the client named (netperf's `-F ,file`):
 /// only a plain file name inside the operator's `-F` directory, never a
 /// path, never following a link out of it; none without the directory.
 pub fn read(name: &str, dir: Option<&std::path::Path>) -> Result<Option<Vec<u8>>, Refusal> {
-    use std::io::Read;
     if name.is_empty() {
         return Ok(None);
     }
@@ -40,14 +40,14 @@ pub fn read(name: &str, dir: Option<&std::path::Path>) -> Result<Option<Vec<u8>>
             format!("no fill file '{name}' in the fill directory"),
         ));
     };
-    let mut data = Vec::new();
-    std::fs::File::open(&path)
-        .and_then(|f| f.take(MAX_FILL_BYTES).read_to_end(&mut data))
+    // A FIFO or a device in the directory is read as far as a ring needs
+    // and for a bounded time: a session thread must never hang on it.
+    crate::input::read_fill(&path, MAX_FILL_BYTES as usize)
+        .map(Some)
         .map_err(|e| {
             refuse(
-                e.raw_os_error().unwrap_or(libc::EIO),
+                crate::input::errno_of(&e),
                 format!("fill file '{name}': {e}"),
             )
-        })?;
-    Ok(Some(data))
+        })
 }

@@ -80,6 +80,11 @@ fn plan(
         let s = choose(r.request_size, r.receive_size, r.recv_width, lsr, i32::MAX);
         (p.recv_size, p.recv_width) = (s.size, s.width);
     }
+    // A wider ring only spreads the same bytes over more memory (netperf's
+    // cache-busting); capping it changes nothing on the wire, and the
+    // response tells the client the width used.
+    p.send_width = p.send_width.min(limits.max_ring_width);
+    p.recv_width = p.recv_width.min(limits.max_ring_width);
     let ring = |size: i32, width: u32| {
         u64::from(width.max(1)) * (size.max(0) as u64 + 2 * u64::from(defaults::MAX_ALIGNMENT))
     };
@@ -94,12 +99,6 @@ fn plan(
                     "{name} ring of {width} x {size} bytes is over --max-ring-memory {}",
                     limits.max_ring_bytes
                 ),
-            ));
-        }
-        if wanted && width > limits.max_ring_width {
-            return Err(refuse(
-                libc::EINVAL,
-                format!("{name} ring of {width} buffers is over --max-ring-width"),
             ));
         }
     }
@@ -365,6 +364,22 @@ fn setup_and_run(
     } else {
         (None, None)
     };
+    // Buffers are made before the clock and the CPU sampler start.
+    let mut send_ring = BufferRing::new(
+        p.send_width,
+        if xmit { p.send_size.max(0) as usize } else { 0 },
+        r.send_alignment,
+        r.send_offset,
+    );
+    if let Some(data) = fill {
+        send_ring.fill_continuous(data);
+    }
+    let mut recv_ring = BufferRing::new(
+        p.recv_width,
+        if recv { p.recv_size.max(0) as usize } else { 0 },
+        r.recv_alignment,
+        r.recv_offset,
+    );
     let mut cpu = if measure_cpu {
         CpuSampler::start(None).ok()
     } else {
@@ -377,21 +392,6 @@ fn setup_and_run(
         .flatten()
         .map(|name| InterfaceCounters::read(&name));
     let started = Instant::now();
-    let mut send_ring = BufferRing::new(
-        p.send_width,
-        if xmit { p.send_size.max(0) as usize } else { 0 },
-        r.send_alignment,
-        r.send_offset,
-    );
-    if let Some(data) = fill {
-        send_ring.fill(data);
-    }
-    let mut recv_ring = BufferRing::new(
-        p.recv_width,
-        if recv { p.recv_size.max(0) as usize } else { 0 },
-        r.recv_alignment,
-        r.recv_offset,
-    );
     let mut seq = (ext.sequence && protocol == Protocol::Udp).then(Sequence::new);
     // A client that closes the control connection or goes silent mid-test
     // has vanished: stop the test, which nothing else would end if it is
@@ -656,7 +656,7 @@ fn run_data(
     let bufs = socket::buffer_sizes(data);
     let (retrans, cong) = match protocol {
         Protocol::Tcp => (
-            socket::retransmissions(fd),
+            socket::retransmissions(fd, 0),
             socket::congestion_control(data),
         ),
         Protocol::Udp => (-1, String::new()),

@@ -239,6 +239,11 @@ fn move_data(
         }
         UnixTest::DgStream => ring(chosen(g.send_width, 32), send_size, align, offset),
     };
+    if let Some(path) = &g.local_fill_file {
+        let data = crate::input::read_fill(std::path::Path::new(path), send_ring.capacity())
+            .map_err(|e| Failure::new(format!("netperf: cannot read fill file '{path}': {e}")))?;
+        send_ring.fill_continuous(&data);
+    }
     let stop = StopFlag::new();
     let mut sampler = if g.local_cpu {
         CpuSampler::start(g.num_cpus).ok()

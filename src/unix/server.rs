@@ -288,11 +288,11 @@ fn open(plan: &Plan, dir: &std::path::Path, limits: &Limits) -> Result<Setup, Re
     };
     let failed = |what: &str, e: std::io::Error| refuse(errno_of(&e), format!("{what}: {e}"));
     let s = Socket::new(Domain::UNIX, kind, None).map_err(|e| failed("socket", e))?;
-    if plan.send_buf > 0 {
+    if plan.send_buf >= 0 {
         s.set_send_buffer_size(plan.send_buf as usize)
             .map_err(|e| failed("SO_SNDBUF", e))?;
     }
-    if plan.recv_buf > 0 {
+    if plan.recv_buf >= 0 {
         s.set_recv_buffer_size(plan.recv_buf as usize)
             .map_err(|e| failed("SO_RCVBUF", e))?;
     }

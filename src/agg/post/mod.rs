@@ -16,7 +16,6 @@ mod outfile;
 mod output;
 mod rrd;
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 pub use logfile::{parse_log, LevelWindow, RunLog};
@@ -312,9 +311,9 @@ pub fn read_limited(path: &Path) -> Result<String, PostError> {
         path: path.to_path_buf(),
         source,
     };
-    let file = std::fs::File::open(path).map_err(read_err)?;
-    // Refuse at once what is already too big; the read below is bounded too.
-    if let Ok(size) = file.metadata().map(|m| m.len()) {
+    // Refuse at once what is already too big (stat: opening a FIFO would
+    // wait for its writer); the read below is bounded too.
+    if let Ok(size) = std::fs::metadata(path).map(|m| m.len()) {
         if size > MAX_FILE_BYTES {
             return Err(PostError::TooLarge {
                 path: path.to_path_buf(),
@@ -323,10 +322,7 @@ pub fn read_limited(path: &Path) -> Result<String, PostError> {
             });
         }
     }
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(read_err)?;
+    let bytes = crate::input::read_text(path, MAX_FILE_BYTES as usize + 1).map_err(read_err)?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
         let size = std::fs::metadata(path).map_or(bytes.len() as u64, |m| m.len());
         return Err(PostError::TooLarge {

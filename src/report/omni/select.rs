@@ -58,13 +58,14 @@ pub fn parse(spec: &str) -> Result<Selection, SelectError> {
     }
     // Four lines of names never need more; a device or a huge file must not
     // be read to its end.
-    const MAX_FILE_BYTES: u64 = 64 * 1024;
-    let mut bytes = Vec::new();
-    std::fs::File::open(spec)
-        .and_then(|f| {
-            std::io::Read::read_to_end(&mut std::io::Read::take(f, MAX_FILE_BYTES), &mut bytes)
-        })
-        .map_err(|e| SelectError::File(spec.to_string(), e.raw_os_error().unwrap_or(0)))?;
+    const MAX_FILE_BYTES: usize = 64 * 1024;
+    let bytes = crate::input::read_prefix(
+        std::path::Path::new(spec),
+        MAX_FILE_BYTES,
+        crate::input::DEFAULT_WAIT,
+        crate::input::OnSilence::UseWhatArrived,
+    )
+    .map_err(|e| SelectError::File(spec.to_string(), crate::input::errno_of(&e)))?;
     parse_file(&bytes)
 }
 
