@@ -9,7 +9,7 @@ use crate::engine::sequence::Sequence;
 use crate::engine::timer::StopFlag;
 use crate::engine::{self, Counters, DataError, Histogram};
 use crate::net::socket::{self, SocketOptions};
-use crate::spec::{Protocol, TestSpec};
+use crate::spec::{Limit, Protocol, TestSpec};
 use socket2::{SockAddr, Socket};
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
@@ -230,13 +230,19 @@ fn sendfile_source(run: &RunOptions, ring: &BufferRing) -> Result<std::fs::File,
 }
 
 /// End the data connection the way netserver expects: a TCP half-close and a
-/// wait for its close, or three zero-length datagrams for UDP.
+/// wait for its close, or three zero-length datagrams for UDP. A receiving
+/// test that ran until stopped (-l 0) just closes: its netserver has no
+/// clock of its own and sends until we go away (a reset is that end for
+/// it), so a wait for its close would only wait out the 10 s bound.
 pub fn finish_data(s: &Socket, spec: &TestSpec, remote: &SocketAddr, _stop: &StopFlag) {
     if spec.protocol == Protocol::Udp {
         let dest = SockAddr::from(*remote);
         for _ in 0..3 {
             let _ = s.send_to(&[], &dest);
         }
+        return;
+    }
+    if spec.limit == Limit::Seconds(0) && !spec.xmit() {
         return;
     }
     let _ = s.shutdown(std::net::Shutdown::Write);
