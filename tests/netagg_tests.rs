@@ -398,3 +398,126 @@ fn streams_that_cannot_start_are_reported_per_host_and_the_window_follows_the_st
         .count();
     assert_eq!(outs, 40, "one .out per stream that ran");
 }
+
+/// netagg's arguments for one level of `streams` streams of `kind` to
+/// 127.0.0.1:`port` for `duration` seconds, written under `out`.
+fn one_level<'a>(
+    port: &'a str,
+    kind: &'a str,
+    streams: &'a str,
+    duration: &'a str,
+    out: &'a OutDir,
+) -> Vec<&'a str> {
+    vec![
+        "--host",
+        "127.0.0.1",
+        "--port",
+        port,
+        "--kind",
+        kind,
+        "--streams",
+        streams,
+        "--duration",
+        duration,
+        "--out",
+        out.0.to_str().unwrap(),
+    ]
+}
+
+#[test]
+fn inbound_streams_stop_with_their_results() {
+    // A receiving stream that runs until stopped cannot wait for its
+    // netserver, which sends until the connection goes away, to close: it
+    // would be cut at the stop bound and lose its results.
+    let server = Server::start("127.0.0.1");
+    let out_dir =
+        OutDir(std::env::temp_dir().join(format!("netagg-inbound-{}", std::process::id())));
+    let port = server.port.to_string();
+    let args = one_level(&port, "inbound", "4", "2", &out_dir);
+    let out = run_with_limit(NETAGG, &args, Duration::from_secs(60));
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(
+        !stdout.contains("failed") && !stderr.contains("failed"),
+        "{stdout}{stderr}"
+    );
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out_dir.0.join("netagg_inbound.json")).unwrap(),
+    )
+    .unwrap();
+    let streams = json["streams"].as_array().unwrap();
+    assert_eq!(streams.len(), 4);
+    for s in streams {
+        assert!(s["failure"].is_null() && s["final_line"] == true, "{s}");
+    }
+}
+
+#[test]
+fn every_stream_of_a_wide_level_runs_through_its_measured_window() {
+    // 128 tps streams with one transaction in flight each: before the
+    // streams were set up in parallel behind a gate, the first ones ran
+    // alone while the last ones connected, and some did nothing at all in
+    // the samples.
+    let server = Server::start_with("127.0.0.1", &["--max-tests", "200"]);
+    let out_dir = OutDir(std::env::temp_dir().join(format!("netagg-wide-{}", std::process::id())));
+    let port = server.port.to_string();
+    let mut args = one_level(&port, "tps", "128", "3", &out_dir);
+    args.extend(["--burst", "1"]);
+    let out = run_with_limit(NETAGG, &args, Duration::from_secs(120));
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}{stderr}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.0.join("netagg_tps.json")).unwrap())
+            .unwrap();
+    let level = &json["levels"][0];
+    assert_eq!(
+        (level["streams"].as_u64(), level["streams_late"].as_u64()),
+        (Some(128), Some(0)),
+        "{level}"
+    );
+    // Every stream did transactions in the level, and none stalled.
+    let per_stream = level["health"]["per_stream"].as_array().unwrap();
+    assert_eq!(per_stream.len(), 128);
+    for s in per_stream {
+        assert!(s["transactions"].as_u64().unwrap() > 0, "{s}");
+        assert_eq!(s["stalled"], false, "{s}");
+    }
+    // The measured span is --duration from when the last stream ran, and
+    // its samples cover it: every sample inside it, with every stream
+    // moving in each, and the last one at its end, no later than one
+    // sampling interval past it.
+    let measured: Vec<f64> = level["measured_s"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert!(
+        (measured[1] - measured[0] - 3.0).abs() < 1e-6,
+        "{measured:?}"
+    );
+    let last_start = json["streams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["running_s"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    assert!(last_start <= measured[0], "{last_start} > {measured:?}");
+    let series = json["series"].as_array().unwrap();
+    let times: Vec<f64> = series.iter().map(|s| s["t_s"].as_f64().unwrap()).collect();
+    let interval = json["sample_interval_s"].as_f64().unwrap();
+    assert!(
+        times.iter().all(|&t| t > measured[0]),
+        "{times:?} {measured:?}"
+    );
+    let last = times.last().copied().unwrap();
+    assert!(
+        last >= measured[1] && last - measured[1] < interval,
+        "{times:?} {measured:?}"
+    );
+    for s in series {
+        let rates = s["stream_rates"].as_array().unwrap();
+        assert_eq!(rates.len(), 128);
+        assert!(rates.iter().all(|r| r.as_f64().unwrap() > 0.0), "{s}");
+    }
+}
