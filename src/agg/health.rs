@@ -107,11 +107,16 @@ pub fn assess(rec: &Recording, level: usize, window: &[usize]) -> LevelHealth {
     let Some(run) = rec.levels.get(level) else {
         return LevelHealth::default();
     };
-    // The level's samples (indices into the series) and the seconds each covers.
+    // The level's samples (indices into the series) and the seconds each
+    // covers: the first one from the level's start, after its streams' set-up
+    // (which is in no sample), the others from the sample before.
     let of_level: Vec<(usize, f64)> = (0..rec.samples.len())
         .filter(|&i| rec.samples[i].level == level)
         .map(|i| {
-            let before = i.checked_sub(1).map_or(0.0, |b| rec.samples[b].t);
+            let before = i
+                .checked_sub(1)
+                .filter(|&b| rec.samples[b].level == level)
+                .map_or(run.start, |b| rec.samples[b].t);
             (i, rec.samples[i].t - before)
         })
         .collect();
@@ -270,6 +275,21 @@ mod tests {
             observed(4, 1.0, true),
         ];
         assert_eq!(longest_idle(run), 2.0);
+    }
+
+    #[test]
+    fn the_set_up_before_a_level_is_not_idle_time() {
+        // The level was measured from 3 s, after its streams' set-up; its
+        // first sample (at 4 s) covers one second, not four.
+        let mut rec = recording_at(
+            &[4.0, 5.0, 6.0],
+            &[&[0, 10], &[10, 10], &[10, 10]],
+            &[&[0, 0], &[0, 0], &[0, 0]],
+        );
+        rec.levels[0].start = 3.0;
+        let health = assess(&rec, 0, &[0, 1, 2]);
+        assert_eq!(health.streams[0].longest_idle_s, 1.0);
+        assert!(health.trustworthy());
     }
 
     #[test]
