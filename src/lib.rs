@@ -13,6 +13,7 @@ pub mod input;
 pub mod measure;
 pub mod net;
 pub mod report;
+pub mod rlimit;
 pub mod run;
 pub mod server;
 pub mod spec;

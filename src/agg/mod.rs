@@ -1,8 +1,7 @@
 //! netagg: synchronized aggregate tests across many load generators — the
 //! seed's runemomniaggdemo.sh, find_max_burst.sh and post_proc.py as one
 //! program with one clock: the load generators (`hosts`), the test kinds and
-//! the ramp (`plan`), starting and stopping the streams (`launch`, within
-//! this process's own limits, `rlimit`), the coordinator that samples them
+//! the ramp (`plan`), starting and stopping the streams (`launch`), the coordinator that samples them
 //! at the same instants (`runner`), why streams failed (`failures`), which
 //! streams stalled or moved nothing (`health`), and what the run says
 //! (`summary`, and the charts and HTML report in `charts`); and `post`,
@@ -17,6 +16,5 @@ pub mod hosts;
 pub mod launch;
 pub mod plan;
 pub mod post;
-pub mod rlimit;
 pub mod runner;
 pub mod summary;

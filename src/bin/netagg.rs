@@ -2,7 +2,8 @@
 //! Parses its options (clap) and calls the library; see `netperf_ng::agg`.
 
 use clap::Parser;
-use netperf_ng::agg::{charts, compat, health, hosts, plan, post, rlimit, runner, summary};
+use netperf_ng::agg::{charts, compat, health, hosts, plan, post, runner, summary};
+use netperf_ng::rlimit;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -1,13 +1,17 @@
-//! netagg's own open-file limit: each stream holds three descriptors (its
-//! control connection, a second handle on it, its data socket), so a
-//! thousand streams need more than the usual soft limit of 1,024. netagg
-//! raises the soft limit to the hard one at start and says so when even
-//! that is too low for the streams asked for.
+//! The open-file limit of netagg and netserver: a netagg stream holds three
+//! descriptors (its control connection, a second handle on it, its data
+//! socket), and so does a netserver test (its control connection, its data
+//! listener and connection), so a thousand of either need more than the
+//! usual soft limit of 1,024. Both raise the soft limit to the hard one at
+//! start and say so when even that is too low for what they were asked to
+//! run.
 
-/// Descriptors one stream holds.
+/// Descriptors one netagg stream holds.
 pub const FILES_PER_STREAM: u64 = 3;
-/// Descriptors netagg uses besides its streams: stdio, /proc readers,
-/// the output files, a margin.
+/// Descriptors one netserver test holds.
+pub const FILES_PER_TEST: u64 = 3;
+/// Descriptors used besides the streams or tests: stdio, /proc readers,
+/// output files, a margin.
 const BASE_FILES: u64 = 64;
 
 /// The open-file limit before and after raising it.
@@ -48,13 +52,37 @@ pub fn raise_open_files() -> std::io::Result<FilesLimit> {
     })
 }
 
+/// Descriptors netserver needs for `max_tests` tests at once.
+pub fn files_for_tests(max_tests: usize) -> u64 {
+    max_tests as u64 * FILES_PER_TEST + BASE_FILES
+}
+
 /// What to tell the user when `limit` is too low for `streams` streams.
 pub fn too_low(limit: &FilesLimit, streams: u32) -> Option<String> {
-    let needed = files_needed(streams);
+    shortfall(
+        limit,
+        files_needed(streams),
+        &format!("{streams} streams"),
+        "streams",
+    )
+}
+
+/// What to tell the user when `limit` is too low for netserver's
+/// `--max-tests`.
+pub fn too_low_for_tests(limit: &FilesLimit, max_tests: usize) -> Option<String> {
+    shortfall(
+        limit,
+        files_for_tests(max_tests),
+        &format!("--max-tests {max_tests}"),
+        "tests",
+    )
+}
+
+fn shortfall(limit: &FilesLimit, needed: u64, what: &str, units: &str) -> Option<String> {
     (limit.soft < needed).then(|| {
         format!(
-            "{streams} streams need about {needed} open files, but this process may have only {} \
-             (its hard limit): streams beyond that will fail; raise the hard limit \
+            "{what} need about {needed} open files, but this process may have only {} \
+             (its hard limit): {units} beyond that will fail; raise the hard limit \
              (`ulimit -Hn` as root, /etc/security/limits.conf, or systemd's LimitNOFILE)",
             limit.soft
         )
@@ -82,5 +110,13 @@ mod tests {
             "{text}"
         );
         assert!(too_low(&low, 300).is_none());
+        assert_eq!(files_for_tests(512), 1600);
+        let text = too_low_for_tests(&low, 512).unwrap();
+        assert!(
+            text.starts_with("--max-tests 512 need about 1600 open files")
+                && text.contains("tests beyond that will fail"),
+            "{text}"
+        );
+        assert!(too_low_for_tests(&low, 64).is_none());
     }
 }
