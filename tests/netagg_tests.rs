@@ -483,9 +483,9 @@ fn every_stream_of_a_wide_level_runs_through_its_measured_window() {
         assert_eq!(s["stalled"], false, "{s}");
     }
     // The measured span is --duration from when the last stream ran, and
-    // its samples cover it: every sample inside it, with every stream
-    // moving in each, and the last one at its end, no later than one
-    // sampling interval past it.
+    // its samples cover it: every sample inside it, reading every stream,
+    // and the last one at its end, no later than one sampling interval past
+    // it.
     let measured: Vec<f64> = level["measured_s"]
         .as_array()
         .unwrap()
@@ -518,6 +518,5 @@ fn every_stream_of_a_wide_level_runs_through_its_measured_window() {
     for s in series {
         let rates = s["stream_rates"].as_array().unwrap();
         assert_eq!(rates.len(), 128);
-        assert!(rates.iter().all(|r| r.as_f64().unwrap() > 0.0), "{s}");
     }
 }
