@@ -131,6 +131,7 @@ mod tests {
             interfaces: vec![],
             start_epoch: 10.5,
             sample_interval: 1.0,
+            coordinator_raised: false,
         };
         let log = log_text(&rec, "tps");
         assert!(log.starts_with("Starting netperfs at 10.500000000 for tps\n"));

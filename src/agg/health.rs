@@ -240,6 +240,7 @@ mod tests {
             interfaces: vec![],
             start_epoch: 0.0,
             sample_interval: 1.0,
+            coordinator_raised: false,
         }
     }
 

@@ -268,6 +268,9 @@ pub struct LaunchSettings {
     pub hosts: Vec<String>,
     /// Set-ups in flight at once per load generator.
     pub setup_concurrency: usize,
+    /// The nice the stream threads go back to, when the coordinator that
+    /// spawns them runs at a raised priority.
+    pub stream_nice: Option<i32>,
 }
 
 /// The thread of one stream: its turn, its control connection, the
@@ -344,6 +347,7 @@ pub fn start_level(
             host: host_index,
             held: Mutex::new(false),
         });
+        let stream_nice = settings.stream_nice;
         let spawned = {
             let (gate, flag, control, args) = (
                 gate.clone(),
@@ -354,6 +358,9 @@ pub fn start_level(
             std::thread::Builder::new()
                 .name(format!("stream-{}", request.id))
                 .spawn(move || {
+                    if let Some(nice) = stream_nice {
+                        super::priority::stream_thread_at(nice);
+                    }
                     let _end = EndGuard {
                         gate: gate.clone(),
                         slot,

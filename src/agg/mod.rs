@@ -1,12 +1,12 @@
 //! netagg: synchronized aggregate tests across many load generators — the
 //! seed's runemomniaggdemo.sh, find_max_burst.sh and post_proc.py as one
 //! program with one clock: the load generators (`hosts`), the test kinds and
-//! the ramp (`plan`), starting and stopping the streams (`launch`), the coordinator that samples them
-//! at the same instants (`runner`), why streams failed (`failures`), which
-//! streams stalled or moved nothing (`health`), and what the run says
-//! (`summary`, and the charts and HTML report in `charts`); and `post`,
-//! which reads the logs of real netperf runs of runemomniaggdemo.sh as
-//! post_proc.py does.
+//! the ramp (`plan`), starting and stopping the streams (`launch`), the
+//! coordinator that samples them at the same instants (`runner`, at a raised
+//! priority: `priority`), why streams failed (`failures`), which streams
+//! stalled or moved nothing (`health`), and what the run says (`summary`,
+//! and the charts and HTML report in `charts`); and `post`, which reads the
+//! logs of real netperf runs of runemomniaggdemo.sh as post_proc.py does.
 
 pub mod charts;
 pub mod compat;
@@ -16,5 +16,6 @@ pub mod hosts;
 pub mod launch;
 pub mod plan;
 pub mod post;
+pub mod priority;
 pub mod runner;
 pub mod summary;

@@ -111,6 +111,8 @@ pub struct Recording {
     pub start_epoch: f64,
     /// Seconds between samples, as scheduled.
     pub sample_interval: f64,
+    /// Whether the coordinator ran at a raised priority (`priority`).
+    pub coordinator_raised: bool,
 }
 
 /// What happened during the run, for the runemomniaggdemo.sh-style log.
@@ -221,6 +223,7 @@ pub fn search_burst(cfg: &RunConfig, trial: Duration) -> (Vec<BurstTrial>, u32) 
     let settings = LaunchSettings {
         hosts: vec![cfg.hosts[0].clone()],
         setup_concurrency: 1,
+        stream_nice: None,
     };
     let mut trials: Vec<BurstTrial> = Vec::new();
     let mut burst = 1;
@@ -347,9 +350,11 @@ pub fn run(cfg: &RunConfig, mut progress: impl FnMut(Progress<'_>)) -> Recording
     let start = Instant::now();
     let start_epoch = epoch_now();
     let since_start = |at: Instant| at.saturating_duration_since(start).as_secs_f64();
+    let raised = super::priority::Raised::coordinator();
     let settings = LaunchSettings {
         hosts: cfg.hosts.clone(),
         setup_concurrency: cfg.setup_concurrency,
+        stream_nice: raised.granted.then_some(raised.base),
     };
     let mut streams: Vec<Stream> = Vec::new();
     let mut called_off: Vec<Stream> = Vec::new();
@@ -524,6 +529,7 @@ pub fn run(cfg: &RunConfig, mut progress: impl FnMut(Progress<'_>)) -> Recording
         interfaces,
         start_epoch,
         sample_interval: cfg.sample_interval.as_secs_f64(),
+        coordinator_raised: raised.granted,
     }
 }
 

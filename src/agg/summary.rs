@@ -383,6 +383,7 @@ pub fn json(
         "loss_timeout_s": loss_timeout,
         "stall_rule": format!("a stream stalled when consecutive samples of its level, one of them inside the level's window, saw it move nothing for more than {} sampling intervals", health::STALL_INTERVALS),
         "sample_interval_s": rec.sample_interval,
+        "coordinator_priority_raised": rec.coordinator_raised,
         "peak_level": peak_level,
         "peak_trustworthy": peak_level.map(|p| levels[p].health.trustworthy()),
         "untrustworthy_levels": untrustworthy(levels),
@@ -490,6 +491,7 @@ mod tests {
             interfaces: vec!["lo".into()],
             start_epoch: 1000.0,
             sample_interval: 1.0,
+            coordinator_raised: false,
         };
         let levels = summarize(&rec, 2, false);
         assert_eq!(levels[0].samples, 2, "t=2,3 inside 1..3");
@@ -567,6 +569,7 @@ mod tests {
             interfaces: vec![],
             start_epoch: 1000.0,
             sample_interval: 1.0,
+            coordinator_raised: false,
         }
     }
 

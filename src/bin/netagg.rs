@@ -230,6 +230,7 @@ fn post_as_recording(a: &post::Analysis) -> (runner::Recording, Vec<summary::Lev
         start_epoch: t0 as f64,
         // post_proc.py's series is resampled to one point a second.
         sample_interval: 1.0,
+        coordinator_raised: false,
     };
     (recording, levels)
 }
