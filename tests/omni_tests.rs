@@ -480,3 +480,29 @@ fn interface_counters_and_system_facts_of_both_ends() {
     assert_eq!(values["REMOTE_SYSNAME"], "Linux");
     assert!(!values["REMOTE_RELEASE"].is_empty() && !values["REMOTE_CPU_MODEL"].is_empty());
 }
+
+#[test]
+fn an_unavailable_congestion_control_leaves_the_default_as_netperf_does() {
+    let server = Server::start("127.0.0.1");
+    let default = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_congestion_control")
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    let selectors = "LOCAL_CONG_CONTROL,REMOTE_CONG_CONTROL";
+    // reno is built into every Linux kernel: asked for, it is used.
+    let reno = keyvals(&run_ok(
+        &server,
+        &["-t", "TCP_STREAM", "-l", "1", "--", "-K", "reno,reno", "-k", selectors],
+    ));
+    assert_eq!(reno["LOCAL_CONG_CONTROL"], "reno");
+    assert_eq!(reno["REMOTE_CONG_CONTROL"], "reno");
+    // A name no kernel has: the test runs, and says what really ran.
+    let absent = keyvals(&run_ok(
+        &server,
+        &["-t", "TCP_STREAM", "-l", "1", "--", "-K", "nosuchcc,nosuchcc", "-k", selectors],
+    ));
+    if !default.is_empty() {
+        assert_eq!(absent["LOCAL_CONG_CONTROL"], default);
+        assert_eq!(absent["REMOTE_CONG_CONTROL"], default);
+    }
+}

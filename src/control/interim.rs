@@ -2,7 +2,9 @@
 //! k x interval, so errors never accumulate), reads the work units the data
 //! thread publishes in its `StopFlag`, and prints the rate over the interval
 //! that really elapsed, flushed line by line. The data thread is never asked
-//! for anything, so the intervals are as exact as the wake-ups.
+//! for anything, so the intervals are as exact as the wake-ups. An interval
+//! in which no work completed is not reported on its own: it becomes part of
+//! the next one, as netperf's intervals end only when work completes.
 
 use crate::engine::timer::StopFlag;
 use crate::report::interim::{render_interim, Interim, InterimStyle};
@@ -121,7 +123,15 @@ impl InterimSampler {
                     };
                     match got {
                         Err(RecvTimeoutError::Timeout) => {
-                            tally.report(stop.units(), Instant::now());
+                            // As netperf, an interval ends only with work
+                            // done: one in which nothing completed (a stall,
+                            // a lost datagram) runs on into the next, and no
+                            // zero is printed (flent's latency from a UDP_RR
+                            // rate of 0 is undefined and stops its run).
+                            let units = stop.units();
+                            if units > tally.previous_units {
+                                tally.report(units, Instant::now());
+                            }
                             tick = tick.saturating_add(1);
                             // After a stall, skip the instants already past.
                             while started + interval * tick <= Instant::now() {
@@ -181,5 +191,31 @@ mod tests {
         // The intervals add up to the whole run, the tail included.
         let total: f64 = got.iter().map(|i| i.interval_secs).sum();
         assert!(total > 0.15, "{total}");
+    }
+
+    #[test]
+    fn a_stall_is_no_zero_but_part_of_the_next_interval() {
+        let stop = StopFlag::new();
+        let opts = InterimOptions {
+            interval: Duration::from_millis(20),
+            style: InterimStyle::Silent,
+            unit: 'x',
+            next_index: Arc::new(AtomicUsize::new(0)),
+            test_end: None,
+        };
+        let sampler = InterimSampler::start(opts, stop.clone());
+        stop.publish(10);
+        std::thread::sleep(Duration::from_millis(50));
+        // Nothing completes for at least five intervals.
+        std::thread::sleep(Duration::from_millis(100));
+        stop.publish(20);
+        std::thread::sleep(Duration::from_millis(50));
+        let got = sampler.finish(20, Instant::now());
+        assert!(!got.is_empty());
+        assert!(got.iter().all(|i| i.value > 0.0), "{got:?}");
+        // Some interval spans the stall: longer than the stall itself.
+        assert!(got.iter().any(|i| i.interval_secs >= 0.1), "{got:?}");
+        let total: f64 = got.iter().map(|i| i.interval_secs).sum();
+        assert!(total >= 0.15, "{total}");
     }
 }
