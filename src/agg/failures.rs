@@ -55,7 +55,8 @@ pub enum Reason {
 }
 
 /// One reason's label and, for limits, how to raise them; `{host}`,
-/// `{streams}` and `{port}` are filled in.
+/// `{streams}`, `{port}` and our netserver's defaults (`{default_tests}`,
+/// `{default_connections}`) are filled in.
 struct ReasonText {
     reason: Reason,
     key: &'static str,
@@ -70,10 +71,10 @@ const REASONS: &[ReasonText] = &[
         hint: "is a netserver listening on {host} port {port} (netagg --port)?" },
     ReasonText { reason: Reason::MaxTests, key: "ebusy_max_tests",
         label: "EBUSY: netserver runs no more tests at once (its --max-tests)",
-        hint: "start our netserver on {host} with `netserver --max-tests {streams}` or more (default 64); a stock netserver has no such limit" },
+        hint: "start our netserver on {host} with `netserver --max-tests {streams}` or more (default {default_tests}); a stock netserver has no such limit" },
     ReasonText { reason: Reason::ClosedUnanswered, key: "closed_max_connections",
         label: "netserver closed the control connection without answering (its --max-connections, or --allow)",
-        hint: "start our netserver on {host} with `netserver --max-connections {streams}` or more (default 512), and check its --allow" },
+        hint: "start our netserver on {host} with `netserver --max-connections {streams}` or more (default {default_connections}), and check its --allow" },
     ReasonText { reason: Reason::Timeout, key: "timeout",
         label: "timed out",
         hint: "netserver on {host} is overloaded or unreachable; fewer streams, or a lower --setup-concurrency, may help" },
@@ -234,6 +235,7 @@ pub fn group(
     port: u16,
     streams_per_host: impl Fn(&str) -> usize,
 ) -> Vec<FailureGroup> {
+    let defaults = crate::server::limits::Limits::default();
     let mut groups: Vec<FailureGroup> = Vec::new();
     for f in failures {
         match groups.iter_mut().find(|g| {
@@ -252,7 +254,12 @@ pub fn group(
                     .hint
                     .replace("{host}", &f.host)
                     .replace("{port}", &port.to_string())
-                    .replace("{streams}", &streams_per_host(&f.host).to_string()),
+                    .replace("{streams}", &streams_per_host(&f.host).to_string())
+                    .replace("{default_tests}", &defaults.max_tests.to_string())
+                    .replace(
+                        "{default_connections}",
+                        &defaults.max_connections.to_string(),
+                    ),
             }),
         }
     }

@@ -37,16 +37,23 @@ fn main() -> ExitCode {
         "Starting netserver with host '{host}' port '{}' and family {family}",
         opts.port
     );
-    // Each test holds three descriptors: --max-tests above a few hundred
-    // needs more than the usual soft limit. A warning only when even the
-    // hard limit is too low; before daemonizing, which closes stderr.
-    match netperf_ng::rlimit::raise_open_files() {
-        Ok(limit) => {
-            if let Some(w) = netperf_ng::rlimit::too_low_for_tests(&limit, opts.limits.max_tests) {
-                eprintln!("netserver: {w}");
+    // Each test holds three descriptors: a few hundred tests need more than
+    // the usual soft limit. A warning only for a --max-tests given on the
+    // command line that even the hard limit cannot serve (the default says
+    // nothing, so that a plain `netserver` prints what stock netperf's
+    // does), and before daemonizing, which closes stderr.
+    let raised = netperf_ng::rlimit::raise_open_files();
+    if opts.limits.max_tests != limits::Limits::default().max_tests {
+        match raised {
+            Ok(limit) => {
+                if let Some(w) =
+                    netperf_ng::rlimit::too_low_for_tests(&limit, opts.limits.max_tests)
+                {
+                    eprintln!("netserver: {w}");
+                }
             }
+            Err(e) => eprintln!("netserver: cannot read or raise the open-file limit: {e}"),
         }
-        Err(e) => eprintln!("netserver: cannot read or raise the open-file limit: {e}"),
     }
     if !opts.foreground {
         if let Err(e) = server::daemonize() {
