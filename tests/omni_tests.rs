@@ -492,14 +492,34 @@ fn an_unavailable_congestion_control_leaves_the_default_as_netperf_does() {
     // reno is built into every Linux kernel: asked for, it is used.
     let reno = keyvals(&run_ok(
         &server,
-        &["-t", "TCP_STREAM", "-l", "1", "--", "-K", "reno,reno", "-k", selectors],
+        &[
+            "-t",
+            "TCP_STREAM",
+            "-l",
+            "1",
+            "--",
+            "-K",
+            "reno,reno",
+            "-k",
+            selectors,
+        ],
     ));
     assert_eq!(reno["LOCAL_CONG_CONTROL"], "reno");
     assert_eq!(reno["REMOTE_CONG_CONTROL"], "reno");
     // A name no kernel has: the test runs, and says what really ran.
     let absent = keyvals(&run_ok(
         &server,
-        &["-t", "TCP_STREAM", "-l", "1", "--", "-K", "nosuchcc,nosuchcc", "-k", selectors],
+        &[
+            "-t",
+            "TCP_STREAM",
+            "-l",
+            "1",
+            "--",
+            "-K",
+            "nosuchcc,nosuchcc",
+            "-k",
+            selectors,
+        ],
     ));
     if !default.is_empty() {
         assert_eq!(absent["LOCAL_CONG_CONTROL"], default);
