@@ -17,5 +17,6 @@ pub mod rlimit;
 pub mod run;
 pub mod server;
 pub mod spec;
+pub mod stats;
 pub mod unix;
 pub mod wire;
