@@ -7,9 +7,11 @@
 //!
 //! Pure functions over `&[f64]`: no I/O, no global state, reproducible.
 
+pub mod bootstrap;
 pub mod quantile;
 pub mod summary;
 
+pub use bootstrap::{Bootstrap, Estimate, RatioEstimate, Statistic, Verdict};
 pub use quantile::{median_of_sorted, quantile_of_sorted};
 pub use summary::{t_quantile, Interval, Percentiles, Summary};
 
