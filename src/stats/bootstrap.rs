@@ -115,7 +115,7 @@ impl Default for Bootstrap {
         Bootstrap {
             resamples: 10_000,
             confidence: 0.95,
-            seed: 0x6e65_7470_6572_66, // "netperf"
+            seed: 0x006e_6574_7065_7266, // "netperf" in ASCII
         }
     }
 }
