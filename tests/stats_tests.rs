@@ -274,3 +274,56 @@ fn a_sample_against_itself_is_no_significant_difference() {
     let r = Bootstrap::default().ratio(&a, &b, Statistic::Mean).unwrap();
     assert_eq!(r.verdict, Verdict::NoSignificantDifference, "{r:?}");
 }
+
+mod properties {
+    use netperf_ng::stats::{Bootstrap, Statistic, StatsError, Summary};
+    use proptest::prelude::*;
+
+    fn config() -> ProptestConfig {
+        ProptestConfig {
+            cases: 128,
+            ..ProptestConfig::default()
+        }
+    }
+
+    /// Any f64 bit pattern, NaN and infinities included.
+    fn any_values() -> impl Strategy<Value = Vec<f64>> {
+        prop::collection::vec(any::<u64>().prop_map(f64::from_bits), 0..20)
+    }
+
+    proptest! {
+        #![proptest_config(config())]
+
+        #[test]
+        fn summary_never_panics_and_orders_its_quantiles(xs in any_values()) {
+            match Summary::of(&xs) {
+                Ok(s) => {
+                    let p = s.percentiles;
+                    let order = [s.min, p.p5, p.p25, s.median, p.p75, p.p95, p.p99, s.max];
+                    prop_assert!(order.windows(2).all(|w| w[0] <= w[1]), "{:?}", order);
+                    prop_assert!(s.mean.is_finite() && s.min <= s.mean && s.mean <= s.max);
+                    if let Some(ci) = s.mean_ci95 {
+                        prop_assert!(ci.low <= s.mean && s.mean <= ci.high);
+                    }
+                    prop_assert_eq!(s.mean_ci95.is_none(), s.n == 1);
+                }
+                Err(StatsError::Empty) => prop_assert!(xs.is_empty()),
+                Err(StatsError::NonFinite { index, .. }) => prop_assert!(!xs[index].is_finite()),
+                Err(StatsError::Overflow { .. }) => {}
+                Err(other) => prop_assert!(false, "unexpected {:?}", other),
+            }
+        }
+
+        #[test]
+        fn bootstrap_never_panics(a in any_values(), b in any_values(), median in any::<bool>()) {
+            let statistic = if median { Statistic::Median } else { Statistic::Mean };
+            let quick = Bootstrap { resamples: 50, ..Bootstrap::default() };
+            if let Ok(r) = quick.ratio(&a, &b, statistic) {
+                prop_assert!(r.ratio.low <= r.ratio.high);
+            }
+            if let Ok(m) = quick.median_ci(&a) {
+                prop_assert!(m.low <= m.high);
+            }
+        }
+    }
+}

@@ -126,16 +126,27 @@ fn compensated_sum(values: impl Iterator<Item = f64>) -> f64 {
     sum + compensation
 }
 
-/// Arithmetic mean of validated samples.
+/// Arithmetic mean of validated samples. Sums first (exact for subnormal
+/// values, which dividing first would flush to zero) and divides each value
+/// first only when the sum overflows; the result is clamped into
+/// [min, max], where the exact mean lies, so that rounding cannot put it out.
 pub(crate) fn mean(samples: &[f64]) -> Result<f64, StatsError> {
     let n = samples.len() as f64;
-    // Dividing first keeps sums of values near f64::MAX finite.
-    let mean = compensated_sum(samples.iter().map(|v| v / n));
-    if mean.is_finite() {
-        Ok(mean)
+    let sum = compensated_sum(samples.iter().copied());
+    let mean = if sum.is_finite() {
+        sum / n
     } else {
-        Err(StatsError::Overflow { what: "the mean" })
+        compensated_sum(samples.iter().map(|v| v / n))
+    };
+    if !mean.is_finite() {
+        return Err(StatsError::Overflow { what: "the mean" });
     }
+    let (min, max) = samples
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+            (lo.min(v), hi.max(v))
+        });
+    Ok(mean.clamp(min, max))
 }
 
 /// Sample standard deviation (divisor n − 1) by the two-pass formula, which
@@ -218,6 +229,13 @@ mod tests {
             Summary::of(&[f64::MAX, -f64::MAX]),
             Err(StatsError::Overflow { .. })
         ));
+    }
+
+    #[test]
+    fn subnormal_values_keep_their_mean() {
+        let tiny = f64::from_bits(1); // the smallest subnormal
+        let s = Summary::of(&[tiny; 3]).unwrap();
+        assert_eq!((s.mean, s.median), (tiny, tiny));
     }
 
     #[test]
