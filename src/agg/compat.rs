@@ -101,12 +101,7 @@ mod tests {
     fn stamps_and_lines_as_the_script_writes_them() {
         assert_eq!(stamp(1_700_000_000.25), "1700000000.250000000");
         let rec = Recording {
-            levels: vec![],
-            samples: vec![],
-            hosts: vec![],
             port: 12865,
-            planned_per_host: vec![],
-            failures: vec![],
             events: vec![
                 Event::Started(10.5),
                 Event::StreamStarted("lg1".into()),
@@ -128,10 +123,9 @@ mod tests {
                 running_s: Some(0.6),
             }],
             stream_samples: vec![(0, 1.0, 12.0, 99.5)],
-            interfaces: vec![],
             start_epoch: 10.5,
             sample_interval: 1.0,
-            coordinator_raised: false,
+            ..Recording::default()
         };
         let log = log_text(&rec, "tps");
         assert!(log.starts_with("Starting netperfs at 10.500000000 for tps\n"));

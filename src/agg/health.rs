@@ -233,14 +233,8 @@ mod tests {
             hosts: vec!["lg0".into(), "lg1".into()],
             port: 12865,
             planned_per_host: vec![1, 1],
-            failures: vec![],
-            events: vec![],
-            streams: vec![],
-            stream_samples: vec![],
-            interfaces: vec![],
-            start_epoch: 0.0,
             sample_interval: 1.0,
-            coordinator_raised: false,
+            ..Recording::default()
         }
     }
 

@@ -584,33 +584,17 @@ pub fn stop_streams(
     for ((mut s, early), was_cut) in streams.into_iter().zip(ended_early).zip(cut) {
         let phase = if early { Phase::Run } else { Phase::Stop };
         let final_line = if !s.finished() {
-            failures.push(StreamFailure::new(
-                s.id,
-                &s.host,
-                level,
-                Phase::Stop,
-                Reason::NoResults,
-                &format!(
-                    "did not end within {} s of the stop; left behind",
-                    (STOP_WAIT + CUT_WAIT).as_secs()
-                ),
-            ));
+            let waited = (STOP_WAIT + CUT_WAIT).as_secs();
+            let detail = format!("did not end within {waited} s of the stop; left behind");
+            failures.push(no_results(&s, level, &detail));
             None
         } else {
             match s.join() {
                 Some(Ok(line)) => Some(line),
                 Some(Err(e)) if was_cut => {
-                    failures.push(StreamFailure::new(
-                        s.id,
-                        &s.host,
-                        level,
-                        Phase::Stop,
-                        Reason::NoResults,
-                        &format!(
-                            "no results within {} s of the stop ({e})",
-                            STOP_WAIT.as_secs()
-                        ),
-                    ));
+                    let waited = STOP_WAIT.as_secs();
+                    let detail = format!("no results within {waited} s of the stop ({e})");
+                    failures.push(no_results(&s, level, &detail));
                     None
                 }
                 Some(Err(e)) => {
@@ -627,6 +611,11 @@ pub fn stop_streams(
         });
     }
     ends
+}
+
+/// A stream that gave no results after the stop.
+fn no_results(s: &Stream, level: usize, detail: &str) -> StreamFailure {
+    StreamFailure::new(s.id, &s.host, level, Phase::Stop, Reason::NoResults, detail)
 }
 
 /// Stop streams whose failure is already recorded (called off at the

@@ -90,7 +90,7 @@ pub enum Progress<'a> {
 }
 
 /// Everything a run recorded.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Recording {
     pub levels: Vec<LevelRun>,
     pub samples: Vec<Sample>,

@@ -484,14 +484,10 @@ mod tests {
             hosts: vec!["lg1".into()],
             port: 12865,
             planned_per_host: vec![2],
-            failures: vec![],
-            events: vec![],
-            streams: vec![],
-            stream_samples: vec![],
             interfaces: vec!["lo".into()],
             start_epoch: 1000.0,
             sample_interval: 1.0,
-            coordinator_raised: false,
+            ..Recording::default()
         };
         let levels = summarize(&rec, 2, false);
         assert_eq!(levels[0].samples, 2, "t=2,3 inside 1..3");
@@ -562,14 +558,9 @@ mod tests {
             hosts: vec!["lg0".into(), "lg1".into()],
             port: 12865,
             planned_per_host: vec![1, 1],
-            failures: vec![],
-            events: vec![],
-            streams: vec![],
-            stream_samples: vec![],
-            interfaces: vec![],
             start_epoch: 1000.0,
             sample_interval: 1.0,
-            coordinator_raised: false,
+            ..Recording::default()
         }
     }
 

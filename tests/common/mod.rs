@@ -81,52 +81,33 @@ impl Server {
     ) -> Server {
         for _ in 0..20 {
             let port = free_port(host);
-            let mut cmd = Command::new(NETSERVER);
-            cmd.args(["-D", "-L", host, "-p", &port.to_string()])
-                .args(extra)
-                .envs(env.iter().copied());
             let stderr = match log {
                 Some(path) => Stdio::from(std::fs::File::create(path).expect("create the log")),
                 None => Stdio::null(),
             };
-            cmd.stdout(Stdio::null()).stderr(stderr);
-            let mut child = cmd.spawn().expect("spawn netserver");
-            let deadline = Instant::now() + Duration::from_secs(5);
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = child.try_wait() {
-                    break; // lost the port race; try another
-                }
-                // Not a connect probe: a connect can reach another
-                // process that took the port meanwhile (a parallel test's
-                // data socket), while this child failed to bind it.
-                if listens_on(child.id(), port) {
-                    return Server {
-                        child,
-                        port,
-                        host: host.to_string(),
-                    };
-                }
-                std::thread::sleep(Duration::from_millis(20));
+            // Not listening: lost the port race; try another.
+            if let Some(server) = Server::spawn_listening(host, port, extra, env, stderr) {
+                return server;
             }
-            let _ = child.kill();
-            let _ = child.wait();
         }
         panic!("could not start netserver on {host}");
     }
 
-    pub fn start(host: &str) -> Server {
-        Server::start_with(host, &[])
-    }
-
-    /// Start `netserver -D -L host -p port` plus `extra` on a given port
-    /// (a second load generator on another loopback address, same port);
-    /// None if it does not listen there within 5 s.
-    pub fn start_on(host: &str, port: u16, extra: &[&str]) -> Option<Server> {
+    /// Spawn `netserver -D -L host -p port` plus `extra` and wait up to 5 s
+    /// for it to listen there; None (and the child gone) if it does not.
+    fn spawn_listening(
+        host: &str,
+        port: u16,
+        extra: &[&str],
+        env: &[(&str, &str)],
+        stderr: Stdio,
+    ) -> Option<Server> {
         let mut child = Command::new(NETSERVER)
             .args(["-D", "-L", host, "-p", &port.to_string()])
             .args(extra)
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .expect("spawn netserver");
         let deadline = Instant::now() + Duration::from_secs(5);
@@ -134,6 +115,9 @@ impl Server {
             if let Ok(Some(_)) = child.try_wait() {
                 return None;
             }
+            // Not a connect probe: a connect can reach another process
+            // that took the port meanwhile (a parallel test's data socket),
+            // while this child failed to bind it.
             if listens_on(child.id(), port) {
                 return Some(Server {
                     child,
@@ -146,6 +130,17 @@ impl Server {
         let _ = child.kill();
         let _ = child.wait();
         None
+    }
+
+    pub fn start(host: &str) -> Server {
+        Server::start_with(host, &[])
+    }
+
+    /// Start `netserver -D -L host -p port` plus `extra` on a given port
+    /// (a second load generator on another loopback address, same port);
+    /// None if it does not listen there within 5 s.
+    pub fn start_on(host: &str, port: u16, extra: &[&str]) -> Option<Server> {
+        Server::spawn_listening(host, port, extra, &[], Stdio::null())
     }
 
     /// The netserver process id (for /proc/<pid>/status checks).
