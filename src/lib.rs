@@ -7,6 +7,7 @@ pub mod agg;
 pub mod cli;
 pub mod control;
 pub mod engine;
+pub mod experiment;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod input;

@@ -1,0 +1,5 @@
+//! Experiments: factors and levels from a plan, every cell repeated and
+//! run in a seeded random order as omni tests, stateless offloads switched
+//! and read back between runs, and statistics, tables and charts per cell.
+
+pub mod model;
