@@ -58,6 +58,9 @@ impl RunStatus {
 pub struct OffloadSnapshot {
     pub interface: String,
     pub features: BTreeMap<String, bool>,
+    /// The interface's MTU, when known.
+    #[serde(default)]
+    pub mtu: Option<u32>,
 }
 
 /// Offload state of both ends before a run; `remote` is None when the
