@@ -19,5 +19,6 @@ pub mod run;
 pub mod server;
 pub mod spec;
 pub mod stats;
+pub mod timefmt;
 pub mod unix;
 pub mod wire;
