@@ -14,6 +14,7 @@ pub mod input;
 pub mod measure;
 pub mod net;
 pub mod report;
+pub mod resultsdb;
 pub mod rlimit;
 pub mod run;
 pub mod server;
