@@ -70,17 +70,51 @@ impl Db {
                 source,
             })?;
         }
+        let read_only = |detail: String| DbError::ReadOnly {
+            path: path.to_path_buf(),
+            detail,
+        };
+        let dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            Some(d) => d.to_path_buf(),
+            None => PathBuf::from("."),
+        };
+        // SQLite needs to create its journal beside the file: say so
+        // rather than "unable to open database file".
+        if !writable(&dir) {
+            return Err(read_only(format!(
+                "its directory {} is not writable",
+                dir.display()
+            )));
+        }
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let db = Db::connect(path, flags)?;
+        // SQLite silently opens a write-protected file read-only.
+        if db.conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(false) {
+            return Err(read_only("the file is not writable".into()));
+        }
         let found = db.user_version()?;
         db.refuse_newer(found)?;
         db.setup_for_writing()?;
         if found < schema::VERSION {
             schema::migrate(&db)?;
         }
+        db.probe()?;
         Ok(db)
+    }
+
+    /// Reads the last row of every table: walks each b-tree from its root,
+    /// so a damaged file is refused before a test runs (damage deeper in
+    /// a table is found when it is read, and no store ever commits into it:
+    /// SQLite checks the pages a write touches).
+    fn probe(&self) -> Result<(), DbError> {
+        for table in ["results", "runs", "tags", "migrations"] {
+            self.conn
+                .query_row(&format!("SELECT max(rowid) FROM {table}"), [], |_| Ok(()))
+                .map_err(|e| self.error(e))?;
+        }
+        Ok(())
     }
 
     /// Opens an existing database for reading only: a missing file, an
@@ -92,7 +126,20 @@ impl Db {
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let db = Db::connect(path, flags)?;
-        let found = db.user_version()?;
+        let (db, found) = match db.user_version() {
+            Ok(found) => (db, found),
+            // A WAL file in a directory we cannot write has no shared
+            // memory file to read through; nobody can be writing it either,
+            // so it is read as immutable.
+            Err(DbError::CannotOpen { .. } | DbError::ReadOnly { .. })
+                if !writable(path.parent().unwrap_or(Path::new("."))) =>
+            {
+                let db = Db::connect_immutable(path)?;
+                let found = db.user_version()?;
+                (db, found)
+            }
+            Err(e) => return Err(e),
+        };
         db.refuse_newer(found)?;
         if found == 0 {
             return Err(DbError::Corrupt {
@@ -114,14 +161,35 @@ impl Db {
     }
 
     fn connect(path: &Path, flags: OpenFlags) -> Result<Db, DbError> {
-        let conn =
-            Connection::open_with_flags(path, flags).map_err(|e| DbError::from_sqlite(path, e))?;
+        Db::connect_as(path, path, flags)
+    }
+
+    fn connect_as(path: &Path, target: impl AsRef<Path>, flags: OpenFlags) -> Result<Db, DbError> {
+        let conn = Connection::open_with_flags(target.as_ref(), flags)
+            .map_err(|e| DbError::from_sqlite(path, e))?;
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| DbError::from_sqlite(path, e))?;
         Ok(Db {
             conn,
             path: path.to_path_buf(),
         })
+    }
+
+    /// Opens `path` read-only as an immutable file (no locks, no WAL).
+    fn connect_immutable(path: &Path) -> Result<Db, DbError> {
+        let mut uri = String::from("file:");
+        for byte in path.as_os_str().as_encoded_bytes() {
+            if byte.is_ascii_alphanumeric() || b"/._-~".contains(byte) {
+                uri.push(char::from(*byte));
+            } else {
+                uri.push_str(&format!("%{byte:02X}"));
+            }
+        }
+        uri.push_str("?immutable=1");
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        Db::connect_as(path, &uri, flags)
     }
 
     fn refuse_newer(&self, found: i64) -> Result<(), DbError> {
@@ -192,6 +260,17 @@ impl Db {
         }
         result
     }
+}
+
+/// Whether this process may create files in `dir` (access(2), so root,
+/// read-only mounts and ACLs are judged as the kernel would).
+fn writable(dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: a valid NUL-terminated path.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
 }
 
 #[cfg(test)]
