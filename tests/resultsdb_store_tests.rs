@@ -347,10 +347,25 @@ fn netperf_store_records_what_it_printed_and_changes_nothing_it_prints() {
     one_error_line(&again, "already stored");
     assert_eq!(text(&again.stdout).lines().count(), a.lines().count());
 
-    // Tests with no IP result refuse --store before running.
-    let unix = netperf(&["-t", "STREAM_STREAM", "--", &store], &[]);
-    assert_eq!(code(&unix), 2);
-    one_error_line(&unix, "not of STREAM_STREAM");
+    // The Unix-domain tests store their figures too.
+    let unix = netperf(&["-t", "STREAM_RR", "--", &store, "--tag", "unix"], &[]);
+    assert_eq!(code(&unix), 0, "{}", text(&unix.stderr));
+    let db = Db::open_read_only(&db_path).unwrap();
+    let tagged = Filter {
+        tags: vec!["unix".into()],
+        test: Some("stream_rr".into()),
+        ..Filter::default()
+    };
+    let listed = query::list(&db, &tagged).unwrap();
+    assert_eq!(listed.len(), 1);
+    let r = query::load(&db, &listed[0].id).unwrap();
+    assert!(r.runs[0].metrics["THROUGHPUT"] > 0.0);
+    assert_eq!(r.runs[0].facts["THROUGHPUT_UNITS"], "Trans/s");
+    // A test that measures no traffic has nothing to store: refused first.
+    let cpu = netperf(&["-t", "LOC_CPU", "--", &store], &[]);
+    assert_eq!(code(&cpu), 2);
+    one_error_line(&cpu, "no result to store");
+    assert!(cpu.stdout.is_empty());
 }
 
 #[test]

@@ -357,3 +357,30 @@ fn an_id_is_resolved_by_prefix_like_git() {
     assert_eq!(code(&missing), 2);
     one_error_line(&missing, "no results database at");
 }
+
+#[test]
+fn a_saved_experiment_record_can_be_imported() {
+    let dir = TempDir::new();
+    let rec = experiment(1.0, 3);
+    let file = dir.0.join("record.json");
+    std::fs::write(&file, serde_json::to_string_pretty(&rec).unwrap()).unwrap();
+    let out = netagg(&dir.db(), &["import", file.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), rec.id);
+    let db = Db::open_read_only(&dir.db()).unwrap();
+    assert_eq!(query::load_experiment(&db, &rec.id).unwrap(), rec);
+    drop(db);
+    let again = netagg(&dir.db(), &["import", file.to_str().unwrap()]);
+    assert_eq!(code(&again), 2);
+    one_error_line(&again, "already stored");
+    let mut newer = serde_json::to_value(&rec).unwrap();
+    newer["record_version"] = 99.into();
+    std::fs::write(&file, newer.to_string()).unwrap();
+    let out = netagg(&dir.db(), &["import", file.to_str().unwrap()]);
+    assert_eq!(code(&out), 2);
+    one_error_line(&out, "record version 99 is newer");
+    std::fs::write(&file, "{\"id\": 1").unwrap();
+    let out = netagg(&dir.db(), &["import", file.to_str().unwrap()]);
+    assert_eq!(code(&out), 2);
+    one_error_line(&out, "not an experiment record");
+}

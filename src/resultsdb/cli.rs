@@ -12,6 +12,7 @@ use super::query::{self, Filter};
 use super::record::Kind;
 use super::render;
 use super::store::store_result;
+use crate::experiment::model::{ExperimentRecord, RECORD_VERSION};
 use crate::stats::{Bootstrap, Statistic};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -96,6 +97,11 @@ pub enum ResultsCommand {
         /// JSON instead of a table
         #[arg(long)]
         json: bool,
+    },
+    /// Store an experiment's saved record (its JSON) in the database
+    Import {
+        /// the experiment record, as the experiment wrote it in JSON
+        file: PathBuf,
     },
     /// Export one result for Prometheus, OpenSearch/Elasticsearch or perfdash
     Export {
@@ -229,6 +235,12 @@ fn execute(args: &ResultsArgs) -> Result<u8, DbError> {
             );
             Ok(c.exit_status())
         }
+        ResultsCommand::Import { file } => {
+            let rec = read_record(file)?;
+            let db = Db::open(&db::resolve(args.db.as_deref())?)?;
+            println!("{}", super::store::store_experiment(&db, &rec)?);
+            Ok(0)
+        }
         ResultsCommand::Export { id, format, index } => {
             let db = open(args)?;
             let result = query::load(&db, &query::resolve(&db, id)?)?;
@@ -239,6 +251,31 @@ fn execute(args: &ResultsArgs) -> Result<u8, DbError> {
             Ok(0)
         }
     }
+}
+
+/// The largest record file `import` reads.
+const MAX_RECORD_BYTES: u64 = 256 << 20;
+
+/// An experiment record from a JSON file, refused if it is of a newer
+/// layout than this build knows.
+fn read_record(file: &std::path::Path) -> Result<ExperimentRecord, DbError> {
+    let bad = |why: String| DbError::Invalid(format!("{}: {why}", file.display()));
+    let size = std::fs::metadata(file)
+        .map_err(|e| bad(e.to_string()))?
+        .len();
+    if size > MAX_RECORD_BYTES {
+        return Err(bad(format!("larger than {} MiB", MAX_RECORD_BYTES >> 20)));
+    }
+    let text = std::fs::read_to_string(file).map_err(|e| bad(e.to_string()))?;
+    let rec: ExperimentRecord =
+        serde_json::from_str(&text).map_err(|e| bad(format!("not an experiment record: {e}")))?;
+    if rec.record_version > RECORD_VERSION {
+        return Err(bad(format!(
+            "record version {} is newer than the {RECORD_VERSION} this netperf-ng reads",
+            rec.record_version
+        )));
+    }
+    Ok(rec)
 }
 
 /// `--since` as a lower bound for RFC 3339 UTC text: a date or date-time
@@ -311,14 +348,21 @@ pub struct PendingNetaggStore {
 }
 
 impl StoreArgs {
+    /// The database `--store` names (or the default), opened for writing;
+    /// `Ok(None)` without `--store`.
+    pub fn database(&self) -> Result<Option<Db>, DbError> {
+        match &self.store {
+            None => Ok(None),
+            Some(path) => Db::open(&db::resolve(path.as_deref())?).map(Some),
+        }
+    }
+
     /// Opens the database before the run, so a bad one stops netagg before
     /// any traffic; `Ok(None)` without `--store`.
     pub fn open(&self) -> Result<Option<PendingNetaggStore>, ExitCode> {
-        let Some(path) = &self.store else {
-            return Ok(None);
-        };
-        match db::resolve(path.as_deref()).and_then(|p| Db::open(&p)) {
-            Ok(db) => Ok(Some(PendingNetaggStore {
+        match self.database() {
+            Ok(None) => Ok(None),
+            Ok(Some(db)) => Ok(Some(PendingNetaggStore {
                 db,
                 tags: self.tags.clone(),
             })),

@@ -65,7 +65,33 @@ impl PendingStore {
             return EXIT_STORE_FAILED;
         };
         let result = result_of(config, record, selection, &self.started, &self.tags);
-        match super::store::store_result(&self.db, &result) {
+        self.store(&result)
+    }
+
+    /// Stores a test that reports plain figures (the Unix-domain tests):
+    /// `figures` by selector name, the throughput in `unit`.
+    pub fn finish_figures(self, config: &Config, figures: &[(&str, f64)], unit: &str) -> i32 {
+        let metrics: BTreeMap<String, f64> = figures
+            .iter()
+            .filter(|(_, v)| v.is_finite() && *v != -1.0)
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect();
+        let mut facts = BTreeMap::from([("THROUGHPUT_UNITS".to_string(), unit.to_string())]);
+        if metrics.contains_key("LOCAL_SD") || metrics.contains_key("REMOTE_SD") {
+            // netperf's classic blocks charge CPU per KB, transactions too.
+            facts.insert("SD_UNITS".into(), "usec/KB".into());
+        }
+        let id = config
+            .test
+            .uuid
+            .clone()
+            .unwrap_or_else(crate::run::special::new_uuid);
+        let result = stored(config, &id, metrics, facts, &self.started, &self.tags);
+        self.store(&result)
+    }
+
+    fn store(self, result: &StoredResult) -> i32 {
+        match super::store::store_result(&self.db, result) {
             Ok(_) => 0,
             Err(e) => {
                 eprintln!("netperf: --store: {e}");
@@ -100,13 +126,26 @@ pub fn result_of(
             facts.extend(more);
         }
     }
+    stored(config, &record.uuid, metrics, facts, started, tags)
+}
+
+/// One netperf test as a stored result with one run in the empty cell.
+fn stored(
+    config: &Config,
+    id: &str,
+    metrics: BTreeMap<String, f64>,
+    facts: BTreeMap<String, String>,
+    started: &str,
+    tags: &[String],
+) -> StoredResult {
+    let g = &config.global;
     let kernel = crate::net::sysinfo::SystemInfo::collect().release;
     let ended = crate::timefmt::now_utc();
     let command: Vec<String> = std::iter::once("netperf".to_string())
         .chain(g.args.iter().cloned())
         .collect();
     StoredResult {
-        id: record.uuid.clone(),
+        id: id.to_string(),
         kind: Kind::Netperf,
         test: g.test_name.clone(),
         host: g.host.clone(),
@@ -120,7 +159,7 @@ pub fn result_of(
         tags: tags.to_vec(),
         factors: Vec::new(),
         runs: vec![RunRecord {
-            id: record.uuid.clone(),
+            id: id.to_string(),
             order: 0,
             cell: Vec::new(),
             replicate: 1,
