@@ -15,7 +15,7 @@ use std::path::Path;
 use std::process::Output;
 
 const CHILD_DB: &str = "RESULTSDB_TEST_CHILD_DB";
-const PER_WRITER: usize = 15;
+const PER_WRITER: usize = 40;
 
 fn digest(path: &Path) -> Vec<u8> {
     std::fs::read(path).expect("read the database file")
@@ -48,7 +48,7 @@ fn concurrent_writers_lose_nothing() {
     let me = std::env::current_exe().unwrap();
     // Processes and threads start together on a database none has
     // created yet: the creation and migration race too.
-    let children: Vec<_> = (0..3)
+    let children: Vec<_> = (0..4)
         .map(|_| {
             std::process::Command::new(&me)
                 .args(["--exact", "child_writer_process", "--test-threads=1"])
@@ -58,7 +58,7 @@ fn concurrent_writers_lose_nothing() {
                 .expect("start a writer process")
         })
         .collect();
-    let threads: Vec<_> = (0..3)
+    let threads: Vec<_> = (0..4)
         .map(|i| {
             let path = path.clone();
             std::thread::spawn(move || write_many(&path, &format!("thread-{i}")))
@@ -72,9 +72,9 @@ fn concurrent_writers_lose_nothing() {
     }
     let db = Db::open_read_only(&path).unwrap();
     let all = query::list(&db, &Filter::default()).unwrap();
-    assert_eq!(all.len(), 6 * PER_WRITER, "every store is there");
+    assert_eq!(all.len(), 8 * PER_WRITER, "every store is there");
     let tags: std::collections::BTreeSet<_> = all.iter().map(|r| r.tags[0].clone()).collect();
-    assert_eq!(tags.len(), 6);
+    assert_eq!(tags.len(), 8);
     assert!(all.iter().all(|r| r.runs == 5));
     assert_eq!(db.user_version().unwrap(), resultsdb::schema::VERSION);
 }

@@ -63,20 +63,18 @@ impl Db {
     /// if needed and migrating an older schema. A file from a newer
     /// netperf-ng is refused before anything in it changes.
     pub fn open(path: &Path) -> Result<Db, DbError> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| DbError::CreateDir {
-                path: path.to_path_buf(),
-                dir: dir.to_path_buf(),
-                source,
-            })?;
-        }
-        let read_only = |detail: String| DbError::ReadOnly {
-            path: path.to_path_buf(),
-            detail,
-        };
         let dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
             Some(d) => d.to_path_buf(),
             None => PathBuf::from("."),
+        };
+        std::fs::create_dir_all(&dir).map_err(|source| DbError::CreateDir {
+            path: path.to_path_buf(),
+            dir: dir.clone(),
+            source,
+        })?;
+        let read_only = |detail: String| DbError::ReadOnly {
+            path: path.to_path_buf(),
+            detail,
         };
         // SQLite needs to create its journal beside the file: say so
         // rather than "unable to open database file".
@@ -105,9 +103,9 @@ impl Db {
     }
 
     /// Reads the last row of every table: walks each b-tree from its root,
-    /// so a damaged file is refused before a test runs (damage deeper in
-    /// a table is found when it is read, and no store ever commits into it:
-    /// SQLite checks the pages a write touches).
+    /// so a damaged file is refused before a test runs. Damage deeper in a
+    /// table is found when it is read; a store whose write meets a damaged
+    /// page fails and rolls back.
     fn probe(&self) -> Result<(), DbError> {
         for table in ["results", "runs", "tags", "migrations"] {
             self.conn
