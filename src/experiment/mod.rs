@@ -3,3 +3,6 @@
 //! and read back between runs, and statistics, tables and charts per cell.
 
 pub mod model;
+pub mod args;
+pub mod factors;
+pub mod plan;
