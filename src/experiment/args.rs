@@ -79,7 +79,10 @@ pub struct Shape {
 /// direction and protocol levels, else send over TCP (TCP_STREAM).
 pub fn shape_of(cell: &Cell) -> Shape {
     if let Some((direction, protocol)) = level_of(cell, "test").and_then(factors::test_shape) {
-        return Shape { direction, protocol };
+        return Shape {
+            direction,
+            protocol,
+        };
     }
     let pick = |name: &str, words: &[&'static str], default: &'static str| {
         level_of(cell, name)
@@ -184,7 +187,10 @@ mod tests {
     use crate::experiment::plan::parse_plan;
 
     fn cell(pairs: &[(&str, &str)]) -> Cell {
-        pairs.iter().map(|(f, l)| (f.to_string(), l.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(f, l)| (f.to_string(), l.to_string()))
+            .collect()
     }
 
     fn plan(text: &str) -> Plan {
@@ -194,20 +200,40 @@ mod tests {
     #[test]
     fn the_write_ups_command_line() {
         let p = plan("host = \"mongo\"\nmss_offset = 12\n[factors]\nprotocol = [\"udp\", \"tcp\"]\nmessage_size = [1024, 8192]\noffloads = [\"on\", \"off\"]");
-        let c = cell(&[("protocol", "tcp"), ("message_size", "1024"), ("offloads", "off")]);
+        let c = cell(&[
+            ("protocol", "tcp"),
+            ("message_size", "1024"),
+            ("offloads", "off"),
+        ]);
         let args = netperf_args(&p, &c, "u-1").join(" ");
         assert!(args.starts_with("-P 0 -H mongo -p 12865 -l 10 -t omni -c -C -B tcp/1024/off -- -d send -T tcp -m 1024 -G 1036 -u u-1 -k THROUGHPUT,"), "{args}");
-        let udp = cell(&[("protocol", "udp"), ("message_size", "8192"), ("offloads", "on")]);
+        let udp = cell(&[
+            ("protocol", "udp"),
+            ("message_size", "8192"),
+            ("offloads", "on"),
+        ]);
         let args = netperf_args(&p, &udp, "u-2").join(" ");
-        assert!(args.contains("-T udp -m 8192 -u u-2"), "no -G for UDP: {args}");
+        assert!(
+            args.contains("-T udp -m 8192 -u u-2"),
+            "no -G for UDP: {args}"
+        );
     }
 
     #[test]
     fn request_response_cells_use_r_and_b() {
         let p = plan("[factors]\ntest = [\"UDP_RR\"]\nmessage_size = [64]\nburst = [0, 8]\npacing_rate = [\"1M\"]\nsocket_buffer = [\"128K\"]");
-        let c = cell(&[("test", "UDP_RR"), ("message_size", "64"), ("burst", "8"), ("pacing_rate", "1M"), ("socket_buffer", "128K")]);
+        let c = cell(&[
+            ("test", "UDP_RR"),
+            ("message_size", "64"),
+            ("burst", "8"),
+            ("pacing_rate", "1M"),
+            ("socket_buffer", "128K"),
+        ]);
         let args = netperf_args(&p, &c, "u").join(" ");
-        assert!(args.contains("-d rr -T udp -r 64,64 -b 8 -q 1048576 -s 128K,128K -S 128K,128K"), "{args}");
+        assert!(
+            args.contains("-d rr -T udp -r 64,64 -b 8 -q 1048576 -s 128K,128K -S 128K,128K"),
+            "{args}"
+        );
         assert_eq!(streams_of(&cell(&[("streams", "4")])), 4);
         assert_eq!(streams_of(&c), 1);
     }

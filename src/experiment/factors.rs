@@ -62,20 +62,90 @@ pub const OFFLOAD_NAMES: &[&str] = &["tso", "gso", "gro", "lro"];
 
 /// (name, kind, rule, description) of every factor.
 const FACTORS: &[(&str, FactorKind, LevelRule, &str)] = &[
-    ("test", FactorKind::Test, LevelRule::OneOf(TEST_NAMES), "classic test, run as omni"),
-    ("direction", FactorKind::Direction, LevelRule::OneOf(DIRECTIONS), "omni -d"),
-    ("protocol", FactorKind::Protocol, LevelRule::OneOf(PROTOCOLS), "omni -T"),
-    ("message_size", FactorKind::MessageSize, LevelRule::Size(1, 1 << 30), "-m, or -r N,N for rr"),
-    ("mss", FactorKind::Mss, LevelRule::Integer(88, 65_535), "-G (TCP_MAXSEG)"),
-    ("socket_buffer", FactorKind::SocketBuffer, LevelRule::Size(1, 1 << 31), "-s N,N -S N,N"),
-    ("burst", FactorKind::Burst, LevelRule::Integer(0, 1_000_000), "-b (rr tests)"),
-    ("pacing_rate", FactorKind::PacingRate, LevelRule::Size(1, u32::MAX as u64), "-q bytes/s"),
-    ("streams", FactorKind::Streams, LevelRule::Integer(1, 256), "concurrent netperfs"),
-    ("offloads", FactorKind::Offloads, LevelRule::OneOf(ON_OFF), "offload_set on/off"),
-    ("tso", FactorKind::Offload, LevelRule::OneOf(ON_OFF), "ethtool -K tso"),
-    ("gso", FactorKind::Offload, LevelRule::OneOf(ON_OFF), "ethtool -K gso"),
-    ("gro", FactorKind::Offload, LevelRule::OneOf(ON_OFF), "ethtool -K gro"),
-    ("lro", FactorKind::Offload, LevelRule::OneOf(ON_OFF), "ethtool -K lro"),
+    (
+        "test",
+        FactorKind::Test,
+        LevelRule::OneOf(TEST_NAMES),
+        "classic test, run as omni",
+    ),
+    (
+        "direction",
+        FactorKind::Direction,
+        LevelRule::OneOf(DIRECTIONS),
+        "omni -d",
+    ),
+    (
+        "protocol",
+        FactorKind::Protocol,
+        LevelRule::OneOf(PROTOCOLS),
+        "omni -T",
+    ),
+    (
+        "message_size",
+        FactorKind::MessageSize,
+        LevelRule::Size(1, 1 << 30),
+        "-m, or -r N,N for rr",
+    ),
+    (
+        "mss",
+        FactorKind::Mss,
+        LevelRule::Integer(88, 65_535),
+        "-G (TCP_MAXSEG)",
+    ),
+    (
+        "socket_buffer",
+        FactorKind::SocketBuffer,
+        LevelRule::Size(1, 1 << 31),
+        "-s N,N -S N,N",
+    ),
+    (
+        "burst",
+        FactorKind::Burst,
+        LevelRule::Integer(0, 1_000_000),
+        "-b (rr tests)",
+    ),
+    (
+        "pacing_rate",
+        FactorKind::PacingRate,
+        LevelRule::Size(1, u32::MAX as u64),
+        "-q bytes/s",
+    ),
+    (
+        "streams",
+        FactorKind::Streams,
+        LevelRule::Integer(1, 256),
+        "concurrent netperfs",
+    ),
+    (
+        "offloads",
+        FactorKind::Offloads,
+        LevelRule::OneOf(ON_OFF),
+        "offload_set on/off",
+    ),
+    (
+        "tso",
+        FactorKind::Offload,
+        LevelRule::OneOf(ON_OFF),
+        "ethtool -K tso",
+    ),
+    (
+        "gso",
+        FactorKind::Offload,
+        LevelRule::OneOf(ON_OFF),
+        "ethtool -K gso",
+    ),
+    (
+        "gro",
+        FactorKind::Offload,
+        LevelRule::OneOf(ON_OFF),
+        "ethtool -K gro",
+    ),
+    (
+        "lro",
+        FactorKind::Offload,
+        LevelRule::OneOf(ON_OFF),
+        "ethtool -K lro",
+    ),
 ];
 
 /// The factor names, for error messages and help.
@@ -109,7 +179,12 @@ pub fn kind_of(name: &str) -> Result<FactorKind, String> {
         .iter()
         .find(|(n, ..)| *n == name)
         .map(|&(_, kind, ..)| kind)
-        .ok_or_else(|| format!("unknown factor \"{name}\": the factors are {}", factor_names()))
+        .ok_or_else(|| {
+            format!(
+                "unknown factor \"{name}\": the factors are {}",
+                factor_names()
+            )
+        })
 }
 
 /// The level as it will be recorded (words normalised to the table's
@@ -119,7 +194,12 @@ pub fn check_level(factor: &str, level: &str) -> Result<String, String> {
         .iter()
         .find(|(n, ..)| *n == factor)
         .map(|&(_, _, rule, _)| rule)
-        .ok_or_else(|| format!("unknown factor \"{factor}\": the factors are {}", factor_names()))?;
+        .ok_or_else(|| {
+            format!(
+                "unknown factor \"{factor}\": the factors are {}",
+                factor_names()
+            )
+        })?;
     let bad = |why: String| format!("factor {factor}: level \"{level}\" {why}");
     match rule {
         LevelRule::OneOf(words) => words
@@ -180,7 +260,10 @@ mod tests {
     #[test]
     fn unknown_factors_name_the_known_ones() {
         let e = kind_of("colour").unwrap_err();
-        assert!(e.contains("unknown factor \"colour\"") && e.contains("message_size"), "{e}");
+        assert!(
+            e.contains("unknown factor \"colour\"") && e.contains("message_size"),
+            "{e}"
+        );
         assert_eq!(kind_of("gro").unwrap(), FactorKind::Offload);
     }
 

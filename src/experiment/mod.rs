@@ -2,7 +2,12 @@
 //! run in a seeded random order as omni tests, stateless offloads switched
 //! and read back between runs, and statistics, tables and charts per cell.
 
-pub mod model;
 pub mod args;
+pub mod environment;
+pub mod execute;
 pub mod factors;
+pub mod interrupt;
+pub mod model;
+pub mod order;
 pub mod plan;
+pub mod runner;

@@ -68,7 +68,10 @@ impl OffloadEnds {
     ];
 
     pub fn name(self) -> &'static str {
-        Self::NAMES.iter().find(|(_, e)| *e == self).map_or("both", |(n, _)| n)
+        Self::NAMES
+            .iter()
+            .find(|(_, e)| *e == self)
+            .map_or("both", |(n, _)| n)
     }
 
     pub fn local(self) -> bool {
@@ -164,7 +167,10 @@ fn levels_of(name: &str, value: &toml::Value) -> Result<Vec<String>, String> {
 impl PlanFile {
     /// The file's factors, then `--factor` ones: a factor named again on the
     /// command line replaces the file's levels in place.
-    fn merged_factors(&self, extra: &[(String, Vec<String>)]) -> Result<Vec<(String, Vec<String>)>, String> {
+    fn merged_factors(
+        &self,
+        extra: &[(String, Vec<String>)],
+    ) -> Result<Vec<(String, Vec<String>)>, String> {
         let mut out: Vec<(String, Vec<String>)> = Vec::new();
         if let Some(table) = &self.factors {
             for (name, value) in table {
@@ -196,7 +202,11 @@ impl PlanFile {
                 }
                 checked.push(level);
             }
-            factors.push(Factor { name, kind, levels: checked });
+            factors.push(Factor {
+                name,
+                kind,
+                levels: checked,
+            });
         }
         let offload_set = match &self.offload_set {
             None => OFFLOAD_NAMES.iter().map(|s| s.to_string()).collect(),
@@ -208,7 +218,9 @@ impl PlanFile {
                 .iter()
                 .find(|(n, _)| n.eq_ignore_ascii_case(text))
                 .map(|(_, e)| *e)
-                .ok_or_else(|| format!("offload_ends \"{text}\": expected both, local or remote"))?,
+                .ok_or_else(|| {
+                    format!("offload_ends \"{text}\": expected both, local or remote")
+                })?,
         };
         check_combination(&factors, &offload_set)?;
         let plan = Plan {
@@ -236,7 +248,9 @@ impl PlanFile {
         }
         let runs = plan.cells().len().saturating_mul(plan.replicates as usize);
         if runs > MAX_RUNS {
-            return Err(format!("the plan has {runs} runs; at most {MAX_RUNS} are allowed"));
+            return Err(format!(
+                "the plan has {runs} runs; at most {MAX_RUNS} are allowed"
+            ));
         }
         plan.check_cells()?;
         Ok(plan)
@@ -313,7 +327,10 @@ impl Plan {
     pub fn factor_records(&self) -> Vec<FactorRecord> {
         self.factors
             .iter()
-            .map(|f| FactorRecord { name: f.name.clone(), levels: f.levels.clone() })
+            .map(|f| FactorRecord {
+                name: f.name.clone(),
+                levels: f.levels.clone(),
+            })
             .collect()
     }
 
@@ -349,7 +366,12 @@ impl Plan {
         for f in &self.factors {
             factors.insert(
                 f.name.clone(),
-                toml::Value::Array(f.levels.iter().map(|l| toml::Value::String(l.clone())).collect()),
+                toml::Value::Array(
+                    f.levels
+                        .iter()
+                        .map(|l| toml::Value::String(l.clone()))
+                        .collect(),
+                ),
             );
         }
         let file = PlanFile {
@@ -383,7 +405,9 @@ pub fn cell_has(cell: &Cell, name: &str) -> bool {
 
 /// The level of factor `name` in `cell`.
 pub fn level_of<'a>(cell: &'a Cell, name: &str) -> Option<&'a str> {
-    cell.iter().find(|(f, _)| f == name).map(|(_, l)| l.as_str())
+    cell.iter()
+        .find(|(f, _)| f == name)
+        .map(|(_, l)| l.as_str())
 }
 
 #[cfg(test)]
@@ -439,9 +463,18 @@ offloads = ["on", "off"]
             ("offload_ends = \"sideways\"", "offload_ends"),
             ("offload_set = [\"tx\"]", "unknown offload"),
             ("interface = \"\"", "interface is empty"),
-            ("[factors]\ntest = [\"TCP_RR\"]\nprotocol = [\"udp\"]", "factor test already"),
-            ("[factors]\noffloads = [\"on\"]\ntso = [\"off\"]", "also switched"),
-            ("[factors]\nburst = [4]\nprotocol = [\"tcp\"]", "request/response tests only"),
+            (
+                "[factors]\ntest = [\"TCP_RR\"]\nprotocol = [\"udp\"]",
+                "factor test already",
+            ),
+            (
+                "[factors]\noffloads = [\"on\"]\ntso = [\"off\"]",
+                "also switched",
+            ),
+            (
+                "[factors]\nburst = [4]\nprotocol = [\"tcp\"]",
+                "request/response tests only",
+            ),
             ("[factors]\nmessage_size = [1.5]", "neither a string"),
             ("title = \"x\"\ntitle = \"y\"", "duplicate key"),
             ("[factors\n", "line 1: unclosed table"),
