@@ -263,7 +263,12 @@ pub fn parse_keyval(text: &str) -> Measured {
                 }
             }
             _ => {
-                m.facts.insert(key.to_string(), value.to_string());
+                // netperf quotes the result brand.
+                let unquoted = value
+                    .strip_prefix('"')
+                    .and_then(|v| v.strip_suffix('"'))
+                    .unwrap_or(value);
+                m.facts.insert(key.to_string(), unquoted.to_string());
             }
         }
     }
@@ -325,7 +330,7 @@ mod tests {
 
     #[test]
     fn keyval_output_splits_into_metrics_and_facts() {
-        let m = parse_keyval("THROUGHPUT=9412.31\nTHROUGHPUT_UNITS=10^6bits/s\nRESULT_BRAND=1024\nLOCAL_SD=-1.000\nLOCAL_CPU_UTIL=12.5\nnoise line\nlower=1\n");
+        let m = parse_keyval("THROUGHPUT=9412.31\nTHROUGHPUT_UNITS=10^6bits/s\nRESULT_BRAND=\"1024\"\nLOCAL_SD=-1.000\nLOCAL_CPU_UTIL=12.5\nnoise line\nlower=1\n");
         assert_eq!(m.metrics.get("THROUGHPUT"), Some(&9412.31));
         assert_eq!(m.metrics.get("LOCAL_CPU_UTIL"), Some(&12.5));
         assert!(!m.metrics.contains_key("LOCAL_SD"), "-1 means not measured");

@@ -159,10 +159,12 @@ pub fn factor_names() -> String {
 
 /// One line per factor for `--help`.
 pub fn factor_help() -> String {
-    FACTORS
+    let mut text = String::from("Factors (the plan's [factors] table, or --factor NAME=L1,L2):\n");
+    text += &FACTORS
         .iter()
-        .map(|(name, _, rule, what)| format!("  {name:<14} {:<34} {what}\n", rule_text(rule)))
-        .collect()
+        .map(|(name, _, rule, what)| format!("  {name:<14} {:<48} {what}\n", rule_text(rule)))
+        .collect::<String>();
+    text
 }
 
 fn rule_text(rule: &LevelRule) -> String {

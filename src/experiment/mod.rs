@@ -3,6 +3,7 @@
 //! and read back between runs, and statistics, tables and charts per cell.
 
 pub mod args;
+pub mod cli;
 pub mod environment;
 pub mod execute;
 pub mod factors;
