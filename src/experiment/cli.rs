@@ -72,6 +72,13 @@ pub struct ExperimentArgs {
     /// directory for the outputs (default: experiment-<UTC time>)
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// the results database (default: $NETPERF_NG_DB, else
+    /// $XDG_DATA_HOME/netperf-ng/results.db, else ~/.local/share/netperf-ng/results.db)
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// do not record the experiment in the results database
+    #[arg(long, conflicts_with = "db")]
+    pub no_store: bool,
     /// print the run order and the netperf command lines; run nothing
     #[arg(long)]
     pub dry_run: bool,
