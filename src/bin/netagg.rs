@@ -91,7 +91,7 @@ enum Command {
     /// offloads, ...) from a TOML plan or --factor, every cell repeated in
     /// a seeded random order as netperf omni tests, with statistics per
     /// cell, ratios between levels, tables, CSV/JSON and an HTML report
-    Experiment(netperf_ng::experiment::cli::ExperimentArgs),
+    Experiment(Box<netperf_ng::experiment::cli::ExperimentArgs>),
     /// Read netperf_<type>.log and its .out files from runemomniaggdemo.sh (real
     /// netperf runs) and print post_proc.py's summary; write the series (CSV,
     /// JSON), the chart and the report
