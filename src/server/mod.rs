@@ -1,12 +1,14 @@
 //! netserver: listen for control connections, serve each on its own thread
 //! (`session`), run the netserver half of omni tests (`omni`) and of the
-//! legacy tests stock netperf still sends (`legacy`).
+//! legacy tests stock netperf still sends (`legacy`); read and, where the
+//! operator allows it, change offloads for a client (`offload`).
 
 pub mod allow;
 pub mod fill;
 pub mod legacy;
 pub mod limits;
 pub mod log;
+pub mod offload;
 pub mod omni;
 pub mod omni_checks;
 pub mod options;
@@ -160,6 +162,9 @@ pub fn serve(listener: TcpListener, opts: ServerOptions) -> io::Result<()> {
     while active.load(Ordering::Relaxed) > 0 && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
+    // Sessions still open (idle clients) do not outlive us: put back what
+    // they changed now.
+    offload::restore_all(&opts);
     Ok(())
 }
 
