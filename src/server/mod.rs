@@ -150,6 +150,9 @@ pub fn serve(listener: TcpListener, opts: ServerOptions) -> io::Result<()> {
         }
     }
     drop(listener);
+    // Offloads the open sessions changed do not outlive netserver, nor wait
+    // for their (possibly idle) clients: put them back now.
+    offload::restore_all(&opts);
     log::line(
         &opts,
         None,
@@ -162,9 +165,6 @@ pub fn serve(listener: TcpListener, opts: ServerOptions) -> io::Result<()> {
     while active.load(Ordering::Relaxed) > 0 && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    // Sessions still open (idle clients) do not outlive us: put back what
-    // they changed now.
-    offload::restore_all(&opts);
     Ok(())
 }
 

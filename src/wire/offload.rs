@@ -357,36 +357,24 @@ mod tests {
             changes: OffloadBits::from_pairs(&[(Offload::Gso, false)]),
         }
         .encode();
-        let edits: Vec<(&str, Box<dyn Fn(&mut Message)>)> = vec![
-            ("magic", Box::new(|m| m.set_data_u32(0, 0x4e47_4f32))),
-            ("operation 0", Box::new(|m| m.set_data_u32(1, 0))),
-            ("operation 4", Box::new(|m| m.set_data_u32(1, 4))),
-            ("mask past lro", Box::new(|m| m.set_data_u32(2, 0x12))),
-            (
-                "value outside the mask",
-                Box::new(|m| m.set_data_u32(3, 0x1)),
-            ),
-            ("set of nothing", Box::new(|m| m.set_data_u32(2, 0))),
-            ("read with bits", Box::new(|m| m.set_data_u32(1, 1))),
-            (
-                "name without NUL",
-                Box::new(|m| m.set_data_str(NAME_AT, 17, &"x".repeat(16))),
-            ),
-            (
-                "bytes after the name",
-                Box::new(|m| m.bytes[8 + NAME_AT + 10] = b'z'),
-            ),
-            (
-                "a slash",
-                Box::new(|m| m.set_data_str(NAME_AT, NAME_LEN, "../x")),
-            ),
-            (
-                "a dot",
-                Box::new(|m| m.set_data_str(NAME_AT, NAME_LEN, ".")),
-            ),
-            ("invalid UTF-8", Box::new(|m| m.bytes[8 + NAME_AT] = 0xff)),
-            ("a later field", Box::new(|m| m.set_data_u32(40, 1))),
-            ("the last byte", Box::new(|m| m.bytes[655] = 1)),
+        type Edit = (&'static str, fn(&mut Message));
+        let edits: [Edit; 14] = [
+            ("magic", |m| m.set_data_u32(0, 0x4e47_4f32)),
+            ("operation 0", |m| m.set_data_u32(1, 0)),
+            ("operation 4", |m| m.set_data_u32(1, 4)),
+            ("mask past lro", |m| m.set_data_u32(2, 0x12)),
+            ("value outside the mask", |m| m.set_data_u32(3, 0x1)),
+            ("set of nothing", |m| m.set_data_u32(2, 0)),
+            ("read with bits", |m| m.set_data_u32(1, 1)),
+            ("name without NUL", |m| {
+                m.set_data_str(NAME_AT, 17, &"x".repeat(16))
+            }),
+            ("bytes after the name", |m| m.bytes[8 + NAME_AT + 10] = b'z'),
+            ("a slash", |m| m.set_data_str(NAME_AT, NAME_LEN, "../x")),
+            ("a dot", |m| m.set_data_str(NAME_AT, NAME_LEN, ".")),
+            ("invalid UTF-8", |m| m.bytes[8 + NAME_AT] = 0xff),
+            ("a later field", |m| m.set_data_u32(40, 1)),
+            ("the last byte", |m| m.bytes[655] = 1),
         ];
         for (what, edit) in edits {
             let mut m = good.clone();

@@ -107,7 +107,7 @@ impl Attrs {
     }
 
     fn pad(&mut self) {
-        while self.buf.len() % 4 != 0 {
+        while !self.buf.len().is_multiple_of(4) {
             self.buf.push(0);
         }
     }
@@ -313,7 +313,7 @@ impl GenlSocket {
         let mut reply = Vec::new();
         for _ in 0..MAX_DATAGRAMS {
             let datagram = self.receive()?;
-            if let Some(done) = scan_datagram(&datagram, seq, family, &mut reply)? {
+            if let Some(done) = scan_datagram(&datagram, seq, family, &mut reply) {
                 return done.map(|()| reply);
             }
         }
@@ -366,21 +366,21 @@ impl GenlSocket {
 
 /// Walk the netlink messages of one datagram, keeping those of request
 /// `seq`: the reply's attributes go to `reply`; the NLMSG_ERROR that ends
-/// the exchange gives `Some(Ok(()))` (errno 0, the ack) or `Some(Err(..))`.
-/// `None`: the exchange goes on in a later datagram.
-#[allow(clippy::type_complexity)]
+/// the exchange gives `Some(Ok(()))` (errno 0, the ack) or `Some(Err(..))`
+/// (as does a malformed datagram); `None`: the exchange goes on in a later
+/// datagram.
 fn scan_datagram(
     datagram: &[u8],
     seq: u32,
     family: u16,
     reply: &mut Vec<u8>,
-) -> Result<Option<Result<(), NetlinkError>>, NetlinkError> {
+) -> Option<Result<(), NetlinkError>> {
     let mut at = 0;
     while at + NLMSG_HDRLEN <= datagram.len() {
         let header = |offset| read_u32(datagram, at + offset);
         let len = header(0).unwrap_or(0) as usize;
         if len < NLMSG_HDRLEN || at + len > datagram.len() {
-            return Err(NetlinkError::malformed("bad message length"));
+            return Some(Err(NetlinkError::malformed("bad message length")));
         }
         let kind = read_u16(datagram, at + 4).unwrap_or(0);
         let flags = read_u16(datagram, at + 6).unwrap_or(0);
@@ -391,18 +391,18 @@ fn scan_datagram(
             continue; // a late answer to an earlier request
         }
         match kind {
-            NLMSG_ERROR => return Ok(Some(ack_result(body, flags))),
-            NLMSG_DONE => return Ok(Some(Ok(()))),
+            NLMSG_ERROR => return Some(ack_result(body, flags)),
+            NLMSG_DONE => return Some(Ok(())),
             k if k == family => {
-                let attrs = body
-                    .get(GENL_HDRLEN..)
-                    .ok_or_else(|| NetlinkError::malformed("short reply"))?;
+                let Some(attrs) = body.get(GENL_HDRLEN..) else {
+                    return Some(Err(NetlinkError::malformed("short reply")));
+                };
                 reply.extend_from_slice(attrs);
             }
             _ => {}
         }
     }
-    Ok(None)
+    None
 }
 
 /// An NLMSG_ERROR body: struct nlmsgerr (int error; the request's
@@ -495,24 +495,27 @@ mod tests {
     fn acks_errors_and_their_texts_are_read() {
         let mut reply = Vec::new();
         let ack = error_message(0, NLM_F_CAPPED, None);
-        assert_eq!(scan_datagram(&ack, 9, 20, &mut reply), Ok(Some(Ok(()))));
+        assert_eq!(scan_datagram(&ack, 9, 20, &mut reply), Some(Ok(())));
         let refused = error_message(
             -libc::ENODEV,
             NLM_F_CAPPED | NLM_F_ACK_TLVS,
             Some("no device matches name"),
         );
-        let Ok(Some(Err(e))) = scan_datagram(&refused, 9, 20, &mut reply) else {
+        let Some(Err(e)) = scan_datagram(&refused, 9, 20, &mut reply) else {
             panic!("expected an error");
         };
         assert_eq!(e.errno, libc::ENODEV);
         assert_eq!(e.message.as_deref(), Some("no device matches name"));
         assert!(e.to_string().starts_with("no device matches name ("), "{e}");
         // Another request's answer is skipped.
-        assert_eq!(scan_datagram(&ack, 10, 20, &mut reply), Ok(None));
+        assert_eq!(scan_datagram(&ack, 10, 20, &mut reply), None);
         // A length past the datagram is malformed, not a panic.
         let mut bad = ack.clone();
         bad[0] = 200;
-        assert!(scan_datagram(&bad, 9, 20, &mut reply).is_err());
+        assert!(matches!(
+            scan_datagram(&bad, 9, 20, &mut reply),
+            Some(Err(_))
+        ));
     }
 
     #[test]

@@ -408,8 +408,11 @@ fn mtu(interface: &str) -> Option<u32> {
     // SAFETY: the request names a NUL-terminated interface (at most 15
     // bytes in 16, checked by the callers) and the kernel writes ifru_mtu.
     let rc = unsafe { libc::ioctl(socket.as_raw_fd(), libc::SIOCGIFMTU as _, &mut request) };
+    if rc != 0 {
+        return None;
+    }
     // SAFETY: after a successful SIOCGIFMTU the union holds the MTU.
-    (rc == 0).then(|| unsafe { request.ifr_ifru.ifru_mtu } as u32)
+    u32::try_from(unsafe { request.ifr_ifru.ifru_mtu }).ok()
 }
 
 /// The offloads of some interfaces as they were when captured; `restore`
