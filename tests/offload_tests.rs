@@ -502,6 +502,40 @@ fn netserver_restores_at_shutdown_what_open_connections_changed() {
     assert_eq!(bed.ethtool(true).as_ref(), Some(&original));
 }
 
+#[test]
+fn a_malformed_request_is_refused_and_the_connection_lives() {
+    use netperf_ng::control::channel::Channel;
+    use netperf_ng::wire::offload::{
+        OffloadBits, OffloadOp, OffloadRequest, OffloadResponse, OffloadStatus,
+    };
+    let server = common::Server::start_with("127.0.0.1", &["--allow-offload-changes"]);
+    let stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    let mut chan = Channel::new(stream);
+    let mut hostile = OffloadRequest {
+        op: OffloadOp::Set,
+        interface: None,
+        changes: OffloadBits::from_pairs(&[(Offload::Gso, false)]),
+    }
+    .encode();
+    hostile.set_data_u32(2, 0xff); // offloads past lro
+    hostile.bytes[8 + 20] = b'/'; // and a slash in the name
+    chan.send(&hostile).unwrap();
+    let answer = OffloadResponse::decode(&chan.recv(Duration::from_secs(10)).unwrap()).unwrap();
+    assert_eq!(answer.status, OffloadStatus::BadRequest);
+    assert!(
+        answer.text.starts_with("netserver refused the request: "),
+        "{}",
+        answer.text
+    );
+    // Still serving on that connection: a read of the interface facing us.
+    let mut remote = RemoteOffloads::from_channel(chan, "127.0.0.1");
+    match remote.read() {
+        Ok(snapshot) => assert_eq!(snapshot.interface, "lo"),
+        Err(RemoteOffloadError::Io { detail, .. }) if detail.contains("ethtool netlink") => {}
+        Err(e) => panic!("{e}"),
+    }
+}
+
 /// Not a test on its own: the child of the next one, a runner that changes
 /// the remote offloads and is then killed (SIGKILL) before it can restore.
 #[test]

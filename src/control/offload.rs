@@ -196,15 +196,15 @@ impl RemoteOffloads {
         match response.status {
             OffloadStatus::Ok => Ok(state_of(&response)),
             OffloadStatus::NotAllowed => Err(RemoteOffloadError::NotAllowed { host }),
-            OffloadStatus::Refused => {
-                let (offload, wanted) = response.refused.unwrap_or((Offload::Tso, true));
-                Err(RemoteOffloadError::Refused {
+            OffloadStatus::Refused => match response.refused {
+                Some((offload, wanted)) => Err(RemoteOffloadError::Refused {
                     host,
                     offload,
                     wanted,
                     detail,
-                })
-            }
+                }),
+                None => Err(RemoteOffloadError::Io { host, detail }),
+            },
             OffloadStatus::NoSuchInterface => {
                 Err(RemoteOffloadError::NoSuchInterface { host, detail })
             }

@@ -13,10 +13,12 @@
 
 mod features;
 mod genetlink;
+mod restore;
 
 use crate::experiment::model::OffloadSnapshot;
 use features::{on_off, pattern_matches, Ethtool, Feature, OpenError};
 use genetlink::NetlinkError;
+pub use restore::RestoreGuard;
 use std::collections::BTreeMap;
 
 /// One stateless offload, by its `ethtool -K` short name.
@@ -398,13 +400,21 @@ pub fn set(interface: &str, wanted: &[(Offload, bool)]) -> Result<OffloadSnapsho
 /// The MTU of `interface` (SIOCGIFMTU, in this process's network namespace,
 /// which sysfs may not show).
 fn mtu(interface: &str) -> Option<u32> {
-    let socket = std::net::UdpSocket::bind((std::net::Ipv4Addr::LOCALHOST, 0)).ok()?;
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    // Any socket will do for the ioctl; an unbound one needs no address
+    // (a fresh namespace's loopback has none until it is up).
+    // SAFETY: plain socket(2); the descriptor is owned at once.
+    let raw = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if raw < 0 {
+        return None;
+    }
+    // SAFETY: `raw` is a fresh descriptor nobody else owns.
+    let socket = unsafe { OwnedFd::from_raw_fd(raw) };
     // SAFETY: ifreq is plain data for which all zeros is valid.
     let mut request: libc::ifreq = unsafe { std::mem::zeroed() };
     for (slot, byte) in request.ifr_name.iter_mut().zip(interface.bytes()) {
         *slot = byte as libc::c_char;
     }
-    use std::os::fd::AsRawFd;
     // SAFETY: the request names a NUL-terminated interface (at most 15
     // bytes in 16, checked by the callers) and the kernel writes ifru_mtu.
     let rc = unsafe { libc::ioctl(socket.as_raw_fd(), libc::SIOCGIFMTU as _, &mut request) };
@@ -413,136 +423,6 @@ fn mtu(interface: &str) -> Option<u32> {
     }
     // SAFETY: after a successful SIOCGIFMTU the union holds the MTU.
     u32::try_from(unsafe { request.ifr_ifru.ifru_mtu }).ok()
-}
-
-/// The offloads of some interfaces as they were when captured; `restore`
-/// (or dropping the guard) puts them back: exactly the features' wanted
-/// values, so that an offload whose features differed among themselves
-/// comes back that way too.
-#[derive(Debug)]
-pub struct RestoreGuard {
-    saved: Vec<SavedInterface>,
-}
-
-#[derive(Debug)]
-struct SavedInterface {
-    interface: String,
-    /// The changeable features of the captured offloads: name, wanted, active.
-    features: Vec<Feature>,
-}
-
-impl RestoreGuard {
-    /// Remember `offloads` of each of `interfaces` (all four for an empty
-    /// list).
-    pub fn capture(
-        interfaces: &[&str],
-        offloads: &[Offload],
-    ) -> Result<RestoreGuard, OffloadError> {
-        let offloads: &[Offload] = if offloads.is_empty() {
-            &Offload::ALL
-        } else {
-            offloads
-        };
-        let mut saved = Vec::new();
-        for &interface in interfaces {
-            checked_name(interface)?;
-            let device = Device::read(&mut open(interface)?, interface)?;
-            let features = device
-                .features
-                .iter()
-                .filter(|f| f.changeable && offloads.iter().any(|o| o.covers(&f.name)))
-                .cloned()
-                .collect();
-            saved.push(SavedInterface {
-                interface: interface.to_string(),
-                features,
-            });
-        }
-        Ok(RestoreGuard { saved })
-    }
-
-    /// The interfaces this guard restores.
-    pub fn interfaces(&self) -> Vec<&str> {
-        self.saved.iter().map(|s| s.interface.as_str()).collect()
-    }
-
-    /// Put every captured interface back, checking each by reading it
-    /// again; returns their states after. Every interface is tried; the
-    /// first failure is returned. The guard is spent either way: dropping
-    /// it afterwards does nothing.
-    pub fn restore(&mut self) -> Result<Vec<OffloadSnapshot>, OffloadError> {
-        let mut restored = Vec::new();
-        let mut first_error = None;
-        for saved in std::mem::take(&mut self.saved) {
-            match restore_one(&saved) {
-                Ok(snapshot) => restored.push(snapshot),
-                Err(e) => {
-                    first_error.get_or_insert(e);
-                }
-            }
-        }
-        first_error.map_or(Ok(restored), Err)
-    }
-}
-
-impl Drop for RestoreGuard {
-    fn drop(&mut self) {
-        if self.saved.is_empty() {
-            return;
-        }
-        // Nobody is left to hand the error to: say it, once.
-        if let Err(e) = self.restore() {
-            eprintln!("netperf-ng: {e}");
-        }
-    }
-}
-
-fn restore_one(saved: &SavedInterface) -> Result<OffloadSnapshot, OffloadError> {
-    let interface = saved.interface.as_str();
-    let mut ethtool = open(interface)?;
-    let now = Device::read(&mut ethtool, interface)?;
-    let differs = |f: &Feature| {
-        now.features
-            .iter()
-            .find(|n| n.name == f.name)
-            .is_some_and(|n| n.wanted != f.wanted || n.active != f.active)
-    };
-    let request: Vec<(String, bool)> = saved
-        .features
-        .iter()
-        .filter(|f| differs(f))
-        .map(|f| (f.name.clone(), f.wanted))
-        .collect();
-    if request.is_empty() {
-        return Ok(now.snapshot());
-    }
-    ethtool
-        .set_features(interface, &request)
-        .map_err(|e| kernel_error(interface, "restore", e))?;
-    let after = Device::read(&mut ethtool, interface)?;
-    let wrong: Vec<String> = saved
-        .features
-        .iter()
-        .filter_map(|f| {
-            let now = after.features.iter().find(|n| n.name == f.name)?;
-            (now.active != f.active).then(|| {
-                format!(
-                    "{} is {}, was {}",
-                    f.name,
-                    on_off(now.active),
-                    on_off(f.active)
-                )
-            })
-        })
-        .collect();
-    if wrong.is_empty() {
-        Ok(after.snapshot())
-    } else {
-        Err(OffloadError::NotRestored {
-            interface: interface.to_string(),
-            detail: wrong.join(", "),
-        })
-    }
 }
 
 #[cfg(test)]
