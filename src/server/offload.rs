@@ -116,10 +116,10 @@ impl SessionOffloads {
                 )
             }
             OffloadOp::Set => self.change(&interface, &request.changes.pairs(), opts),
-            OffloadOp::Restore => {
-                self.release(opts);
-                describe(&interface)
-            }
+            OffloadOp::Restore => match self.release(opts) {
+                Ok(()) => describe(&interface),
+                Err(e) => failure(&e),
+            },
         }
     }
 
@@ -185,29 +185,44 @@ impl SessionOffloads {
         }
     }
 
-    /// Put back every interface this connection changed, and let go of it.
-    pub fn release(&mut self, opts: &ServerOptions) {
-        let mine: Vec<(String, Hold)> = {
-            let mut registry = registry();
-            let names: Vec<String> = registry
-                .held
-                .iter()
-                .filter(|(_, hold)| hold.owner == self.id)
-                .map(|(name, _)| name.clone())
-                .collect();
-            names
-                .into_iter()
-                .filter_map(|name| registry.held.remove(&name).map(|hold| (name, hold)))
-                .collect()
-        };
-        for (name, mut hold) in mine {
-            let text = match hold.guard.restore() {
-                Ok(_) => format!("offloads of {name} restored"),
-                Err(e) => format!("offloads of {name} NOT restored: {e}"),
-            };
-            log::line(opts, Some(self.peer), &text);
+    /// Put back every interface this connection changed, and let go of
+    /// them; the first failure (all are tried and logged).
+    pub fn release(&mut self, opts: &ServerOptions) -> Result<(), OffloadError> {
+        // Restored under the lock: another connection must not capture an
+        // interface's "original" state while ours is being put back.
+        let mut registry = registry();
+        let mine: Vec<String> = registry
+            .held
+            .iter()
+            .filter(|(_, hold)| hold.owner == self.id)
+            .map(|(name, _)| name.clone())
+            .collect();
+        let mut first_error = None;
+        for name in mine {
+            if let Some(hold) = registry.held.remove(&name) {
+                if let Err(e) = restore(&name, hold, "", opts) {
+                    first_error.get_or_insert(e);
+                }
+            }
         }
+        first_error.map_or(Ok(()), Err)
     }
+}
+
+/// Put one held interface back, saying so in the log.
+fn restore(
+    name: &str,
+    mut hold: Hold,
+    when: &str,
+    opts: &ServerOptions,
+) -> Result<(), OffloadError> {
+    let result = hold.guard.restore().map(|_| ());
+    let text = match &result {
+        Ok(()) => format!("offloads of {name} restored{when}"),
+        Err(e) => format!("offloads of {name} NOT restored{when}: {e}"),
+    };
+    log::line(opts, Some(hold.peer), &text);
+    result
 }
 
 impl Drop for SessionOffloads {
@@ -222,17 +237,11 @@ impl Drop for SessionOffloads {
 /// At shutdown: restore every interface still held (sessions that are
 /// still open), and refuse changes from now on.
 pub fn restore_all(opts: &ServerOptions) {
-    let held = {
-        let mut registry = registry();
-        registry.closed = true;
-        std::mem::take(&mut registry.held)
-    };
-    for (name, mut hold) in held {
-        let text = match hold.guard.restore() {
-            Ok(_) => format!("offloads of {name} restored at shutdown"),
-            Err(e) => format!("offloads of {name} NOT restored at shutdown: {e}"),
-        };
-        log::line(opts, Some(hold.peer), &text);
+    let mut registry = registry();
+    registry.closed = true;
+    for (name, hold) in std::mem::take(&mut registry.held) {
+        // Logged; nobody else is left to tell.
+        let _ = restore(&name, hold, " at shutdown", opts);
     }
 }
 
