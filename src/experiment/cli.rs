@@ -3,8 +3,9 @@
 //! ends and the database before the first run, run, restore, write, store).
 
 use super::model::ExperimentRecord;
+use super::offloads::OffloadSwitch;
 use super::plan::{parse_factor_arg, read_plan_file, Plan, PlanFile};
-use super::runner::{run_experiment, NoOffloads, OffloadControl, RunSettings};
+use super::runner::{run_experiment, RunSettings};
 use super::{args, environment, order};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -186,9 +187,11 @@ fn run_inner(args: &ExperimentArgs, command_line: Vec<String>) -> Result<ExitCod
     }
     let netperf = netperf_program(&plan)?;
     let out_dir = args.out.clone().unwrap_or_else(default_out_dir);
+    // Everything that can refuse is asked before the first run: the
+    // interfaces and offload levels on both ends.
+    let mut switch = OffloadSwitch::open(&plan)?;
     std::fs::create_dir_all(&out_dir)
         .map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
-    let mut offloads: Box<dyn OffloadControl> = Box::new(NoOffloads);
     let stop = super::interrupt::install();
     eprintln!(
         "netagg experiment: {} cells x {} replicates = {} runs of {} s against {}, seed {seed}",
@@ -204,11 +207,19 @@ fn run_inner(args: &ExperimentArgs, command_line: Vec<String>) -> Result<ExitCod
         command_line,
         stop,
     };
-    let mut record = run_experiment(&plan, &settings, offloads.as_mut(), &mut std::io::stderr());
-    drop(offloads);
-    record.environment = environment::collect(&record.runs, None, None);
+    let mut record = run_experiment(&plan, &settings, &mut switch, &mut std::io::stderr());
+    let restored = switch.restore();
+    record.environment = environment::collect(
+        &record.runs,
+        switch.local_start.as_ref(),
+        switch.remote_start.as_ref(),
+    );
+    drop(switch);
     write_outputs(&record, &out_dir)?;
     eprintln!("netagg experiment: outputs in {}", out_dir.display());
+    if let Err(e) = restored {
+        return Err(format!("the offloads could not all be put back: {e}"));
+    }
     let failed = record.runs.iter().filter(|r| !r.status.is_ok()).count();
     Ok(if record.status == "interrupted" {
         ExitCode::from(EXIT_INTERRUPTED)

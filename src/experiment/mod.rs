@@ -9,6 +9,7 @@ pub mod execute;
 pub mod factors;
 pub mod interrupt;
 pub mod model;
+pub mod offloads;
 pub mod order;
 pub mod plan;
 pub mod runner;
