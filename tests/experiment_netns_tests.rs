@@ -17,7 +17,6 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const NETAGG: &str = env!("CARGO_BIN_EXE_netagg");
-const CLIENT_ADDR: &str = "198.18.150.1";
 const SERVER_ADDR: &str = "198.18.150.2";
 
 /// Two namespaces joined by a veth pair, with a netserver in the server's;
