@@ -90,6 +90,11 @@ struct Args {
 #[derive(clap::Subcommand, Debug)]
 enum Command {
     Results(netperf_ng::resultsdb::cli::ResultsArgs),
+    /// Run an experiment: factors and levels (protocol, message size,
+    /// offloads, ...) from a TOML plan or --factor, every cell repeated in
+    /// a seeded random order as netperf omni tests, with statistics per
+    /// cell, ratios between levels, tables, CSV/JSON and an HTML report
+    Experiment(Box<netperf_ng::experiment::cli::ExperimentArgs>),
     /// Read netperf_<type>.log and its .out files from runemomniaggdemo.sh (real
     /// netperf runs) and print post_proc.py's summary; write the series (CSV,
     /// JSON), the chart and the report
@@ -243,6 +248,9 @@ const DEFAULT_LOSS_TIMEOUT: u32 = 1;
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if let Some(Command::Experiment(experiment)) = &args.command {
+        return netperf_ng::experiment::cli::run(experiment, std::env::args().collect());
+    }
     if let Some(Command::Post {
         log,
         intervals,
