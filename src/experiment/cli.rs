@@ -7,6 +7,7 @@ use super::offloads::OffloadSwitch;
 use super::plan::{parse_factor_arg, read_plan_file, Plan, PlanFile};
 use super::runner::{run_experiment, RunSettings};
 use super::{args, environment, order};
+use crate::resultsdb::{self, Db};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -189,6 +190,13 @@ fn run_inner(args: &ExperimentArgs, command_line: Vec<String>) -> Result<ExitCod
     let out_dir = args.out.clone().unwrap_or_else(default_out_dir);
     // Everything that can refuse is asked before the first run: the
     // interfaces and offload levels on both ends.
+    let db = match args.no_store {
+        true => None,
+        false => {
+            let path = resultsdb::db::resolve(args.db.as_deref()).map_err(|e| e.to_string())?;
+            Some(Db::open(&path).map_err(|e| e.to_string())?)
+        }
+    };
     let mut switch = OffloadSwitch::open(&plan)?;
     std::fs::create_dir_all(&out_dir)
         .map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
@@ -220,6 +228,14 @@ fn run_inner(args: &ExperimentArgs, command_line: Vec<String>) -> Result<ExitCod
     if let Err(e) = restored {
         return Err(format!("the offloads could not all be put back: {e}"));
     }
+    if let Some(db) = &db {
+        resultsdb::store_experiment(db, &record).map_err(|e| e.to_string())?;
+        eprintln!(
+            "netagg experiment: stored as {} in {}",
+            record.id,
+            db_path_text(args)
+        );
+    }
     let failed = record.runs.iter().filter(|r| !r.status.is_ok()).count();
     Ok(if record.status == "interrupted" {
         ExitCode::from(EXIT_INTERRUPTED)
@@ -234,6 +250,13 @@ fn write_outputs(record: &ExperimentRecord, dir: &Path) -> Result<(), String> {
     let path = dir.join("experiment.json");
     let text = serde_json::to_string_pretty(record).map_err(|e| e.to_string())?;
     std::fs::write(&path, text + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+fn db_path_text(args: &ExperimentArgs) -> String {
+    resultsdb::db::resolve(args.db.as_deref()).map_or_else(
+        |_| "the results database".into(),
+        |p| p.display().to_string(),
+    )
 }
 
 fn default_out_dir() -> PathBuf {
