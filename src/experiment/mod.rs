@@ -2,4 +2,16 @@
 //! run in a seeded random order as omni tests, stateless offloads switched
 //! and read back between runs, and statistics, tables and charts per cell.
 
+pub mod analysis;
+pub mod charts;
+pub mod csv;
+pub mod html;
+pub mod layout;
 pub mod model;
+pub mod numbers;
+pub mod output;
+pub mod tables;
+
+pub use analysis::Analysis;
+pub use output::{read_record, render_from_json, write_analysed, write_outputs};
+pub use tables::text_report;
