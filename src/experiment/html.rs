@@ -14,7 +14,7 @@ use super::analysis::{
 };
 use super::charts::{Chart, ChartKind};
 use super::layout::{
-    cell_short_label, column_label, factor_title, metric_heading, metric_title, metric_unit, Layout,
+    cell_short_label, column_label, metric_heading, metric_title, metric_unit, Layout,
 };
 use super::model::{cell_label, ExperimentRecord, RunStatus};
 use super::numbers::format_value;
@@ -304,7 +304,7 @@ fn figures(out: &mut String, charts: &[Chart], kind: ChartKind, heading: &str) {
     for chart in mine {
         let _ = writeln!(
             out,
-            "<figure>{}<figcaption>{} ({})</figcaption></figure>",
+            "<figure><div class=\"scroll\">{}</div><figcaption>{} ({})</figcaption></figure>",
             svg_body(&chart.svg),
             escape(&chart.title),
             escape(&chart.file_name)
@@ -328,13 +328,14 @@ fn ratios(out: &mut String, analysis: &Analysis) {
         out,
         "<section id=\"ratios\"><h2>Ratios between levels</h2><p class=\"note\">Each level of a factor \
          over the factor's first level, the other factors held at the levels shown; {confidence} \
-         percentile-bootstrap intervals ({} resamples, seed {}). An interval that contains 1 is \
+         percentile-bootstrap intervals ({} resamples, seed {}); n counts the successful runs of the \
+         level and of the baseline. An interval that contains 1 is \
          &ldquo;no significant difference&rdquo;.</p>",
         analysis.bootstrap_resamples, analysis.bootstrap_seed
     );
     out.push_str(
         "<div class=\"scroll\"><table class=\"words\"><thead><tr><th>metric</th><th>factor</th>\
-         <th>level / baseline</th><th>other factors at</th><th>n (level / baseline)</th><th>ratio of means</th>\
+         <th>level / baseline</th><th>other factors at</th><th>n</th><th>ratio of means</th>\
          <th>ratio of medians</th></tr></thead><tbody>\n",
     );
     for r in means {
@@ -348,9 +349,9 @@ fn ratios(out: &mut String, analysis: &Analysis) {
         let _ = writeln!(
             out,
             "<tr><td class=\"label\">{}</td><td class=\"label\">{}</td><td class=\"label\">{} / {}</td>\
-             <td class=\"label\">{}</td><td>{} / {}</td>{}{}</tr>",
+             <td class=\"text\">{}</td><td>{} / {}</td>{}{}</tr>",
             escape(&metric_title(&r.metric)),
-            escape(&factor_title(&r.factor)),
+            escape(&r.factor),
             escape(&r.level),
             escape(&r.baseline),
             escape(&cell_label(&r.held)),
@@ -383,20 +384,20 @@ fn cell_statistics(out: &mut String, record: &ExperimentRecord, analysis: &Analy
     if metrics.is_empty() {
         return;
     }
-    out.push_str(
-        "<section id=\"cells\"><h2>Cell statistics</h2><p class=\"note\">Over each cell's successful runs; \
-         every metric of every cell is in cells.csv.</p>\n",
+    let factors = record
+        .factors
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect::<Vec<_>>()
+        .join(" × ");
+    let _ = writeln!(
+        out,
+        "<section id=\"cells\"><h2>Cell statistics</h2><p class=\"note\">Over each cell's successful \
+         runs; cells are named by their levels of {}. Percentiles and every other metric are in \
+         cells.csv.</p>",
+        escape(&factors)
     );
-    let cell_heading = format!(
-        "cell ({})",
-        analysis.cells.first().map_or(String::new(), |c| c
-            .cell
-            .iter()
-            .map(|(f, _)| f.as_str())
-            .collect::<Vec<_>>()
-            .join(" × "))
-    );
-    const HEAD: [&str; 12] = [
+    const HEAD: [&str; 10] = [
         "ok",
         "not ok",
         "mean",
@@ -405,10 +406,8 @@ fn cell_statistics(out: &mut String, record: &ExperimentRecord, analysis: &Analy
         "95 % CI (bootstrap)",
         "sd",
         "min",
-        "p5",
-        "p25",
-        "p75",
         "max",
+        "n excluded",
     ];
     for metric in metrics {
         let unit = metric_unit(record, metric);
@@ -421,7 +420,7 @@ fn cell_statistics(out: &mut String, record: &ExperimentRecord, analysis: &Analy
             "<h3>{}</h3><div class=\"scroll\"><table><thead><tr>",
             escape(&heading)
         );
-        let _ = write!(out, "<th>{}</th>", escape(&cell_heading));
+        out.push_str("<th>cell</th>");
         for h in HEAD {
             let _ = write!(out, "<th>{h}</th>");
         }
@@ -445,12 +444,10 @@ fn cell_statistics(out: &mut String, record: &ExperimentRecord, analysis: &Analy
                     interval(s.median_ci95),
                     s.stdev.map_or("—".to_string(), format_value),
                     format_value(s.min),
-                    format_value(s.p5),
-                    format_value(s.p25),
-                    format_value(s.p75),
                     format_value(s.max),
+                    s.n_excluded.to_string(),
                 ]),
-                None => fields.extend(std::iter::repeat_n("—".to_string(), 10)),
+                None => fields.extend(std::iter::repeat_n("—".to_string(), HEAD.len() - 2)),
             }
             let _ = write!(
                 out,

@@ -72,7 +72,24 @@ fn header(out: &mut String, record: &ExperimentRecord, analysis: &Analysis) {
         .iter()
         .map(|f| format!("{} ({})", f.name, f.levels.join(", ")))
         .collect();
-    let _ = writeln!(out, "factors: {}", factors.join("; "));
+    let factors = if factors.is_empty() {
+        "none".to_string()
+    } else {
+        factors.join("; ")
+    };
+    let _ = writeln!(out, "factors: {factors}");
+    let plan = record.cells();
+    let outside = record
+        .runs
+        .iter()
+        .filter(|r| !plan.contains(&r.cell))
+        .count();
+    if outside > 0 {
+        let _ = writeln!(
+            out,
+            "warning: {outside} runs belong to no cell of the plan's factors; they are in the CSV and JSON, not in these tables"
+        );
+    }
 }
 
 /// Titles and plans come from the user: keep each on its line.
@@ -283,12 +300,14 @@ fn failures(out: &mut String, record: &ExperimentRecord) {
             RunStatus::Interrupted => "interrupted".to_string(),
             RunStatus::Ok => continue,
         };
+        let cell = match cell_label(&run.cell) {
+            label if label.is_empty() => String::new(),
+            label => format!(" {label}"),
+        };
         let _ = writeln!(
             out,
-            "  run {} (replicate {}) {}: {reason}",
-            run.order,
-            run.replicate,
-            cell_label(&run.cell)
+            "  run {} (replicate {}){cell}: {reason}",
+            run.order, run.replicate
         );
     }
 }

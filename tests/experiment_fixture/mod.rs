@@ -9,11 +9,14 @@
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::OnceLock;
 
 use netperf_ng::experiment::model::{
     Cell, Environment, ExperimentRecord, FactorRecord, OffloadRecord, OffloadSnapshot, RunRecord,
     RunStatus, RECORD_VERSION,
 };
+use netperf_ng::experiment::Analysis;
 
 pub const SEED: u64 = 20_211_018;
 pub const TITLE: &str = "UDP vs TCP <offloads> & \"sizes\"";
@@ -242,5 +245,30 @@ pub fn record() -> ExperimentRecord {
         tags: vec!["limiters".into()],
         environment,
         runs,
+    }
+}
+
+/// The analysis with the full default bootstrap, made once (it takes a
+/// few seconds in a debug build).
+pub fn analysis() -> &'static Analysis {
+    static ANALYSIS: OnceLock<Analysis> = OnceLock::new();
+    ANALYSIS.get_or_init(|| Analysis::of(&record()))
+}
+
+/// A fresh directory under the system's temporary one, removed on drop.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(name: &str) -> TempDir {
+        let path = std::env::temp_dir().join(format!("netperf-ng-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).expect("temporary directory");
+        TempDir(path)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
