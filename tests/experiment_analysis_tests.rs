@@ -335,13 +335,7 @@ fn failed_and_interrupted_runs_are_counted_never_measured() {
         .find(|r| r.cell == failing_cell() && !r.status.is_ok())
         .unwrap();
     run.metrics.insert("THROUGHPUT".into(), 1e12);
-    let quick = Analysis::with_bootstrap(
-        &record,
-        netperf_ng::stats::Bootstrap {
-            resamples: 200,
-            ..Default::default()
-        },
-    );
+    let quick = Analysis::with_resamples(&record, 200);
     let stats = quick.stats(&failing_cell(), "THROUGHPUT").unwrap();
     assert!(stats.max < 1e6 && stats.n == 4);
 }
@@ -484,13 +478,7 @@ fn wide_tables_split_to_fit_a_terminal() {
     record.factors[2].levels = ["on", "off", "tso-only", "gro-only"]
         .map(String::from)
         .to_vec();
-    let quick = Analysis::with_bootstrap(
-        &record,
-        netperf_ng::stats::Bootstrap {
-            resamples: 100,
-            ..Default::default()
-        },
-    );
+    let quick = Analysis::with_resamples(&record, 100);
     let report = text_report(&record, &quick);
     let lines = table(&report, "Throughput (10^6bits/s - Higher is Better)");
     assert!(
@@ -525,13 +513,7 @@ fn a_nan_is_left_out_and_counted() {
         .find(|r| r.status.is_ok() && r.cell == cell)
         .unwrap();
     run.metrics.insert("THROUGHPUT".into(), f64::INFINITY);
-    let quick = Analysis::with_bootstrap(
-        &record,
-        netperf_ng::stats::Bootstrap {
-            resamples: 50,
-            ..Default::default()
-        },
-    );
+    let quick = Analysis::with_resamples(&record, 50);
     let stats = quick.stats(&cell, "THROUGHPUT").unwrap();
     assert_eq!((stats.n, stats.n_excluded), (4, 1));
     assert!(stats.max.is_finite());

@@ -258,10 +258,7 @@ fn svgs_parse(dir: &std::path::Path) {
 
 #[test]
 fn degenerate_and_hostile_records_still_render() {
-    let quick = netperf_ng::stats::Bootstrap {
-        resamples: 50,
-        ..Default::default()
-    };
+    let quick = 50;
     let mut cases: Vec<(&str, ExperimentRecord)> = Vec::new();
     let mut empty = record();
     empty.runs.clear();
@@ -297,7 +294,7 @@ fn degenerate_and_hostile_records_still_render() {
     }
     cases.push(("hostile text, a NaN", hostile));
     for (name, record) in cases {
-        let analysis = Analysis::with_bootstrap(&record, quick);
+        let analysis = Analysis::with_resamples(&record, quick);
         let report = text_report(&record, &analysis);
         assert!(report.starts_with("Experiment: "), "{name}");
         if name.starts_with("one level") {

@@ -15,6 +15,10 @@ use super::layout::{cell_short_label, Layout};
 use super::model::{better, cell_label, Better, Cell, ExperimentRecord, RunStatus, KEY_METRICS};
 use crate::stats::{Bootstrap, Statistic, Summary, Verdict};
 
+/// The confidence of every interval: the t interval of the mean, the
+/// bootstrap intervals of the median and of the ratios.
+pub const CONFIDENCE: f64 = 0.95;
+
 /// A confidence interval `[low, high]`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Bounds {
@@ -170,6 +174,7 @@ pub struct Improvement {
 /// Everything the reports show beside the runs themselves.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Analysis {
+    /// [`CONFIDENCE`], recorded for readers of the JSON.
     pub confidence: f64,
     pub bootstrap_resamples: usize,
     pub bootstrap_seed: u64,
@@ -182,13 +187,20 @@ pub struct Analysis {
 }
 
 impl Analysis {
-    /// The analysis with the default bootstrap (10,000 resamples, 95 %)
-    /// seeded with the record's seed.
+    /// The analysis with the default bootstrap (10,000 resamples) seeded
+    /// with the record's seed.
     pub fn of(record: &ExperimentRecord) -> Analysis {
-        Analysis::with_bootstrap(record, Bootstrap::with_seed(record.seed))
+        Analysis::with_resamples(record, Bootstrap::default().resamples)
     }
 
-    pub fn with_bootstrap(record: &ExperimentRecord, bootstrap: Bootstrap) -> Analysis {
+    /// The analysis with `resamples` bootstrap resamples (fewer are faster
+    /// and coarser), seeded with the record's seed; every interval is 95 %.
+    pub fn with_resamples(record: &ExperimentRecord, resamples: usize) -> Analysis {
+        let bootstrap = Bootstrap {
+            resamples,
+            confidence: CONFIDENCE,
+            seed: record.seed,
+        };
         let samples = Samples::of(record);
         let count = |f: fn(&RunStatus) -> bool| record.runs.iter().filter(|r| f(&r.status)).count();
         Analysis {
