@@ -5,9 +5,13 @@
 //! docs/fuzzing.md says when.
 
 use netperf_ng::fuzzing::{decode, session, session::Step};
+use netperf_ng::net::offload::Offload;
 use netperf_ng::unix::wire as unix;
 use netperf_ng::wire::extension::Extension;
 use netperf_ng::wire::legacy;
+use netperf_ng::wire::offload::{
+    OffloadBits, OffloadOp, OffloadRequest, OffloadResponse, OffloadStatus,
+};
 use netperf_ng::wire::omni::{OmniRequest, OmniResponse, OmniResults};
 use netperf_ng::wire::system_facts::{self, SystemFacts};
 use netperf_ng::wire::{self, Message, MESSAGE_LEN};
@@ -67,6 +71,7 @@ fn session_seeds_run_without_a_finding() {
         "passphrase-then-calibrate",
         "partial-message-then-close",
         "unknown-and-small-requests",
+        "offload-read-set-restore",
     ] {
         let data = std::fs::read(corpus("session").join(name)).expect(name);
         let started = Instant::now();
@@ -209,6 +214,28 @@ fn encoded_messages() -> Vec<(&'static str, Message)> {
             .encode(),
         ),
         ("ng-passphrase", wire::encode_passphrase("secret phrase")),
+        (
+            "ng-offload-request-set",
+            OffloadRequest {
+                op: OffloadOp::Set,
+                interface: Some("eth0".into()),
+                changes: OffloadBits::from_pairs(&[(Offload::Tso, false), (Offload::Lro, true)]),
+            }
+            .encode(),
+        ),
+        (
+            "ng-offload-response-refused",
+            OffloadResponse {
+                status: OffloadStatus::Refused,
+                interface: "eth0".into(),
+                active: 0b0111,
+                fixed: 0b1000,
+                mtu: 9000,
+                refused: Some((Offload::Lro, true)),
+                text: "cannot turn lro on on eth0: the driver does not let it change".into(),
+            }
+            .encode(),
+        ),
         (
             "ng-cpu-calibrate-response",
             wire::encode_cpu_calibrate_response(100.0, 8),
@@ -417,6 +444,10 @@ fn session_seeds(stock: &[(String, [u8; MESSAGE_LEN])]) -> Vec<(String, session:
         (
             "unknown-and-small-requests",
             script(false, vec![t(15), Await, t(16), Await, t(17), Await]),
+        ),
+        (
+            "offload-read-set-restore",
+            script(false, vec![t(18), Await, t(19), Await, t(20), Await]),
         ),
         (
             "partial-message-then-close",

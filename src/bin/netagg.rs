@@ -83,10 +83,18 @@ struct Args {
     /// also print every interval (level), as post_proc.py --intervals does
     #[arg(long)]
     intervals: bool,
+    #[command(flatten)]
+    store: netperf_ng::resultsdb::cli::StoreArgs,
 }
 
 #[derive(clap::Subcommand, Debug)]
 enum Command {
+    Results(netperf_ng::resultsdb::cli::ResultsArgs),
+    /// Run an experiment: factors and levels (protocol, message size,
+    /// offloads, ...) from a TOML plan or --factor, every cell repeated in
+    /// a seeded random order as netperf omni tests, with statistics per
+    /// cell, ratios between levels, tables, CSV/JSON and an HTML report
+    Experiment(Box<netperf_ng::experiment::cli::ExperimentArgs>),
     /// Read netperf_<type>.log and its .out files from runemomniaggdemo.sh (real
     /// netperf runs) and print post_proc.py's summary; write the series (CSV,
     /// JSON), the chart and the report
@@ -240,6 +248,9 @@ const DEFAULT_LOSS_TIMEOUT: u32 = 1;
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if let Some(Command::Experiment(experiment)) = &args.command {
+        return netperf_ng::experiment::cli::run(experiment, std::env::args().collect());
+    }
     if let Some(Command::Post {
         log,
         intervals,
@@ -249,6 +260,9 @@ fn main() -> ExitCode {
     }) = &args.command
     {
         return post(log, *intervals, out, title, annotation);
+    }
+    if let Some(Command::Results(results)) = &args.command {
+        return netperf_ng::resultsdb::cli::run(results);
     }
     let hosts = match (&args.hosts_file, args.hosts.is_empty()) {
         (Some(file), _) => hosts::read(file),
@@ -270,6 +284,10 @@ fn main() -> ExitCode {
         eprintln!("netagg: cannot create {}: {e}", args.out.display());
         return ExitCode::from(2);
     }
+    let store = match args.store.open() {
+        Ok(store) => store,
+        Err(code) => return code,
+    };
     let cpus = netperf_ng::measure::cpu::num_cpus();
     let kind = plan::spec_of(args.kind);
     if args.loss_timeout.is_some() && !kind.recovers_loss {
@@ -389,24 +407,22 @@ fn main() -> ExitCode {
         text.push_str(&summary::burst_search_text(trials, cfg.burst, kind.units));
     }
     print!("{text}");
+    let summary_json = summary::json(
+        &recording,
+        &levels,
+        kind.name,
+        kind.units,
+        cfg.burst,
+        search.as_deref(),
+        loss_timeout,
+    );
     let files = [
         (format!("netagg_{}.txt", kind.name), text.clone()),
         (
             format!("netagg_{}.csv", kind.name),
             summary::csv(&recording, &levels),
         ),
-        (
-            format!("netagg_{}.json", kind.name),
-            summary::json(
-                &recording,
-                &levels,
-                kind.name,
-                kind.units,
-                cfg.burst,
-                search.as_deref(),
-                loss_timeout,
-            ),
-        ),
+        (format!("netagg_{}.json", kind.name), summary_json.clone()),
     ];
     let chart_text = charts::ChartText {
         title: if args.title.is_empty() {
@@ -440,6 +456,18 @@ fn main() -> ExitCode {
         if let Err(e) = std::fs::write(&path, body) {
             eprintln!("netagg: cannot write {}: {e}", path.display());
             return ExitCode::from(1);
+        }
+    }
+    if let Some(store) = store {
+        let run = netperf_ng::resultsdb::netagg::NetaggRun {
+            kind,
+            recording: &recording,
+            levels: &levels,
+            summary_json: &summary_json,
+            command_line: std::env::args().collect(),
+        };
+        if let Err(code) = store.finish(&run) {
+            return code;
         }
     }
     if recording.failures.is_empty() {

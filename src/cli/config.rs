@@ -130,6 +130,8 @@ pub struct GlobalOptions {
     pub remote_interval_burst: u32,
     /// The whole command line as netperf prints it for COMMAND_LINE.
     pub command_line: String,
+    /// The same command line word by word (argv without the program).
+    pub args: Vec<String>,
 }
 
 /// Test-specific options (after `--`) of the omni/migrated BSD tests.
@@ -242,6 +244,12 @@ pub struct TestOptions {
     /// netperf-ng extension `--busy-poll USECS`: SO_BUSY_POLL on the data
     /// sockets of both ends.
     pub busy_poll_usecs: Option<u32>,
+    /// netperf-ng extension `--store[=DBPATH]`: record the finished test in
+    /// the results database; `Some(None)` is the default database.
+    pub store: Option<Option<String>>,
+    /// netperf-ng extension `--tag TAG[,TAG...]` (repeatable): tags of the
+    /// stored result.
+    pub store_tags: Vec<String>,
 }
 
 /// Everything the command line said.
@@ -313,6 +321,7 @@ impl Default for GlobalOptions {
             remote_interval_usecs: 0,
             remote_interval_burst: 0,
             command_line: String::new(),
+            args: Vec::new(),
         }
     }
 }
@@ -371,6 +380,8 @@ impl Default for TestOptions {
             mmsg_batch: None,
             zerocopy: false,
             busy_poll_usecs: None,
+            store: None,
+            store_tags: Vec::new(),
         }
     }
 }

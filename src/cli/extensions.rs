@@ -18,6 +18,17 @@ netperf-ng extensions (test-specific, after --):
                       lost, duplicated and out-of-order ones on each receiver
                       (selectors LOCAL_/REMOTE_DGRAMS_LOST, _DUPLICATED,
                       _OUT_OF_ORDER). Messages must be at least 8 bytes
+    --store[=DBPATH]  Record the finished test in the results database
+                      (default $NETPERF_NG_DB, else
+                      $XDG_DATA_HOME/netperf-ng/results.db, else
+                      ~/.local/share/netperf-ng/results.db): every number
+                      the output reported, its texts, the test, host,
+                      kernel and the -u UUID (or a new one). The output is
+                      unchanged; a database that cannot be opened stops
+                      netperf before the test (exit 2), a failure to store
+                      after it is one line on stderr (exit 2). See
+                      `netagg results --help`
+    --tag TAG[,TAG]   Tag the stored result (repeatable; needs --store)
     --help-ext        Display this text
 
 and one test-specific letter netperf does not use:
@@ -34,25 +45,67 @@ PACKETS_PER_TRANSACTION
 
 type Apply = fn(&mut TestOptions, Option<&str>) -> Result<(), String>;
 
-/// (name, takes a value, how it applies)
-const EXTENSIONS: &[(&str, bool, Apply)] = &[
-    ("mmsg", true, |t, v| {
+/// Whether an option takes a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Takes {
+    Nothing,
+    /// `--name value` or `--name=value`.
+    Value,
+    /// Only as `--name=value`; a bare `--name` leaves the next word alone.
+    OptionalValue,
+}
+
+/// (name, what it takes, how it applies)
+const EXTENSIONS: &[(&str, Takes, Apply)] = &[
+    ("mmsg", Takes::Value, |t, v| {
         t.mmsg_batch = Some(number(v, 1, 1024)?);
         Ok(())
     }),
-    ("zerocopy", false, |t, _| {
+    ("zerocopy", Takes::Nothing, |t, _| {
         t.zerocopy = true;
         Ok(())
     }),
-    ("seq", false, |t, _| {
+    ("seq", Takes::Nothing, |t, _| {
         t.sequence = true;
         Ok(())
     }),
-    ("busy-poll", true, |t, v| {
+    ("busy-poll", Takes::Value, |t, v| {
         t.busy_poll_usecs = Some(number(v, 0, 1_000_000)?);
         Ok(())
     }),
+    ("store", Takes::OptionalValue, |t, v| {
+        if v.is_some_and(str::is_empty) {
+            return Err("the database path is empty".into());
+        }
+        t.store = Some(v.map(String::from));
+        Ok(())
+    }),
+    ("tag", Takes::Value, |t, v| {
+        for tag in v.unwrap_or_default().split(',') {
+            t.store_tags.push(checked_tag(tag)?);
+        }
+        Ok(())
+    }),
 ];
+
+/// The longest tag accepted.
+const MAX_TAG: usize = 128;
+
+/// A tag: printable, no comma (the list separator), not empty, at most
+/// [`MAX_TAG`] bytes; surrounding blanks are dropped.
+pub fn checked_tag(tag: &str) -> Result<String, String> {
+    let tag = tag.trim();
+    if tag.is_empty() {
+        return Err("a tag is empty".into());
+    }
+    if tag.len() > MAX_TAG {
+        return Err(format!("a tag is longer than {MAX_TAG} bytes"));
+    }
+    if tag.chars().any(char::is_control) {
+        return Err("a tag holds a control character".into());
+    }
+    Ok(tag.to_string())
+}
 
 fn number(value: Option<&str>, min: u32, max: u32) -> Result<u32, String> {
     let text = value.unwrap_or_default();
@@ -96,19 +149,19 @@ pub fn extract(args: &[String], test: &mut TestOptions) -> Result<Extracted, Cli
             None => (body, None),
         };
         let bad = |reason: String| CliError::Extension(format!("option --{name}: {reason}"));
-        let Some((_, takes_value, apply)) = EXTENSIONS.iter().find(|(n, _, _)| *n == name) else {
+        let Some((_, takes, apply)) = EXTENSIONS.iter().find(|(n, _, _)| *n == name) else {
             return Err(bad("unknown netperf-ng option (see -- --help-ext)".into()));
         };
-        let value = match (takes_value, inline) {
-            (true, Some(v)) => Some(v.to_string()),
-            (true, None) => Some(
+        let value = match (takes, inline) {
+            (Takes::Value | Takes::OptionalValue, Some(v)) => Some(v.to_string()),
+            (Takes::Value, None) => Some(
                 words
                     .next()
                     .ok_or_else(|| bad("needs a value".into()))?
                     .clone(),
             ),
-            (false, Some(_)) => return Err(bad("takes no value".into())),
-            (false, None) => None,
+            (Takes::Nothing, Some(_)) => return Err(bad("takes no value".into())),
+            (Takes::Nothing | Takes::OptionalValue, None) => None,
         };
         apply(test, value.as_deref()).map_err(|reason| {
             bad(format!(
@@ -116,6 +169,11 @@ pub fn extract(args: &[String], test: &mut TestOptions) -> Result<Extracted, Cli
                 value.unwrap_or_default()
             ))
         })?;
+    }
+    if !test.store_tags.is_empty() && test.store.is_none() {
+        return Err(CliError::Extension(
+            "option --tag: tags a stored result, and needs --store".into(),
+        ));
     }
     Ok(Extracted::Rest(rest))
 }
@@ -155,6 +213,27 @@ mod tests {
             extract(&words("--help-ext"), &mut t).unwrap(),
             Extracted::Help
         );
+    }
+
+    #[test]
+    fn store_takes_an_optional_inline_path_and_tags() {
+        let mut t = TestOptions::default();
+        let got = extract(&words("--store -m 64 --tag a,b --tag c"), &mut t).unwrap();
+        assert_eq!(got, Extracted::Rest(words("-m 64")));
+        assert_eq!(t.store, Some(None));
+        assert_eq!(t.store_tags, ["a", "b", "c"]);
+        let mut t = TestOptions::default();
+        extract(&words("--store=/tmp/r.db"), &mut t).unwrap();
+        assert_eq!(t.store, Some(Some("/tmp/r.db".into())));
+        let e = |line: &str| {
+            extract(&words(line), &mut TestOptions::default())
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(e("--tag x").contains("needs --store"));
+        assert!(e("--store --tag a,,b").contains("a tag is empty"));
+        assert!(e("--store=").contains("path is empty"));
+        assert!(e("--store --tag").contains("needs a value"));
     }
 
     #[test]

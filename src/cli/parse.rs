@@ -64,6 +64,7 @@ fn scan_error(error: ScanError, section: Section) -> CliError {
 pub fn parse_netperf(args: &[String]) -> Result<Invocation, CliError> {
     let mut config = default_config();
     config.global.command_line = command_line(args);
+    config.global.args = args.to_vec();
     // The first bad value, reported once nothing later on the line asks
     // for help or the version.
     let mut first_bad_value: Option<CliError> = None;
@@ -347,6 +348,7 @@ mod tests {
         global.remote_cpu = true;
         global.brand = Some("on".into());
         global.command_line = format!("netperf {}", args(line).join(" "));
+        global.args = args(line);
         let test = &mut expected.test;
         test.protocol = Some("tcp".into());
         test.socket_type = Some("stream".into());

@@ -2,10 +2,11 @@
 //! framed 656-byte messages with bounded waits (`channel`), what netperf asks
 //! netserver for (`request`), its half of the data phase (`data`), and one
 //! iteration end to end (`client`), with interim results sampled beside it
-//! (`interim`).
+//! (`interim`); the remote netserver's offloads, netperf-ng only (`offload`).
 
 pub mod channel;
 pub mod client;
 pub mod data;
 pub mod interim;
+pub mod offload;
 pub mod request;

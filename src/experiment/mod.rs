@@ -3,13 +3,23 @@
 //! and read back between runs, and statistics, tables and charts per cell.
 
 pub mod analysis;
+pub mod args;
 pub mod charts;
+pub mod cli;
 pub mod csv;
+pub mod environment;
+pub mod execute;
+pub mod factors;
 pub mod html;
+pub mod interrupt;
 pub mod layout;
 pub mod model;
 pub mod numbers;
+pub mod offloads;
+pub mod order;
 pub mod output;
+pub mod plan;
+pub mod runner;
 pub mod tables;
 
 pub use analysis::Analysis;

@@ -8,7 +8,7 @@ use crate::server::limits::Limits;
 use crate::server::omni::validate;
 use crate::unix::{request, wire as unix, UnixTest};
 use crate::wire::extension::Extension;
-use crate::wire::{self, legacy, omni, system_facts, Message, MESSAGE_LEN};
+use crate::wire::{self, legacy, offload, omni, system_facts, Message, MESSAGE_LEN};
 use std::fmt::Debug;
 
 /// The message a fuzz input stands for: its first 656 bytes, zero-padded.
@@ -63,6 +63,7 @@ pub fn check_message(data: &[u8]) {
         unix::DgRrRequest, unix::DgRrResponse, unix::DgRrResults,
     );
     check_blocks(m);
+    check_offload_messages(m);
     round_trip(
         "passphrase",
         wire::decode_passphrase(m),
@@ -90,6 +91,28 @@ pub fn check_message(data: &[u8]) {
     ] {
         let _ = request::reply(test, m);
         let _ = request::remote(test, m);
+    }
+}
+
+/// netperf-ng's offload control: what netserver accepts and what our client
+/// accepts must survive encode → decode unchanged.
+fn check_offload_messages(m: &Message) {
+    match offload::OffloadRequest::decode(m) {
+        Ok(request) => round_trip(
+            "OffloadRequest",
+            request,
+            |r| r.encode(),
+            |out| offload::OffloadRequest::decode(out).expect("a re-encoded request decodes"),
+        ),
+        Err(reason) => assert!(!reason.is_empty(), "a refusal says why"),
+    }
+    if let Some(response) = offload::OffloadResponse::decode(m) {
+        round_trip(
+            "OffloadResponse",
+            response,
+            |r| r.encode(),
+            |out| offload::OffloadResponse::decode(out).expect("a re-encoded response decodes"),
+        );
     }
 }
 

@@ -5,11 +5,13 @@
 //! that a few word edits reach deep states (a running test) instead of the
 //! fuzzer having to discover a valid omni request byte by byte.
 
+use crate::net::offload::Offload;
 use crate::unix::path;
 use crate::unix::wire as unix;
 use crate::unix::UnixTest;
 use crate::wire::extension::Extension;
 use crate::wire::legacy::{TcpCcRequest, TcpStreamRequest};
+use crate::wire::offload::{OffloadBits, OffloadOp, OffloadRequest};
 use crate::wire::omni::{self, flag, OmniRequest};
 use crate::wire::{self, kind, Message};
 use std::sync::OnceLock;
@@ -45,6 +47,15 @@ fn omni_request(protocol: u32, direction: u32, flags: u32, test_length: i32) -> 
         socket_tos: -1,
         ..Default::default()
     }
+}
+
+fn offload_request(op: OffloadOp, changes: OffloadBits) -> Message {
+    OffloadRequest {
+        op,
+        interface: None,
+        changes,
+    }
+    .encode()
 }
 
 fn with_extension(mut m: Message, ext: Extension) -> Message {
@@ -138,6 +149,15 @@ fn build() -> Vec<Message> {
         Message::new(kind::DEBUG_ON, 0),
         Message::new(kind::DO_SYSINFO, 0),
         Message::new(999, 0),
+        // 18-20: netperf-ng's offload control: read the interface facing
+        // the client, change it (refused: the fuzzed server does not allow
+        // changes), restore.
+        offload_request(OffloadOp::Read, OffloadBits::default()),
+        offload_request(
+            OffloadOp::Set,
+            OffloadBits::from_pairs(&[(Offload::Tso, false), (Offload::Gro, true)]),
+        ),
+        offload_request(OffloadOp::Restore, OffloadBits::default()),
     ]
 }
 

@@ -15,7 +15,7 @@ use crate::report::classic::{render_classic, ClassicKind, ClassicOptions, Headli
 use crate::report::confidence::{should_warn, ConfidenceWidths};
 use crate::report::interim::InterimStyle;
 use crate::report::omni::build::{direction_text, Averaged};
-use crate::report::omni::Style;
+use crate::report::omni::{OmniRecord, Selection, Style};
 use crate::spec::{TestName, TestSpec};
 use std::io::Write;
 use std::net::SocketAddr;
@@ -82,14 +82,22 @@ pub fn run(config: &Config, spec: &TestSpec) -> i32 {
         o.prepare_spec(&mut spec);
     }
     let kind = ClassicKind::from_test_name(&g.test_name).unwrap_or_else(|| kind_of(&spec));
+    // --store: a database that cannot be opened stops us before the test.
+    let store = match crate::resultsdb::netperf::PendingStore::open(config) {
+        Ok(store) => store,
+        Err(code) => return code,
+    };
     if let Err(e) = crate::engine::affinity::bind_current_thread(g.local_cpu_bind) {
         eprintln!("netperf: cannot bind to CPU {}: {e}", g.local_cpu_bind);
         return 1;
     }
     match run_iterations(config, &spec, kind, omni.as_ref()) {
-        Ok(text) => {
-            super::out(&text);
-            0
+        Ok(finished) => {
+            super::out(&finished.text);
+            match store {
+                Some(store) => store.finish(config, finished.stored.as_ref()),
+                None => 0,
+            }
         }
         Err(e) => {
             let _ = std::io::stdout().flush();
@@ -140,12 +148,19 @@ fn kind_of(spec: &TestSpec) -> ClassicKind {
     }
 }
 
+/// A finished test: its output, and with --store the record and the
+/// selection whose values are stored (what the output reported).
+struct Finished {
+    text: String,
+    stored: Option<(OmniRecord, Selection)>,
+}
+
 fn run_iterations(
     config: &Config,
     spec: &TestSpec,
     kind: ClassicKind,
     omni: Option<&OmniOutput>,
-) -> Result<String, ClientError> {
+) -> Result<Finished, ClientError> {
     let g = &config.global;
     // -N: no control connection, only the data connection to an inetd service.
     let mut chan = if g.no_control {
@@ -225,24 +240,40 @@ fn run_iterations(
         }
     }
     let Some(last) = last else {
-        return Ok(render_classic(kind, &Outcome::default(), &opts));
-    };
-    if let Some(o) = omni {
-        let averaged = opts.averaged.as_ref().map(|a| Averaged {
-            elapsed: a.elapsed,
-            throughput: a.throughput,
-            local_cpu_util: a.local_cpu_util,
-            remote_cpu_util: a.remote_cpu_util,
-            local_service_demand: a.local_service_demand,
-            remote_service_demand: a.remote_service_demand,
+        return Ok(Finished {
+            text: render_classic(kind, &Outcome::default(), &opts),
+            stored: None,
         });
-        let measured = Measured {
-            last: &last,
-            iterations: figures.len() as u32,
-            averaged,
-            widths,
-        };
-        return Ok(super::omni::render(o, config, spec, &measured));
+    };
+    let averaged = opts.averaged.as_ref().map(|a| Averaged {
+        elapsed: a.elapsed,
+        throughput: a.throughput,
+        local_cpu_util: a.local_cpu_util,
+        remote_cpu_util: a.remote_cpu_util,
+        local_service_demand: a.local_service_demand,
+        remote_service_demand: a.remote_service_demand,
+    });
+    let measured = Measured {
+        last: &last,
+        iterations: figures.len() as u32,
+        averaged,
+        widths,
+    };
+    // What is stored is what the output showed: the omni selection, or
+    // for the classic block the omni default of the same test (its figures).
+    let store_selection = config.test.store.is_some().then(|| match omni {
+        Some(o) => o.selection.clone(),
+        None => super::omni::default_selection(config, spec),
+    });
+    if let Some(o) = omni {
+        let record = super::omni::record(&o.selection, config, spec, &measured);
+        let text = super::omni::render_record(o, config, spec, &measured, &record);
+        return Ok(Finished {
+            text,
+            stored: store_selection.map(|s| (record, s)),
+        });
     }
-    Ok(render_classic(kind, &last.outcome, &opts))
+    let text = render_classic(kind, &last.outcome, &opts);
+    let stored = store_selection.map(|s| (super::omni::record(&s, config, spec, &measured), s));
+    Ok(Finished { text, stored })
 }

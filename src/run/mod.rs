@@ -57,6 +57,13 @@ pub fn main(args: &[String]) -> i32 {
             "netperf: warning: option {option} is not yet supported by netperf-ng; it is ignored"
         );
     }
+    if config.test.store.is_some() && special::lookup(&config.global.test_name).is_some() {
+        eprintln!(
+            "netperf: --store: {} measures no traffic: there is no result to store",
+            config.global.test_name
+        );
+        return crate::resultsdb::netperf::EXIT_STORE_FAILED;
+    }
     if let Some(test) = crate::unix::UnixTest::lookup(&config.global.test_name) {
         let code = crate::unix::client::run(test, &config);
         let _ = std::io::stdout().flush();

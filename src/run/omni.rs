@@ -13,7 +13,7 @@ use crate::report::omni::record::{
 };
 use crate::report::omni::select::{self, Selection, TestShape};
 use crate::report::omni::table::Need;
-use crate::report::omni::{render_omni, Style};
+use crate::report::omni::{render_omni, OmniRecord, Style};
 use crate::spec::{TestName, TestSpec};
 use crate::wire::omni::{flag, OmniResults};
 use crate::wire::system_facts::SystemFacts;
@@ -55,8 +55,7 @@ pub fn choose(config: &Config, spec: &TestSpec) -> Result<Option<OmniOutput>, St
         None => return Ok(None),
     };
     let selection = if list.is_empty() {
-        let cpu = config.global.local_cpu || config.global.remote_cpu;
-        select::by_test(shape(spec), cpu)
+        default_selection(config, spec)
     } else {
         select::parse(list).map_err(|e| e.to_string())?
     };
@@ -64,6 +63,13 @@ pub fn choose(config: &Config, spec: &TestSpec) -> Result<Option<OmniOutput>, St
         eprintln!("netperf: ignoring unknown output selector '{name}'");
     }
     Ok(Some(OmniOutput { style, selection }))
+}
+
+/// netperf's selection for this test when no list is given: what the
+/// classic output of the same test shows.
+pub fn default_selection(config: &Config, spec: &TestSpec) -> Selection {
+    let cpu = config.global.local_cpu || config.global.remote_cpu;
+    select::by_test(shape(spec), cpu)
 }
 
 fn shape(spec: &TestSpec) -> TestShape {
@@ -132,6 +138,12 @@ pub struct Measured<'a> {
 
 /// Print the omni output of a finished test.
 pub fn render(output: &OmniOutput, config: &Config, spec: &TestSpec, m: &Measured) -> String {
+    let record = record(&output.selection, config, spec, m);
+    render_record(output, config, spec, m, &record)
+}
+
+/// The record of a finished test, with the facts `selection` needs.
+pub fn record(selection: &Selection, config: &Config, spec: &TestSpec, m: &Measured) -> OmniRecord {
     let g = &config.global;
     let unit = resolved_unit(config, spec);
     let confidence_run = g.iterations_max > 1;
@@ -150,7 +162,7 @@ pub fn render(output: &OmniOutput, config: &Config, spec: &TestSpec, m: &Measure
         iterations: i64::from(m.iterations),
         throughput: t_width,
     };
-    let want = |need| output.selection.needs(need);
+    let want = |need| selection.needs(need);
     let local = EndFacts {
         cong_control: m.last.local_cong_control.clone(),
         fill_file: g.local_fill_file.clone().unwrap_or_default(),
@@ -210,7 +222,19 @@ pub fn render(output: &OmniOutput, config: &Config, spec: &TestSpec, m: &Measure
         record.remote.send_buffer = BufferSizes::default();
         record.remote.recv_buffer = BufferSizes::default();
     }
-    let mut text = render_omni(output.style, &output.selection, &record, g.print_headers);
+    record
+}
+
+/// The omni output of `record`, with the histogram at -v 2.
+pub fn render_record(
+    output: &OmniOutput,
+    config: &Config,
+    spec: &TestSpec,
+    m: &Measured,
+    record: &OmniRecord,
+) -> String {
+    let g = &config.global;
+    let mut text = render_omni(output.style, &output.selection, record, g.print_headers);
     if g.verbosity > 1 {
         if let Some(h) = &m.last.outcome.histogram {
             text.push_str(&format!(

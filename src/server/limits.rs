@@ -228,6 +228,10 @@ const OPERATION_OPTIONS: &[(&str, &str)] = &[
     ),
     ("--pid-file path", "Write the server's pid to path"),
     ("--log-json", "Log lines as JSON objects"),
+    (
+        "--allow-offload-changes",
+        "Clients may change offloads (undone at close)",
+    ),
 ];
 
 #[cfg(test)]

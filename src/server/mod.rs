@@ -1,12 +1,14 @@
 //! netserver: listen for control connections, serve each on its own thread
 //! (`session`), run the netserver half of omni tests (`omni`) and of the
-//! legacy tests stock netperf still sends (`legacy`).
+//! legacy tests stock netperf still sends (`legacy`); read and, where the
+//! operator allows it, change offloads for a client (`offload`).
 
 pub mod allow;
 pub mod fill;
 pub mod legacy;
 pub mod limits;
 pub mod log;
+pub mod offload;
 pub mod omni;
 pub mod omni_checks;
 pub mod options;
@@ -148,6 +150,9 @@ pub fn serve(listener: TcpListener, opts: ServerOptions) -> io::Result<()> {
         }
     }
     drop(listener);
+    // Offloads the open sessions changed do not outlive netserver, nor wait
+    // for their (possibly idle) clients: put them back now.
+    offload::restore_all(&opts);
     log::line(
         &opts,
         None,

@@ -36,6 +36,11 @@ pub struct ServerOptions {
     pub pid_file: Option<std::path::PathBuf>,
     /// --log-json (netperf-ng): log lines as JSON objects.
     pub log_json: bool,
+    /// --allow-offload-changes (netperf-ng): clients may change the
+    /// offloads (tso, gso, gro, lro) of the interface facing them; each
+    /// connection's changes are put back when it closes. Reading them is
+    /// always allowed.
+    pub allow_offload_changes: bool,
 }
 
 impl Default for ServerOptions {
@@ -56,6 +61,7 @@ impl Default for ServerOptions {
             fill_dir: None,
             pid_file: None,
             log_json: false,
+            allow_offload_changes: false,
         }
     }
 }
@@ -126,6 +132,14 @@ pub fn parse_netserver(args: &[String]) -> Result<ServerInvocation, ServerArgErr
                 "pid-file" => o.pid_file = Some(value("a path")?.into()),
                 "fill-dir" => o.fill_dir = Some(value("a directory")?.into()),
                 "log-json" => o.log_json = true,
+                "allow-offload-changes" => {
+                    if inline.is_some() {
+                        return Err(ServerArgError::Long(
+                            "--allow-offload-changes takes no value".into(),
+                        ));
+                    }
+                    o.allow_offload_changes = true
+                }
                 "allow" => o
                     .allow
                     .add(&value("networks")?)
@@ -275,5 +289,15 @@ mod tests {
         assert!(o.allow.permits("127.9.9.9".parse().unwrap()));
         assert!(o.allow.permits("::1".parse().unwrap()));
         assert!(!o.allow.permits("10.0.0.1".parse().unwrap()));
+        assert!(!o.allow_offload_changes);
+    }
+
+    #[test]
+    fn offload_changes_are_opt_in() {
+        assert!(!ServerOptions::default().allow_offload_changes);
+        assert!(run(&["--allow-offload-changes", "-p", "1"]).allow_offload_changes);
+        let v = |a: &[&str]| parse_netserver(&a.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert!(v(&["--allow-offload-changes=yes"]).is_err());
+        assert!(v(&["--allow-offload"]).is_err());
     }
 }

@@ -2,6 +2,7 @@
 //! serve requests until the client closes, goes silent, or misbehaves.
 
 use super::log;
+use super::offload::SessionOffloads;
 use super::options::ServerOptions;
 use crate::control::channel::{Channel, ChannelError};
 use crate::measure::cpu;
@@ -66,6 +67,8 @@ pub fn run(stream: TcpStream, peer: SocketAddr, opts: &ServerOptions) {
             return;
         }
     }
+    // Whatever this connection changes is put back when it ends, however.
+    let mut offloads = SessionOffloads::new(peer);
     loop {
         let m = match chan.recv_within(opts.limits.idle_timeout, opts.limits.silent_timeout) {
             Ok(m) => m,
@@ -79,7 +82,7 @@ pub fn run(stream: TcpStream, peer: SocketAddr, opts: &ServerOptions) {
                 break;
             }
         };
-        if let Err(e) = dispatch(&mut chan, control_fd, &m, peer, opts) {
+        if let Err(e) = dispatch(&mut chan, control_fd, &m, peer, opts, &mut offloads) {
             log::line(
                 opts,
                 Some(peer),
@@ -89,6 +92,8 @@ pub fn run(stream: TcpStream, peer: SocketAddr, opts: &ServerOptions) {
         }
     }
     chan.shutdown();
+    // Failures are in the log; the client is gone.
+    let _ = offloads.release(opts);
     log::line(opts, Some(peer), "control connection closed");
 }
 
@@ -98,6 +103,7 @@ fn dispatch(
     m: &Message,
     peer: SocketAddr,
     opts: &ServerOptions,
+    offloads: &mut SessionOffloads,
 ) -> Result<(), ChannelError> {
     let is_test = matches!(
         m.kind(),
@@ -140,6 +146,7 @@ fn dispatch(
             r.set_data_str(0, 640, ",Deprecated,Deprecated,Deprecated,Deprecated");
             chan.send(&r)
         }
+        kind::DO_NG_OFFLOADS => offloads.serve(chan, m, opts),
         // A passphrase we did not ask for is ignored, as stock netserver does.
         kind::PASSPHRASE => Ok(()),
         other => {

@@ -396,6 +396,11 @@ pub fn run(test: UnixTest, config: &Config) -> i32 {
             return 1;
         }
     };
+    // --store: a database that cannot be opened stops us before the test.
+    let store = match crate::resultsdb::netperf::PendingStore::open(config) {
+        Ok(store) => store,
+        Err(code) => return code,
+    };
     if let Err(e) = crate::engine::affinity::bind_current_thread(g.local_cpu_bind) {
         eprintln!("netperf: cannot bind to CPU {}: {e}", g.local_cpu_bind);
         return 1;
@@ -420,7 +425,13 @@ pub fn run(test: UnixTest, config: &Config) -> i32 {
                 local_num_cpus: cpu::num_cpus(),
             };
             crate::run::out(&report::result(&measured, &opts));
-            0
+            match store {
+                Some(store) => {
+                    let (figures, unit) = report::figures(&measured, &opts);
+                    store.finish_figures(config, &figures, &unit)
+                }
+                None => 0,
+            }
         }
         Err(f) => {
             crate::run::out(&f.stdout);

@@ -270,6 +270,57 @@ fn float(v: impl Into<f64>) -> Arg<'static> {
     Arg::Float(v.into())
 }
 
+/// The figures the result block reports, under the omni selector names
+/// of the same quantities (for `--store`), and the throughput's unit.
+pub fn figures(m: &Measured, o: &ReportOptions) -> (Vec<(&'static str, f64)>, String) {
+    let cpu = m.cpu(o);
+    let mut out = vec![("ELAPSED_TIME", f64::from(m.elapsed))];
+    let buffers = [
+        ("LSS_SIZE_END", m.local_send_buf),
+        ("LSR_SIZE_END", m.local_recv_buf),
+        ("RSS_SIZE_END", m.remote_send_buf),
+        ("RSR_SIZE_END", m.remote_recv_buf),
+    ];
+    let unit = match m.test {
+        UnixTest::StreamStream => {
+            out.push(("THROUGHPUT", m.throughput(m.bytes_sent, o.unit)));
+            out.push(("LOCAL_SEND_SIZE", f64::from(m.send_size)));
+            out.extend([buffers[0], buffers[3]].map(|(k, v)| (k, f64::from(v))));
+            units::per_second_label(o.unit)
+        }
+        UnixTest::DgStream => {
+            let (sent, received) = m.work();
+            out.push(("LOCAL_SEND_THROUGHPUT", m.throughput(sent, o.unit)));
+            out.push(("REMOTE_RECV_THROUGHPUT", m.throughput(received, o.unit)));
+            // What arrived is the throughput, as for UDP_STREAM.
+            out.push(("THROUGHPUT", m.throughput(received, o.unit)));
+            out.push(("LOCAL_SEND_SIZE", f64::from(m.send_size)));
+            out.extend([buffers[0], buffers[3]].map(|(k, v)| (k, f64::from(v))));
+            units::per_second_label(o.unit)
+        }
+        UnixTest::StreamRr | UnixTest::DgRr => {
+            out.push(("THROUGHPUT", m.rate()));
+            out.push(("REQUEST_SIZE", f64::from(m.request_size)));
+            out.push(("RESPONSE_SIZE", f64::from(m.response_size)));
+            out.extend(buffers.map(|(k, v)| (k, f64::from(v))));
+            units::per_second_label('x')
+        }
+    };
+    if m.local_cpu.is_some() {
+        out.extend([
+            ("LOCAL_CPU_UTIL", cpu.local_util),
+            ("LOCAL_SD", cpu.local_sd),
+        ]);
+    }
+    if m.remote_cpu.is_some() {
+        out.extend([
+            ("REMOTE_CPU_UTIL", cpu.remote_util),
+            ("REMOTE_SD", cpu.remote_sd),
+        ]);
+    }
+    (out, unit)
+}
+
 /// The result block netperf prints after the test, warnings included.
 pub fn result(m: &Measured, o: &ReportOptions) -> String {
     let mut out = String::new();

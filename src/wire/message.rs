@@ -27,6 +27,10 @@ pub mod kind {
     pub const TCP_CC_RESULTS: u32 = 302;
     pub const DO_SYSINFO: u32 = 600;
     pub const SYSINFO_RESPONSE: u32 = 601;
+    /// netperf-ng's offload control (`wire::offload`): far above netperf's
+    /// numbers, which a stock netserver answers with serv_errno 998.
+    pub const DO_NG_OFFLOADS: u32 = 20_000;
+    pub const NG_OFFLOADS_RESPONSE: u32 = 20_001;
 }
 
 /// One control message as it travels on the wire.

@@ -1,11 +1,13 @@
 //! netperf 2.7.1's control-connection messages: framing and byte order
 //! (`message`), the omni test (`omni`), the legacy BSD tests that stock
 //! netperf still sends for TCP_SENDFILE and TCP_CC (`legacy`), and the small
-//! messages below. Encoding and decoding only; no I/O.
+//! messages below; netperf-ng's own offload control (`offload`). Encoding and
+//! decoding only; no I/O.
 
 pub mod extension;
 pub mod legacy;
 pub mod message;
+pub mod offload;
 pub mod omni;
 pub mod system_facts;
 

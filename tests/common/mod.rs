@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod control;
+pub mod results;
 
 use std::io::Read;
 use std::net::TcpListener;

@@ -1,0 +1,312 @@
+//! The client of netserver's offload control (netperf-ng only): over one
+//! control connection, read the offloads and MTU of the netserver's interface
+//! that carries our traffic, change them where its operator allowed it
+//! (`netserver --allow-offload-changes`), and restore them. netserver puts
+//! back what a connection changed when it closes, so keep one
+//! `RemoteOffloads` open for as long as the changes should last, and send a
+//! request (a `read`) more often than the netserver's `--idle-timeout`
+//! (default one hour), after which it closes an idle connection — and
+//! restores.
+
+use super::channel::{Channel, ChannelError};
+use super::client::{establish_within, ClientError};
+use crate::cli::config::GlobalOptions;
+use crate::experiment::model::OffloadSnapshot;
+use crate::net::offload::Offload;
+use crate::wire::offload::{
+    offloads_in, OffloadBits, OffloadOp, OffloadRequest, OffloadResponse, OffloadStatus,
+};
+use crate::wire::{kind, Message};
+use std::time::Duration;
+
+/// How long connecting may take.
+const CONNECT_WAIT: Duration = Duration::from_secs(10);
+/// How long an answer may take: netserver answers at once (a stock one too).
+const ANSWER_WAIT: Duration = Duration::from_secs(30);
+/// serv_errno a stock netserver (and one before offload control) sends
+/// for a request type it does not know.
+const UNKNOWN_REQUEST_ERRNO: i32 = 998;
+
+/// Why the remote offloads could not be read or changed; one line each,
+/// naming the netserver.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RemoteOffloadError {
+    #[error("the remote netserver at {host} is not netperf-ng (or predates offload control): it cannot change offloads")]
+    NotNetperfNg { host: String },
+    #[error("the remote netserver at {host} does not allow offload changes: its operator must start it with --allow-offload-changes")]
+    NotAllowed { host: String },
+    #[error("the remote netserver at {host}: {detail}")]
+    Refused {
+        host: String,
+        offload: Offload,
+        wanted: bool,
+        detail: String,
+    },
+    #[error("the remote netserver at {host}: {detail}")]
+    NoSuchInterface { host: String, detail: String },
+    /// netserver runs without root or CAP_NET_ADMIN.
+    #[error("the remote netserver at {host}: {detail}")]
+    PermissionDenied { host: String, detail: String },
+    /// Another control connection holds the interface.
+    #[error("the remote netserver at {host}: {detail}")]
+    Busy { host: String, detail: String },
+    #[error("offload control with the netserver at {host}: {detail}")]
+    Io { host: String, detail: String },
+}
+
+/// The remote interface's offloads, with those its driver has fixed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteState {
+    pub snapshot: OffloadSnapshot,
+    /// Offloads the driver does not let change (`ethtool -k` "[fixed]").
+    pub fixed: Vec<Offload>,
+}
+
+/// An open control connection for offload control.
+pub struct RemoteOffloads {
+    chan: Channel,
+    host: String,
+    interface: Option<String>,
+}
+
+impl RemoteOffloads {
+    /// Connect to the netserver at `host`, `port`.
+    pub fn connect(host: &str, port: u16) -> Result<Self, RemoteOffloadError> {
+        let options = GlobalOptions {
+            host: host.to_string(),
+            port: port.to_string(),
+            ..GlobalOptions::default()
+        };
+        RemoteOffloads::connect_with(&options)
+    }
+
+    /// Connect as netperf would with these global options (`-H`, `-p`,
+    /// `-4`/`-6`, `-L`, `-Z passphrase`).
+    pub fn connect_with(options: &GlobalOptions) -> Result<Self, RemoteOffloadError> {
+        let host = options.host.clone();
+        let chan = establish_within(options, CONNECT_WAIT).map_err(|e| {
+            let detail = match e {
+                ClientError::NoServer(_, errno) => format!(
+                    "cannot connect to port {}: {}",
+                    options.port,
+                    std::io::Error::from_raw_os_error(errno)
+                ),
+                other => other.to_string(),
+            };
+            RemoteOffloadError::Io {
+                host: host.clone(),
+                detail: first_line(&detail),
+            }
+        })?;
+        Ok(RemoteOffloads::from_channel(chan, &host))
+    }
+
+    /// Use a control connection that is already open to `host`.
+    pub fn from_channel(chan: Channel, host: &str) -> Self {
+        RemoteOffloads {
+            chan,
+            host: host.to_string(),
+            interface: None,
+        }
+    }
+
+    /// Ask about this netserver interface rather than the one that carries
+    /// our traffic (None: that one again).
+    pub fn set_interface(&mut self, interface: Option<&str>) {
+        self.interface = interface.map(str::to_string);
+    }
+
+    /// The remote interface's offloads and MTU; always allowed.
+    pub fn read(&mut self) -> Result<OffloadSnapshot, RemoteOffloadError> {
+        Ok(self.state()?.snapshot)
+    }
+
+    /// `read`, with the offloads the remote driver has fixed.
+    pub fn state(&mut self) -> Result<RemoteState, RemoteOffloadError> {
+        self.ask(OffloadOp::Read, OffloadBits::default())
+    }
+
+    /// Turn remote offloads on or off; the state read back after.
+    pub fn set(
+        &mut self,
+        wanted: &[(Offload, bool)],
+    ) -> Result<OffloadSnapshot, RemoteOffloadError> {
+        if wanted.is_empty() {
+            return self.read();
+        }
+        Ok(self
+            .ask(OffloadOp::Set, OffloadBits::from_pairs(wanted))?
+            .snapshot)
+    }
+
+    /// Put back everything this connection changed (netserver also does
+    /// when the connection closes); the state read back after.
+    pub fn restore(&mut self) -> Result<OffloadSnapshot, RemoteOffloadError> {
+        Ok(self
+            .ask(OffloadOp::Restore, OffloadBits::default())?
+            .snapshot)
+    }
+
+    fn ask(
+        &mut self,
+        op: OffloadOp,
+        changes: OffloadBits,
+    ) -> Result<RemoteState, RemoteOffloadError> {
+        let request = OffloadRequest {
+            op,
+            interface: self.interface.clone(),
+            changes,
+        };
+        let io = |detail: String| RemoteOffloadError::Io {
+            host: self.host.clone(),
+            detail,
+        };
+        self.chan
+            .send(&request.encode())
+            .map_err(|e| io(e.to_string()))?;
+        let answer = self.chan.recv(ANSWER_WAIT).map_err(|e| match e {
+            // A stock netserver answers; one that closes may be an old
+            // netperf-ng or a netserver that refused our passphrase.
+            ChannelError::Closed => {
+                io("netserver closed the control connection without answering".into())
+            }
+            other => io(other.to_string()),
+        })?;
+        self.interpret(&answer)
+    }
+
+    fn interpret(&self, answer: &Message) -> Result<RemoteState, RemoteOffloadError> {
+        let host = self.host.clone();
+        let Some(response) = OffloadResponse::decode(answer) else {
+            if answer.kind() != kind::NG_OFFLOADS_RESPONSE
+                && answer.serv_errno() == UNKNOWN_REQUEST_ERRNO
+            {
+                return Err(RemoteOffloadError::NotNetperfNg { host });
+            }
+            return Err(RemoteOffloadError::Io {
+                host,
+                detail: format!(
+                    "unexpected answer (type {}, errno {}) to an offload request",
+                    answer.kind(),
+                    answer.serv_errno()
+                ),
+            });
+        };
+        let detail = response.text.clone();
+        match response.status {
+            OffloadStatus::Ok => Ok(state_of(&response)),
+            OffloadStatus::NotAllowed => Err(RemoteOffloadError::NotAllowed { host }),
+            OffloadStatus::Refused => match response.refused {
+                Some((offload, wanted)) => Err(RemoteOffloadError::Refused {
+                    host,
+                    offload,
+                    wanted,
+                    detail,
+                }),
+                None => Err(RemoteOffloadError::Io { host, detail }),
+            },
+            OffloadStatus::NoSuchInterface => {
+                Err(RemoteOffloadError::NoSuchInterface { host, detail })
+            }
+            OffloadStatus::PermissionDenied => {
+                Err(RemoteOffloadError::PermissionDenied { host, detail })
+            }
+            OffloadStatus::Busy => Err(RemoteOffloadError::Busy { host, detail }),
+            OffloadStatus::BadRequest
+            | OffloadStatus::KernelUnsupported
+            | OffloadStatus::Failed => Err(RemoteOffloadError::Io { host, detail }),
+        }
+    }
+}
+
+fn state_of(response: &OffloadResponse) -> RemoteState {
+    let features = Offload::ALL
+        .iter()
+        .map(|o| {
+            (
+                o.name().to_string(),
+                response.active & (1 << o.index()) != 0,
+            )
+        })
+        .collect();
+    RemoteState {
+        snapshot: OffloadSnapshot {
+            interface: response.interface.clone(),
+            features,
+            mtu: (response.mtu != 0).then_some(response.mtu),
+        },
+        fixed: offloads_in(response.fixed),
+    }
+}
+
+fn first_line(text: &str) -> String {
+    text.lines().next().unwrap_or("").to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_error_is_one_line_naming_the_host() {
+        let host = || "198.18.200.2".to_string();
+        let errors = [
+            RemoteOffloadError::NotNetperfNg { host: host() },
+            RemoteOffloadError::NotAllowed { host: host() },
+            RemoteOffloadError::Refused {
+                host: host(),
+                offload: Offload::Lro,
+                wanted: true,
+                detail: "cannot turn lro on on vb".into(),
+            },
+            RemoteOffloadError::NoSuchInterface {
+                host: host(),
+                detail: "x".into(),
+            },
+            RemoteOffloadError::PermissionDenied {
+                host: host(),
+                detail: "x".into(),
+            },
+            RemoteOffloadError::Busy {
+                host: host(),
+                detail: "x".into(),
+            },
+            RemoteOffloadError::Io {
+                host: host(),
+                detail: "x".into(),
+            },
+        ];
+        for e in errors {
+            let text = e.to_string();
+            assert!(
+                text.contains("198.18.200.2") && !text.contains('\n'),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_response_becomes_a_snapshot() {
+        let response = OffloadResponse {
+            status: OffloadStatus::Ok,
+            interface: "vb".into(),
+            active: 0b0011,
+            fixed: 0b1000,
+            mtu: 1500,
+            refused: None,
+            text: String::new(),
+        };
+        let state = state_of(&response);
+        assert_eq!(state.snapshot.interface, "vb");
+        assert_eq!(state.snapshot.mtu, Some(1500));
+        assert_eq!(state.fixed, vec![Offload::Lro]);
+        let on: Vec<_> = state
+            .snapshot
+            .features
+            .iter()
+            .filter(|(_, on)| **on)
+            .map(|(k, _)| k.as_str())
+            .collect();
+        assert_eq!(on, ["gso", "tso"]);
+    }
+}

@@ -1,0 +1,240 @@
+//! The netperf command line of one run: a cell's levels turned into omni
+//! options, the selectors every run reports, and the plan's extra options.
+
+use super::factors::{self, FactorKind};
+use super::model::Cell;
+use super::plan::{level_of, Plan};
+
+/// What every run reports (netperf -k): the write-up's selectors
+/// (throughput, send/receive calls, CPU and peak per-CPU utilization,
+/// service demand on both ends, MSS, bytes), latency for request/response
+/// tests, and the environment facts that can change between runs.
+pub const SELECTORS: &[&str] = &[
+    "THROUGHPUT",
+    "THROUGHPUT_UNITS",
+    "PROTOCOL",
+    "DIRECTION",
+    "RESULT_BRAND",
+    "ELAPSED_TIME",
+    "LOCAL_SEND_SIZE",
+    "REMOTE_RECV_SIZE",
+    "REQUEST_SIZE",
+    "RESPONSE_SIZE",
+    "TRANSPORT_MSS",
+    "LOCAL_SEND_THROUGHPUT",
+    "LOCAL_RECV_THROUGHPUT",
+    "REMOTE_SEND_THROUGHPUT",
+    "REMOTE_RECV_THROUGHPUT",
+    "LOCAL_SEND_CALLS",
+    "LOCAL_RECV_CALLS",
+    "REMOTE_SEND_CALLS",
+    "REMOTE_RECV_CALLS",
+    "LOCAL_BYTES_SENT",
+    "LOCAL_BYTES_RECVD",
+    "REMOTE_BYTES_SENT",
+    "REMOTE_BYTES_RECVD",
+    "LOCAL_CPU_UTIL",
+    "LOCAL_CPU_PEAK_UTIL",
+    "LOCAL_CPU_PEAK_ID",
+    "LOCAL_SD",
+    "REMOTE_CPU_UTIL",
+    "REMOTE_CPU_PEAK_UTIL",
+    "REMOTE_CPU_PEAK_ID",
+    "REMOTE_SD",
+    "SD_UNITS",
+    "TRANSACTION_RATE",
+    "MEAN_LATENCY",
+    "P50_LATENCY",
+    "P90_LATENCY",
+    "P99_LATENCY",
+    "LOCAL_TRANSPORT_RETRANS",
+    "REMOTE_TRANSPORT_RETRANS",
+    "LOCAL_SOCKET_PRIO",
+    "LOCAL_RELEASE",
+    "LOCAL_CPU_MODEL",
+    "LOCAL_CPU_COUNT",
+    "LOCAL_INTERFACE_NAME",
+    "LOCAL_DRIVER_NAME",
+    "LOCAL_CONG_CONTROL",
+    "REMOTE_RELEASE",
+    "REMOTE_CPU_MODEL",
+    "REMOTE_CPU_COUNT",
+    "REMOTE_INTERFACE_NAME",
+    "REMOTE_DRIVER_NAME",
+    "REMOTE_CONG_CONTROL",
+    "UUID",
+];
+
+/// Longest result brand (-B) given: the cell's levels, shortened.
+const BRAND_LEN: usize = 40;
+
+/// A run's omni direction ("send", "recv", "rr") and protocol.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shape {
+    pub direction: &'static str,
+    pub protocol: &'static str,
+}
+
+/// The direction and protocol of `cell`: from its test level, else its
+/// direction and protocol levels, else send over TCP (TCP_STREAM).
+pub fn shape_of(cell: &Cell) -> Shape {
+    if let Some((direction, protocol)) = level_of(cell, "test").and_then(factors::test_shape) {
+        return Shape {
+            direction,
+            protocol,
+        };
+    }
+    let pick = |name: &str, words: &[&'static str], default: &'static str| {
+        level_of(cell, name)
+            .and_then(|l| words.iter().copied().find(|w| *w == l))
+            .unwrap_or(default)
+    };
+    Shape {
+        direction: pick("direction", &["send", "recv", "rr"], "send"),
+        protocol: pick("protocol", &["tcp", "udp"], "tcp"),
+    }
+}
+
+/// The streams a cell runs at once.
+pub fn streams_of(cell: &Cell) -> usize {
+    level_of(cell, "streams")
+        .and_then(|l| l.parse().ok())
+        .unwrap_or(1)
+}
+
+/// The result brand (-B) of a cell: its levels joined, e.g. "udp/1024/on".
+pub fn brand_of(cell: &Cell) -> String {
+    let mut brand = cell
+        .iter()
+        .map(|(_, level)| level.as_str())
+        .collect::<Vec<_>>()
+        .join("/");
+    if brand.is_empty() {
+        brand = "run".into();
+    }
+    brand.chars().take(BRAND_LEN).collect()
+}
+
+/// netperf's arguments (without the program) for one stream of a run.
+pub fn netperf_args(plan: &Plan, cell: &Cell, uuid: &str) -> Vec<String> {
+    let shape = shape_of(cell);
+    let mut args: Vec<String> = [
+        "-P",
+        "0",
+        "-H",
+        &plan.host,
+        "-p",
+        &plan.port.to_string(),
+        "-l",
+        &plan.duration.to_string(),
+        "-t",
+        "omni",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    if plan.cpu {
+        args.extend(["-c".to_string(), "-C".to_string()]);
+    }
+    args.extend(["-B".to_string(), brand_of(cell)]);
+    args.extend(plan.global_args.iter().cloned());
+    args.push("--".into());
+    args.extend(["-d", shape.direction, "-T", shape.protocol].map(String::from));
+    let size = level_of(cell, "message_size");
+    if let Some(size) = size {
+        if shape.direction == "rr" {
+            args.extend(["-r".to_string(), format!("{size},{size}")]);
+        } else {
+            args.extend(["-m".to_string(), size.to_string()]);
+        }
+    }
+    for (name, level) in cell {
+        let kind = factors::kind_of(name).ok();
+        let option: Option<Vec<String>> = match kind {
+            Some(FactorKind::Mss) => Some(vec!["-G".into(), level.clone()]),
+            Some(FactorKind::SocketBuffer) => Some(vec![
+                "-s".into(),
+                format!("{level},{level}"),
+                "-S".into(),
+                format!("{level},{level}"),
+            ]),
+            Some(FactorKind::Burst) => Some(vec!["-b".into(), level.clone()]),
+            Some(FactorKind::PacingRate) => {
+                Some(vec!["-q".into(), factors::size_of(level).to_string()])
+            }
+            _ => None,
+        };
+        args.extend(option.into_iter().flatten());
+    }
+    if let (Some(offset), Some(size), "tcp", false) = (
+        plan.mss_offset,
+        size,
+        shape.protocol,
+        level_of(cell, "mss").is_some(),
+    ) {
+        let mss = factors::size_of(size).saturating_add(u64::from(offset));
+        args.extend(["-G".to_string(), mss.min(65_535).to_string()]);
+    }
+    args.extend(["-u".to_string(), uuid.to_string()]);
+    args.extend(["-k".to_string(), SELECTORS.join(",")]);
+    args.extend(plan.test_args.iter().cloned());
+    args
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::plan::parse_plan;
+
+    fn cell(pairs: &[(&str, &str)]) -> Cell {
+        pairs
+            .iter()
+            .map(|(f, l)| (f.to_string(), l.to_string()))
+            .collect()
+    }
+
+    fn plan(text: &str) -> Plan {
+        parse_plan(text).unwrap().validate(&[]).unwrap()
+    }
+
+    #[test]
+    fn the_write_ups_command_line() {
+        let p = plan("host = \"mongo\"\nmss_offset = 12\n[factors]\nprotocol = [\"udp\", \"tcp\"]\nmessage_size = [1024, 8192]\noffloads = [\"on\", \"off\"]");
+        let c = cell(&[
+            ("protocol", "tcp"),
+            ("message_size", "1024"),
+            ("offloads", "off"),
+        ]);
+        let args = netperf_args(&p, &c, "u-1").join(" ");
+        assert!(args.starts_with("-P 0 -H mongo -p 12865 -l 10 -t omni -c -C -B tcp/1024/off -- -d send -T tcp -m 1024 -G 1036 -u u-1 -k THROUGHPUT,"), "{args}");
+        let udp = cell(&[
+            ("protocol", "udp"),
+            ("message_size", "8192"),
+            ("offloads", "on"),
+        ]);
+        let args = netperf_args(&p, &udp, "u-2").join(" ");
+        assert!(
+            args.contains("-T udp -m 8192 -u u-2"),
+            "no -G for UDP: {args}"
+        );
+    }
+
+    #[test]
+    fn request_response_cells_use_r_and_b() {
+        let p = plan("[factors]\ntest = [\"UDP_RR\"]\nmessage_size = [64]\nburst = [0, 8]\npacing_rate = [\"1M\"]\nsocket_buffer = [\"128K\"]");
+        let c = cell(&[
+            ("test", "UDP_RR"),
+            ("message_size", "64"),
+            ("burst", "8"),
+            ("pacing_rate", "1M"),
+            ("socket_buffer", "128K"),
+        ]);
+        let args = netperf_args(&p, &c, "u").join(" ");
+        assert!(
+            args.contains("-d rr -T udp -r 64,64 -b 8 -q 1048576 -s 128K,128K -S 128K,128K"),
+            "{args}"
+        );
+        assert_eq!(streams_of(&cell(&[("streams", "4")])), 4);
+        assert_eq!(streams_of(&c), 1);
+    }
+}

@@ -1,0 +1,264 @@
+//! `netagg experiment`: the options, and the sequence from a plan to a
+//! written and stored experiment (validate everything, check the offload
+//! ends and the database before the first run, run, restore, write, store).
+
+use super::model::ExperimentRecord;
+use super::offloads::OffloadSwitch;
+use super::plan::{parse_factor_arg, read_plan_file, Plan, PlanFile};
+use super::runner::{run_experiment, RunSettings};
+use super::{args, environment, order};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Exit status when some runs failed (their results are still written).
+const EXIT_RUNS_FAILED: u8 = 1;
+/// Exit status for a bad plan, option, interface or database.
+const EXIT_ERROR: u8 = 2;
+/// Exit status after Ctrl-C (128 + SIGINT, as a shell reports it).
+const EXIT_INTERRUPTED: u8 = 130;
+
+/// Run an experiment: every cell of the factors' levels, repeated, in a
+/// seeded random order, as netperf omni tests; statistics, tables, charts
+/// and the results database.
+#[derive(clap::Args, Debug, Default)]
+#[command(after_help = super::factors::factor_help())]
+pub struct ExperimentArgs {
+    /// the plan (TOML); options below override its keys
+    #[arg(value_name = "PLAN.toml")]
+    pub plan: Option<PathBuf>,
+    /// a factor and its levels, e.g. message_size=1024,8192 (repeatable;
+    /// replaces the plan's levels of that factor)
+    #[arg(long = "factor", value_name = "NAME=L1,L2")]
+    pub factors: Vec<String>,
+    /// the netserver's host (netperf -H)
+    #[arg(long)]
+    pub host: Option<String>,
+    /// the netserver's control port (netperf -p)
+    #[arg(long)]
+    pub port: Option<u16>,
+    /// seconds per run (netperf -l)
+    #[arg(long)]
+    pub duration: Option<u32>,
+    /// runs per cell
+    #[arg(long)]
+    pub replicates: Option<u32>,
+    /// seed of the run order (printed and recorded when not given)
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// seconds to wait before each run
+    #[arg(long, value_name = "SECS")]
+    pub settle: Option<f64>,
+    /// local interface whose offloads the plan switches
+    #[arg(long)]
+    pub interface: Option<String>,
+    /// the netserver's interface whose offloads the plan switches
+    #[arg(long)]
+    pub remote_interface: Option<String>,
+    /// where offload factors apply: both, local or remote
+    #[arg(long, value_name = "ENDS")]
+    pub offload_ends: Option<String>,
+    /// what the offloads factor switches, e.g. tso,gso,gro
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub offload_set: Option<Vec<String>>,
+    /// title of the tables and the report
+    #[arg(long)]
+    pub title: Option<String>,
+    /// a tag for the results database (repeatable)
+    #[arg(long = "tag")]
+    pub tags: Vec<String>,
+    /// the netperf program (default: the one beside netagg, else PATH)
+    #[arg(long, value_name = "PATH")]
+    pub netperf: Option<PathBuf>,
+    /// directory for the outputs (default: experiment-<UTC time>)
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// the results database (default: $NETPERF_NG_DB, else
+    /// $XDG_DATA_HOME/netperf-ng/results.db, else ~/.local/share/netperf-ng/results.db)
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// do not record the experiment in the results database
+    #[arg(long, conflicts_with = "db")]
+    pub no_store: bool,
+    /// print the run order and the netperf command lines; run nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+impl ExperimentArgs {
+    /// The plan file with the command line's keys laid over it.
+    fn plan_file(&self) -> Result<PlanFile, String> {
+        let mut file = match &self.plan {
+            Some(path) => read_plan_file(path)?,
+            None => PlanFile::default(),
+        };
+        set(&mut file.host, &self.host);
+        set(&mut file.port, &self.port);
+        set(&mut file.duration, &self.duration);
+        set(&mut file.replicates, &self.replicates);
+        set(&mut file.seed, &self.seed);
+        set(&mut file.settle, &self.settle);
+        set(&mut file.interface, &self.interface);
+        set(&mut file.remote_interface, &self.remote_interface);
+        set(&mut file.offload_ends, &self.offload_ends);
+        set(&mut file.offload_set, &self.offload_set);
+        set(&mut file.title, &self.title);
+        if let Some(p) = &self.netperf {
+            file.netperf = Some(p.display().to_string());
+        }
+        if !self.tags.is_empty() {
+            file.tags
+                .get_or_insert_with(Vec::new)
+                .extend(self.tags.iter().cloned());
+        }
+        Ok(file)
+    }
+
+    fn plan(&self) -> Result<Plan, String> {
+        let extra = self
+            .factors
+            .iter()
+            .map(|f| parse_factor_arg(f))
+            .collect::<Result<Vec<_>, _>>()?;
+        let plan = self.plan_file()?.validate(&extra)?;
+        if plan.factors.is_empty() {
+            return Err(format!(
+                "the plan has no factors: give a plan file with a [factors] table or --factor NAME=L1,L2 (factors: {})",
+                super::factors::factor_names()
+            ));
+        }
+        Ok(plan)
+    }
+}
+
+/// The netperf to run: the plan's, else the one beside this program, else PATH's.
+fn netperf_program(plan: &Plan) -> Result<PathBuf, String> {
+    if let Some(p) = &plan.netperf {
+        return executable(p)
+            .then(|| p.clone())
+            .ok_or_else(|| format!("netperf program {} is not an executable file", p.display()));
+    }
+    let beside = std::env::current_exe()
+        .ok()
+        .map(|e| e.with_file_name("netperf"));
+    if let Some(p) = beside.filter(|p| executable(p)) {
+        return Ok(p);
+    }
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|d| d.join("netperf"))
+        .find(|p| executable(p))
+        .ok_or_else(|| {
+            "no netperf program beside netagg or on PATH; name one with --netperf".to_string()
+        })
+}
+
+fn executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// A command-line value, when given, replaces the plan file's.
+fn set<T: Clone>(slot: &mut Option<T>, value: &Option<T>) {
+    if value.is_some() {
+        slot.clone_from(value);
+    }
+}
+
+/// `netagg experiment ...` from start to finish.
+pub fn run(args: &ExperimentArgs, command_line: Vec<String>) -> ExitCode {
+    match run_inner(args, command_line) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("netagg experiment: {e}");
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
+}
+
+fn run_inner(args: &ExperimentArgs, command_line: Vec<String>) -> Result<ExitCode, String> {
+    let plan = args.plan()?;
+    let seed = plan.seed.unwrap_or_else(order::new_seed);
+    let cells = plan.cells();
+    if args.dry_run {
+        print_dry_run(&plan, seed);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let netperf = netperf_program(&plan)?;
+    let out_dir = args.out.clone().unwrap_or_else(default_out_dir);
+    // Everything that can refuse is asked before the first run: the
+    // interfaces and offload levels on both ends.
+    let mut switch = OffloadSwitch::open(&plan)?;
+    std::fs::create_dir_all(&out_dir)
+        .map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
+    let stop = super::interrupt::install();
+    eprintln!(
+        "netagg experiment: {} cells x {} replicates = {} runs of {} s against {}, seed {seed}",
+        cells.len(),
+        plan.replicates,
+        cells.len() * plan.replicates as usize,
+        plan.duration,
+        plan.host
+    );
+    let settings = RunSettings {
+        netperf,
+        seed,
+        command_line,
+        stop,
+    };
+    let mut record = run_experiment(&plan, &settings, &mut switch, &mut std::io::stderr());
+    let restored = switch.restore();
+    record.environment = environment::collect(
+        &record.runs,
+        switch.local_start.as_ref(),
+        switch.remote_start.as_ref(),
+    );
+    drop(switch);
+    write_outputs(&record, &out_dir)?;
+    eprintln!("netagg experiment: outputs in {}", out_dir.display());
+    if let Err(e) = restored {
+        return Err(format!("the offloads could not all be put back: {e}"));
+    }
+    let failed = record.runs.iter().filter(|r| !r.status.is_ok()).count();
+    Ok(if record.status == "interrupted" {
+        ExitCode::from(EXIT_INTERRUPTED)
+    } else if failed > 0 {
+        ExitCode::from(EXIT_RUNS_FAILED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn write_outputs(record: &ExperimentRecord, dir: &Path) -> Result<(), String> {
+    let path = dir.join("experiment.json");
+    let text = serde_json::to_string_pretty(record).map_err(|e| e.to_string())?;
+    std::fs::write(&path, text + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+fn default_out_dir() -> PathBuf {
+    let now = crate::timefmt::now_utc();
+    let compact: String = now
+        .chars()
+        .take(19)
+        .filter(|c| c.is_ascii_digit() || *c == 'T')
+        .collect();
+    PathBuf::from(format!("experiment-{compact}"))
+}
+
+fn print_dry_run(plan: &Plan, seed: u64) {
+    let cells = plan.cells();
+    let order = order::run_order(cells.len(), plan.replicates, seed);
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "# seed {seed}: {} runs", order.len());
+    for (i, (cell, replicate)) in order.iter().enumerate() {
+        let cmd = args::netperf_args(plan, &cells[*cell], "UUID");
+        let _ = writeln!(
+            out,
+            "{:>4} {} #{replicate}: netperf {}",
+            i + 1,
+            super::model::cell_label(&cells[*cell]),
+            cmd.join(" ")
+        );
+    }
+}

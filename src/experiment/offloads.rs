@@ -1,0 +1,233 @@
+//! The experiment's offload switch: which interface on each end, a check
+//! before the first run that every level the plan asks for can be set
+//! (then everything put back), each cell's levels set and read back before
+//! its run, and the original state restored at the end, on Ctrl-C, or when
+//! the switch is dropped. The remote end goes through our netserver's
+//! offload control (only when its operator allowed changes; netserver also
+//! restores when our control connection closes).
+
+use super::model::{Cell, OffloadRecord, OffloadSnapshot};
+use super::plan::{OffloadEnds, Plan};
+use super::runner::OffloadControl;
+use crate::control::offload::{RemoteOffloadError, RemoteOffloads};
+use crate::net::offload::{self, Offload, RestoreGuard};
+use std::net::ToSocketAddrs;
+
+/// Both ends' offloads for one experiment.
+pub struct OffloadSwitch {
+    ends: OffloadEnds,
+    offload_set: Vec<Offload>,
+    /// Whether any factor switches offloads (else the switch only reads).
+    switching: bool,
+    local_interface: Option<String>,
+    local_guard: Option<RestoreGuard>,
+    remote: Option<RemoteOffloads>,
+    host: String,
+    port: u16,
+    remote_interface: Option<String>,
+    /// Each end's state before anything changed.
+    pub local_start: Option<OffloadSnapshot>,
+    pub remote_start: Option<OffloadSnapshot>,
+}
+
+/// The (offload, on) pairs a cell asks for, in the table's order.
+pub fn wanted_of(cell: &Cell, offload_set: &[Offload]) -> Vec<(Offload, bool)> {
+    let mut wanted: Vec<(Offload, bool)> = Vec::new();
+    for (factor, level) in cell {
+        let on = level == "on";
+        if factor == "offloads" {
+            wanted.extend(offload_set.iter().map(|&o| (o, on)));
+        } else if let Ok(o) = Offload::from_name(factor) {
+            wanted.push((o, on));
+        }
+    }
+    wanted
+}
+
+/// The local interface toward `host`, as the kernel would route to it.
+fn interface_toward(host: &str, port: u16) -> Option<String> {
+    let addr = (host, port).to_socket_addrs().ok()?.next()?;
+    crate::net::interface::egress_interface(&addr)
+}
+
+fn remote_error(e: RemoteOffloadError, ends: OffloadEnds) -> String {
+    match e {
+        RemoteOffloadError::NotNetperfNg { .. } | RemoteOffloadError::NotAllowed { .. }
+            if ends == OffloadEnds::Both =>
+        {
+            format!("{e}; or switch the local end only: offload_ends = \"local\" (--offload-ends local)")
+        }
+        other => other.to_string(),
+    }
+}
+
+impl OffloadSwitch {
+    /// Finds both interfaces, reads their state, and, when the plan
+    /// switches offloads, checks that every level can be set on each end
+    /// it applies to (putting everything back afterwards). Errors are one
+    /// line each; nothing is left changed.
+    pub fn open(plan: &Plan) -> Result<OffloadSwitch, String> {
+        let offload_set = plan
+            .offload_set
+            .iter()
+            .map(|n| Offload::from_name(n).map_err(|e| e.to_string()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let switching = plan.changes_offloads();
+        let local_interface = plan
+            .interface
+            .clone()
+            .or_else(|| interface_toward(&plan.host, plan.port));
+        let mut switch = OffloadSwitch {
+            ends: plan.offload_ends,
+            offload_set,
+            switching,
+            local_interface,
+            local_guard: None,
+            remote: None,
+            host: plan.host.clone(),
+            port: plan.port,
+            remote_interface: plan.remote_interface.clone(),
+            local_start: None,
+            remote_start: None,
+        };
+        let local_switched = switching && plan.offload_ends.local();
+        let remote_switched = switching && plan.offload_ends.remote();
+        match (&switch.local_interface, local_switched) {
+            (Some(interface), true) => {
+                switch.local_start = Some(offload::read(interface).map_err(|e| e.to_string())?);
+                let involved: Vec<Offload> = Offload::ALL.to_vec();
+                switch.local_guard = Some(RestoreGuard::capture(&[interface], &involved).map_err(|e| e.to_string())?);
+            }
+            (None, true) => {
+                return Err(format!(
+                    "cannot tell which local interface reaches {}: name it with interface = \"...\" (--interface)",
+                    plan.host
+                ))
+            }
+            (Some(interface), false) => switch.local_start = offload::read(interface).ok(),
+            (None, false) => {}
+        }
+        match switch.connect_remote() {
+            Ok(()) => {}
+            Err(e) if remote_switched => return Err(remote_error(e, plan.offload_ends)),
+            Err(_) => switch.remote = None,
+        }
+        if switching {
+            switch.preflight(plan)?;
+        }
+        Ok(switch)
+    }
+
+    fn connect_remote(&mut self) -> Result<(), RemoteOffloadError> {
+        let mut remote = RemoteOffloads::connect(&self.host, self.port)?;
+        remote.set_interface(self.remote_interface.as_deref());
+        let state = remote.read()?;
+        self.remote_start.get_or_insert(state);
+        self.remote = Some(remote);
+        Ok(())
+    }
+
+    /// Sets every distinct level combination of the plan once on each end
+    /// it applies to, then restores: a refusal shows before any run.
+    fn preflight(&mut self, plan: &Plan) -> Result<(), String> {
+        let mut combinations: Vec<Vec<(Offload, bool)>> = Vec::new();
+        for cell in plan.cells() {
+            let wanted = wanted_of(&cell, &self.offload_set);
+            if !combinations.contains(&wanted) {
+                combinations.push(wanted);
+            }
+        }
+        let mut result = Ok(());
+        for wanted in &combinations {
+            if let Err(e) = self.set_both(wanted) {
+                result = Err(e);
+                break;
+            }
+        }
+        let restored = self.restore();
+        result?;
+        restored?;
+        // The guard is spent by the restore: take a new one for the runs.
+        if let (Some(interface), true) = (&self.local_interface, self.ends.local()) {
+            self.local_guard = Some(
+                RestoreGuard::capture(&[interface], &Offload::ALL).map_err(|e| e.to_string())?,
+            );
+        }
+        Ok(())
+    }
+
+    /// Sets `wanted` where it applies; reads elsewhere. The read-back state.
+    fn set_both(&mut self, wanted: &[(Offload, bool)]) -> Result<OffloadRecord, String> {
+        let mut record = OffloadRecord::default();
+        if let Some(interface) = &self.local_interface {
+            record.local = Some(if self.switching && self.ends.local() {
+                offload::set(interface, wanted).map_err(|e| format!("local: {e}"))?
+            } else {
+                offload::read(interface).map_err(|e| format!("local: {e}"))?
+            });
+        }
+        let remote_wanted: &[(Offload, bool)] = if self.switching && self.ends.remote() {
+            wanted
+        } else {
+            &[]
+        };
+        record.remote = match self.remote_call(remote_wanted) {
+            Ok(s) => Some(s),
+            Err(e) if self.switching && self.ends.remote() => {
+                return Err(format!("remote: {}", remote_error(e, self.ends)))
+            }
+            Err(_) => None,
+        };
+        Ok(record)
+    }
+
+    /// One remote set (or read), reconnecting once if the connection was
+    /// lost (netserver's idle timeout, a restart): netserver restored our
+    /// changes then, so they are made again.
+    fn remote_call(
+        &mut self,
+        wanted: &[(Offload, bool)],
+    ) -> Result<OffloadSnapshot, RemoteOffloadError> {
+        let Some(remote) = self.remote.as_mut() else {
+            return Err(RemoteOffloadError::NotNetperfNg {
+                host: self.host.clone(),
+            });
+        };
+        match remote.set(wanted) {
+            Err(RemoteOffloadError::Io { .. }) => {
+                self.connect_remote()?;
+                self.remote.as_mut().expect("just connected").set(wanted)
+            }
+            other => other,
+        }
+    }
+
+    /// Puts both ends back as they were; the first failure is returned
+    /// after both were tried.
+    pub fn restore(&mut self) -> Result<(), String> {
+        let local = match self.local_guard.as_mut() {
+            Some(guard) => guard.restore().map(drop).map_err(|e| format!("local: {e}")),
+            None => Ok(()),
+        };
+        let remote = match (self.remote.as_mut(), self.switching && self.ends.remote()) {
+            (Some(r), true) => r.restore().map(drop).map_err(|e| format!("remote: {e}")),
+            _ => Ok(()),
+        };
+        local.and(remote)
+    }
+}
+
+impl OffloadControl for OffloadSwitch {
+    fn apply(&mut self, cell: &Cell) -> Result<OffloadRecord, String> {
+        let wanted = wanted_of(cell, &self.offload_set);
+        self.set_both(&wanted)
+    }
+}
+
+impl Drop for OffloadSwitch {
+    fn drop(&mut self) {
+        if let Err(e) = self.restore() {
+            eprintln!("netagg experiment: restoring offloads: {e}");
+        }
+    }
+}

@@ -1,0 +1,267 @@
+//! `netagg experiment` end to end on loopback: a small plan run against our
+//! netserver (every run recorded, every cell its replicates, outputs
+//! written), the seeded order, failed runs kept with their reason, and bad
+//! plans refused before anything runs. The offload experiment over network
+//! namespaces is in experiment_netns_tests.rs.
+
+mod common;
+use common::*;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+const NETAGG: &str = env!("CARGO_BIN_EXE_netagg");
+
+/// A scratch directory removed when the test ends, also when it fails.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(tag: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("ngexp-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn netagg(args: &[&str], limit: Duration) -> std::process::Output {
+    run_with_limit(NETAGG, args, limit)
+}
+
+fn read_json(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn a_loopback_experiment_records_every_run_of_every_cell() {
+    let server = Server::start("127.0.0.1");
+    let scratch = Scratch::new("loop");
+    let out = scratch.path("out");
+    let db = scratch.path("results.db");
+    let port = server.port.to_string();
+    let run = netagg(
+        &[
+            "experiment",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &port,
+            "--factor",
+            "protocol=udp,tcp",
+            "--factor",
+            "message_size=1024,8192",
+            "--replicates",
+            "2",
+            "--duration",
+            "1",
+            "--seed",
+            "11",
+            "--out",
+            out.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+        ],
+        Duration::from_secs(120),
+    );
+    let stderr = text(&run.stderr);
+    assert!(run.status.success(), "{stderr}{}", text(&run.stdout));
+    assert!(stderr.contains("seed 11"), "{stderr}");
+    let record = read_json(&out.join("experiment.json"));
+    assert_eq!(record["status"], "complete");
+    assert_eq!(record["seed"], 11);
+    let runs = record["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 8);
+    for run in runs {
+        assert_eq!(run["status"], "ok", "{run}");
+        assert!(
+            run["metrics"]["THROUGHPUT"].as_f64().unwrap() > 0.0,
+            "{run}"
+        );
+        let cell = run["cell"].as_array().unwrap();
+        let protocol = cell[0][1].as_str().unwrap();
+        assert_eq!(
+            run["facts"]["PROTOCOL"].as_str().unwrap().to_lowercase(),
+            protocol
+        );
+        let size: f64 = cell[1][1].as_str().unwrap().parse().unwrap();
+        assert_eq!(
+            run["metrics"]["LOCAL_SEND_SIZE"].as_f64(),
+            Some(size),
+            "{run}"
+        );
+        for key in [
+            "LOCAL_CPU_UTIL",
+            "REMOTE_CPU_UTIL",
+            "LOCAL_SD",
+            "REMOTE_SD",
+            "LOCAL_SEND_CALLS",
+            "REMOTE_RECV_CALLS",
+            "LOCAL_BYTES_SENT",
+        ] {
+            assert!(run["metrics"][key].is_number(), "{key} missing in {run}");
+        }
+        // UDP has no MSS: netperf's -1 is left out, never recorded as a value.
+        assert_eq!(
+            run["metrics"]["TRANSPORT_MSS"].is_number(),
+            protocol == "tcp",
+            "{run}"
+        );
+        assert!(!run["metrics"]
+            .as_object()
+            .unwrap()
+            .contains_key("TRANSACTION_RATE"));
+    }
+    let env = &record["environment"];
+    assert!(
+        env["local"]["kernel"].is_string() && env["remote"]["cpu_count"].is_string(),
+        "{env}"
+    );
+    // The same seed gives the same order.
+    let dry = netagg(
+        &[
+            "experiment",
+            "--dry-run",
+            "--factor",
+            "protocol=udp,tcp",
+            "--factor",
+            "message_size=1024,8192",
+            "--replicates",
+            "2",
+            "--seed",
+            "11",
+        ],
+        Duration::from_secs(30),
+    );
+    let planned: Vec<String> = text(&dry.stdout)
+        .lines()
+        .skip(1)
+        .map(|l| {
+            l.split(" #")
+                .next()
+                .unwrap()
+                .split_whitespace()
+                .skip(1)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    let ran: Vec<String> = runs
+        .iter()
+        .map(|r| {
+            r["cell"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| format!("{}={}", p[0].as_str().unwrap(), p[1].as_str().unwrap()))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    assert_eq!(planned, ran);
+}
+
+#[test]
+fn runs_that_fail_are_recorded_with_their_reason() {
+    let scratch = Scratch::new("fail");
+    let out = scratch.path("out");
+    // A port nothing listens on: every run fails, none is dropped.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port().to_string()
+    };
+    let run = netagg(
+        &[
+            "experiment",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &port,
+            "--factor",
+            "message_size=64,128",
+            "--replicates",
+            "2",
+            "--duration",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+            "--db",
+            scratch.path("r.db").to_str().unwrap(),
+        ],
+        Duration::from_secs(120),
+    );
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
+    let record = read_json(&out.join("experiment.json"));
+    let runs = record["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 4);
+    for r in runs {
+        assert_eq!(r["status"], "failed");
+        let reason = r["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("exited with status") && reason.contains("control connection"),
+            "{reason}"
+        );
+    }
+}
+
+#[test]
+fn bad_plans_are_refused_before_anything_runs() {
+    let scratch = Scratch::new("bad");
+    let plan = scratch.path("plan.toml");
+    let out = scratch.path("out");
+    let cases: &[(&str, &[&str], &str)] = &[
+        ("[factors\nprotocol = [\"udp\"]\n", &[], "line 1"),
+        (
+            "[factors]\ncolour = [\"red\"]\n",
+            &[],
+            "unknown factor \"colour\"",
+        ),
+        ("[factors]\nmessage_size = [\"huge\"]\n", &[], "not a size"),
+        (
+            "replicates = 0\n[factors]\nprotocol = [\"udp\"]\n",
+            &[],
+            "replicates 0",
+        ),
+        ("", &[], "no factors"),
+        ("", &["--factor", "protocol"], "NAME=LEVEL"),
+        (
+            "[factors]\nprotocol = [\"tcp\"]\n",
+            &["--netperf", "/nonexistent/netperf"],
+            "not an executable",
+        ),
+    ];
+    for (text_of_plan, extra, expect) in cases {
+        std::fs::write(&plan, text_of_plan).unwrap();
+        let mut args = vec![
+            "experiment",
+            plan.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let run = netagg(&args, Duration::from_secs(30));
+        let stderr = text(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{text_of_plan:?}: {stderr}");
+        assert!(
+            stderr.contains(expect),
+            "{text_of_plan:?}: expected {expect:?} in {stderr}"
+        );
+        assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+        assert!(!out.exists(), "nothing written for {text_of_plan:?}");
+    }
+    let missing = netagg(
+        &["experiment", "/nonexistent/plan.toml"],
+        Duration::from_secs(30),
+    );
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(text(&missing.stderr).contains("cannot read plan /nonexistent/plan.toml"));
+}
