@@ -518,3 +518,36 @@ fn a_nan_is_left_out_and_counted() {
     assert_eq!((stats.n, stats.n_excluded), (4, 1));
     assert!(stats.max.is_finite());
 }
+
+#[test]
+fn small_samples_carry_a_caution() {
+    // The fixture's cells have 5 runs (one has 4): t(0.975, 3) / (1.96 √(3/4)) = 1.87.
+    let caveat = analysis()
+        .small_sample_caveat()
+        .expect("a caution below 10 runs");
+    assert!(
+        caveat.contains("only 4 successful runs") && caveat.contains("about 1.9× narrower"),
+        "{caveat}"
+    );
+    let report = text_report(&record(), analysis());
+    assert!(
+        report.contains("Caution: some cells have only 4 successful runs"),
+        "{report}"
+    );
+    // Ten runs a cell or more: no caution.
+    let mut record = record();
+    let copies: Vec<_> = record.runs.clone();
+    record.runs.extend(copies.iter().cloned());
+    record
+        .runs
+        .retain(|r| r.status.is_ok() && r.cell != single_cell() && r.cell != failing_cell());
+    let runs = record.runs.clone();
+    record.runs.extend(runs);
+    let big = Analysis::with_resamples(&record, 20);
+    assert!(big
+        .cells
+        .iter()
+        .filter(|c| c.n_ok > 0)
+        .all(|c| c.n_ok >= 10));
+    assert_eq!(big.small_sample_caveat(), None);
+}

@@ -19,6 +19,10 @@ use crate::stats::{Bootstrap, Statistic, Summary, Verdict};
 /// bootstrap intervals of the median and of the ratios.
 pub const CONFIDENCE: f64 = 0.95;
 
+/// Below this many runs in a cell the percentile bootstrap's intervals are
+/// noticeably too narrow (at 10 by about 1.2×), and the reports say so.
+pub const SMALL_SAMPLE: usize = 10;
+
 /// A confidence interval `[low, high]`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Bounds {
@@ -234,6 +238,33 @@ impl Analysis {
             self.ratios.iter().filter(|r| r.statistic == of).collect();
         ratios.sort_by_key(|r| rank(&r.metric));
         ratios
+    }
+
+    /// A warning for readers when a cell with an interval has fewer than
+    /// [`SMALL_SAMPLE`] runs: the percentile bootstrap has no small-sample
+    /// correction, so its intervals (and the verdicts drawn from them) are
+    /// narrower than their nominal 95 %. The width factor is the t interval
+    /// of a mean over the bootstrap's (t(0.975, n−1) over z(0.975) times
+    /// √((n−1)/n)) at the smallest n.
+    pub fn small_sample_caveat(&self) -> Option<String> {
+        let n = self
+            .cells
+            .iter()
+            .map(|c| c.n_ok)
+            .filter(|&n| n >= 2)
+            .min()?;
+        if n >= SMALL_SAMPLE {
+            return None;
+        }
+        let t = crate::stats::t_quantile(0.975, (n - 1) as f64).ok()?;
+        let z = 1.959_963_984_540_054;
+        let factor = t / (z * ((n - 1) as f64 / n as f64).sqrt());
+        Some(format!(
+            "Caution: some cells have only {n} successful runs. The bootstrap intervals (of the \
+             median, of the ratios and Improvements) have no small-sample correction: at n = {n} they \
+             are about {factor:.1}× narrower than a 95 % interval should be, so a marginal verdict \
+             may not hold; more replicates ({SMALL_SAMPLE} or more) make them trustworthy."
+        ))
     }
 
     pub fn improvement(&self, metric: &str, column: &Cell) -> Option<&Improvement> {

@@ -85,7 +85,7 @@ pre,code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-s
 pre{background:#f6f8fa;padding:.6rem;white-space:pre-wrap;word-break:break-all;margin:.4rem 0}\
 figure{margin:1rem 0}figure svg{max-width:100%;height:auto;display:block}\
 figcaption{font-size:.9rem;color:#444}\
-.note{font-size:.9rem;color:#444}\
+.note{font-size:.9rem;color:#444}.caution{font-size:.9rem;border-left:4px solid #d55e00;padding-left:.6rem}\
 .better{color:#0a6b2d}.worse{color:#a3001b}\
 @media (max-width:600px){body{padding:.5rem;font-size:15px}dl.context{grid-template-columns:1fr}\
 dl.context dt{margin-top:.4rem}}\
@@ -223,6 +223,9 @@ fn results(out: &mut String, record: &ExperimentRecord, analysis: &Analysis) {
         let _ = write!(legend, " Columns: {}.", layout.columns_title());
     }
     let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(&legend));
+    if let Some(caveat) = analysis.small_sample_caveat() {
+        let _ = writeln!(out, "<p class=\"caution\">{}</p>", escape(&caveat));
+    }
     for metric in metrics {
         let _ = writeln!(out, "<h3>{}</h3>", escape(&metric_heading(record, metric)));
         metric_table(out, record, analysis, &layout, metric);
@@ -333,6 +336,9 @@ fn ratios(out: &mut String, analysis: &Analysis) {
          &ldquo;no significant difference&rdquo;.</p>",
         analysis.bootstrap_resamples, analysis.bootstrap_seed
     );
+    if let Some(caveat) = analysis.small_sample_caveat() {
+        let _ = writeln!(out, "<p class=\"caution\">{}</p>", escape(&caveat));
+    }
     out.push_str(
         "<div class=\"scroll\"><table class=\"words\"><thead><tr><th>metric</th><th>factor</th>\
          <th>level / baseline</th><th>other factors at</th><th>n</th><th>ratio of means</th>\

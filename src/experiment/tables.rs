@@ -115,7 +115,11 @@ fn legend(layout: &Layout, analysis: &Analysis) -> String {
     if !layout.column_factors.is_empty() {
         let _ = write!(text, " Columns: {}.", layout.columns_title());
     }
-    wrap(&text, TEXT_WIDTH)
+    let mut out = wrap(&text, TEXT_WIDTH);
+    if let Some(caveat) = analysis.small_sample_caveat() {
+        out.push_str(&wrap(&caveat, TEXT_WIDTH));
+    }
+    out
 }
 
 /// Greedy word wrap to `width` characters.
