@@ -275,9 +275,13 @@ fn the_limiters_experiment_switches_offloads_on_both_ends_and_puts_them_back() {
         .as_array()
         .expect("analysis.cells in experiment.json");
     assert!(!cells.is_empty());
+    assert_eq!(cells.len(), 8);
     for cell in cells {
-        for metric in cell["metrics"].as_object().unwrap().values() {
-            assert_eq!(metric["n"], 5, "{cell}");
+        assert_eq!(cell["n_ok"], 5, "{cell}");
+        let metrics = cell["metrics"].as_array().unwrap();
+        assert!(metrics.len() >= 5, "{cell}");
+        for metric in metrics {
+            assert_eq!(metric["n"], 5, "{metric}");
         }
     }
     assert!(

@@ -240,12 +240,10 @@ impl Analysis {
         ratios
     }
 
-    /// A warning for readers when a cell with an interval has fewer than
-    /// [`SMALL_SAMPLE`] runs: the percentile bootstrap has no small-sample
-    /// correction, so its intervals (and the verdicts drawn from them) are
-    /// narrower than their nominal 95 %. The width factor is the t interval
-    /// of a mean over the bootstrap's (t(0.975, n−1) over z(0.975) times
-    /// √((n−1)/n)) at the smallest n.
+    /// A note for readers when a cell with an interval has fewer than
+    /// [`SMALL_SAMPLE`] runs: the bootstrap intervals are expanded for
+    /// small samples (see `stats::bootstrap`), so they are honest but wide,
+    /// and "no significant difference" may only mean too few runs.
     pub fn small_sample_caveat(&self) -> Option<String> {
         let n = self
             .cells
@@ -256,14 +254,11 @@ impl Analysis {
         if n >= SMALL_SAMPLE {
             return None;
         }
-        let t = crate::stats::t_quantile(0.975, (n - 1) as f64).ok()?;
-        let z = 1.959_963_984_540_054;
-        let factor = t / (z * ((n - 1) as f64 / n as f64).sqrt());
         Some(format!(
             "Caution: some cells have only {n} successful runs. The bootstrap intervals (of the \
-             median, of the ratios and Improvements) have no small-sample correction: at n = {n} they \
-             are about {factor:.1}× narrower than a 95 % interval should be, so a marginal verdict \
-             may not hold; more replicates ({SMALL_SAMPLE} or more) make them trustworthy."
+             median, of the ratios and Improvements) are widened for samples this small (expanded \
+             percentile bootstrap), so a \"no significant difference\" may only mean too few runs; \
+             more replicates ({SMALL_SAMPLE} or more) narrow them."
         ))
     }
 

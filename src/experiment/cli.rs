@@ -7,6 +7,7 @@ use super::offloads::OffloadSwitch;
 use super::plan::{parse_factor_arg, read_plan_file, Plan, PlanFile};
 use super::runner::{run_experiment, RunSettings};
 use super::{args, environment, order};
+use super::{read_record, text_report, write_analysed, Analysis};
 use crate::resultsdb::{self, Db};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -81,6 +82,10 @@ pub struct ExperimentArgs {
     /// do not record the experiment in the results database
     #[arg(long, conflicts_with = "db")]
     pub no_store: bool,
+    /// write the tables, CSV, JSON and report again from a saved
+    /// experiment.json (into --out); run nothing
+    #[arg(long, value_name = "experiment.json", conflicts_with_all = ["plan", "factors", "dry_run"])]
+    pub render: Option<PathBuf>,
     /// print the run order and the netperf command lines; run nothing
     #[arg(long)]
     pub dry_run: bool,
@@ -179,6 +184,10 @@ pub fn run(args: &ExperimentArgs, command_line: Vec<String>) -> ExitCode {
 }
 
 fn run_inner(args: &ExperimentArgs, command_line: Vec<String>) -> Result<ExitCode, String> {
+    if let Some(json) = &args.render {
+        let dir = args.out.clone().unwrap_or_else(default_out_dir);
+        return render(json, &dir);
+    }
     let plan = args.plan()?;
     let seed = plan.seed.unwrap_or_else(order::new_seed);
     let cells = plan.cells();
@@ -246,10 +255,29 @@ fn run_inner(args: &ExperimentArgs, command_line: Vec<String>) -> Result<ExitCod
     })
 }
 
+/// Prints the tables and writes every output file.
 fn write_outputs(record: &ExperimentRecord, dir: &Path) -> Result<(), String> {
-    let path = dir.join("experiment.json");
-    let text = serde_json::to_string_pretty(record).map_err(|e| e.to_string())?;
-    std::fs::write(&path, text + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))
+    let analysis = Analysis::of(record);
+    print!("{}", text_report(record, &analysis));
+    write_analysed(record, &analysis, dir)
+        .map(drop)
+        .map_err(|e| format!("cannot write the outputs in {}: {e}", dir.display()))
+}
+
+/// `--render`: the outputs again from a saved experiment.json.
+fn render(json: &Path, dir: &Path) -> Result<ExitCode, String> {
+    let record = read_record(json).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    if dir.join("experiment.json").canonicalize().ok() == json.canonicalize().ok() {
+        return Err(format!(
+            "--out {} would overwrite {}: choose another directory",
+            dir.display(),
+            json.display()
+        ));
+    }
+    write_outputs(&record, dir)?;
+    eprintln!("netagg experiment: outputs in {}", dir.display());
+    Ok(ExitCode::SUCCESS)
 }
 
 fn db_path_text(args: &ExperimentArgs) -> String {

@@ -6,14 +6,23 @@
 //! Method: draw `resamples` (default 10,000) resamples with replacement of
 //! the same size as each sample, from a ChaCha8 generator seeded with an
 //! explicit `u64` (so a run is reproducible bit for bit); compute the
-//! statistic on each; the interval is the `(1 − c)/2` and `(1 + c)/2`
-//! quantiles (linear interpolation, see [`super::quantile`]) of those
-//! replicates, for confidence `c` (default 0.95). The point estimate is the
-//! statistic of the original samples. For a ratio, `a` and `b` are resampled
-//! independently each round. A ratio whose interval contains 1 is
-//! [`Verdict::NoSignificantDifference`]; this is the usual percentile
-//! bootstrap, not the bias-corrected (BCa) one, so with very small or very
-//! skewed samples its coverage can be below the nominal level.
+//! statistic on each; the interval is taken between two quantiles (linear
+//! interpolation, see [`super::quantile`]) of those replicates. The point
+//! estimate is the statistic of the original samples. For a ratio, `a` and
+//! `b` are resampled independently each round. A ratio whose interval
+//! contains 1 is [`Verdict::NoSignificantDifference`].
+//!
+//! The quantiles are those of the *expanded* percentile interval
+//! (Hesterberg, "What Teachers Should Know About the Bootstrap", The
+//! American Statistician 69(4), 2015, §4.2): instead of `(1 − c)/2` they are
+//! `Φ(−√(n/(n−1)) · t(1 − (1 − c)/2, n−1))` and its complement, n the
+//! sample size (the smaller of the two for a ratio). The plain percentile
+//! interval is too narrow for small samples — at n = 5 it covers about 85 %
+//! where it claims 95 %, because the bootstrap distribution uses the
+//! plug-in spread (divisor n) and normal rather than t tails; the
+//! expansion corrects both, and tends to the plain interval as n grows.
+//! With n = 3 the levels fall below one resample in 10,000 and the interval
+//! is the range of the replicates: an honest "we cannot tell much".
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -157,7 +166,7 @@ impl Bootstrap {
             resample_into(&mut rng, samples, &mut buffer);
             replicates.push(Statistic::Median.of(&mut buffer));
         }
-        Ok(self.interval(estimate, replicates))
+        Ok(self.interval(estimate, replicates, samples.len())?)
     }
 
     /// The ratio `b / a` of `statistic` with its bootstrap interval and
@@ -201,7 +210,7 @@ impl Bootstrap {
         if zero_denominators > 0 {
             return Err(zero(zero_denominators));
         }
-        let ratio = self.interval(estimate, replicates);
+        let ratio = self.interval(estimate, replicates, a.len().min(b.len()))?;
         if !(ratio.estimate.is_finite() && ratio.low.is_finite() && ratio.high.is_finite()) {
             return Err(StatsError::Overflow { what: "the ratio" });
         }
@@ -211,16 +220,33 @@ impl Bootstrap {
         })
     }
 
-    /// The percentile interval of the replicates around `estimate`.
-    fn interval(&self, estimate: f64, mut replicates: Vec<f64>) -> Estimate {
+    /// The expanded percentile interval of the replicates around
+    /// `estimate`, for samples of `n` values.
+    fn interval(
+        &self,
+        estimate: f64,
+        mut replicates: Vec<f64>,
+        n: usize,
+    ) -> Result<Estimate, StatsError> {
         replicates.sort_unstable_by(f64::total_cmp);
-        let tail = (1.0 - self.confidence) / 2.0;
-        Estimate {
+        let tail = expanded_tail(self.confidence, n)?;
+        Ok(Estimate {
             estimate,
             low: quantile_of_sorted(&replicates, tail).unwrap_or(f64::NAN),
             high: quantile_of_sorted(&replicates, 1.0 - tail).unwrap_or(f64::NAN),
-        }
+        })
     }
+}
+
+/// The lower quantile level of the expanded percentile interval with
+/// confidence `confidence` for samples of `n` (≥ 2) values.
+pub fn expanded_tail(confidence: f64, n: usize) -> Result<f64, StatsError> {
+    use statrs::distribution::{ContinuousCDF, Normal};
+    let df = (n.max(2) - 1) as f64;
+    let t = super::summary::t_quantile(1.0 - (1.0 - confidence) / 2.0, df)?;
+    let z = (n.max(2) as f64 / df).sqrt() * t;
+    let normal = Normal::new(0.0, 1.0).map_err(|e| StatsError::InvalidSetting(e.to_string()))?;
+    Ok(normal.cdf(-z))
 }
 
 fn check_sample(samples: &[f64], what: &'static str) -> Result<(), StatsError> {
@@ -244,6 +270,21 @@ fn resample_into(rng: &mut ChaCha8Rng, samples: &[f64], out: &mut [f64]) {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn expanded_tails_match_hesterbergs_formula() {
+        // Φ(−√(n/(n−1))·t(0.975, n−1)) from Python's statistics.NormalDist
+        // with the t quantiles of the printed table.
+        for (n, expected) in [
+            (5, 0.000_954_100_551_882_497_4),
+            (10, 0.008_550_639_025_807_882),
+            (1000, 0.024_804_444_178_495_977),
+        ] {
+            let tail = super::expanded_tail(0.95, n).unwrap();
+            assert!((tail - expected).abs() < 1e-6, "n={n}: {tail}");
+        }
+    }
+
     use super::*;
 
     fn quick() -> Bootstrap {

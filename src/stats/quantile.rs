@@ -15,8 +15,9 @@ pub fn quantile_of_sorted(sorted: &[f64], p: f64) -> Option<f64> {
     let frac = h - lo as f64;
     let (a, b) = (sorted[lo], sorted[hi]);
     // a + frac (b - a) could overflow for huge opposite-signed values; the
-    // weighted form cannot, and it is exact at frac = 0.
-    Some(if frac == 0.0 {
+    // weighted form cannot, and it is exact at frac = 0 and between equal
+    // values (where it could round to a neighbour of both).
+    Some(if frac == 0.0 || a == b {
         a
     } else {
         (1.0 - frac) * a + frac * b
