@@ -166,7 +166,7 @@ impl Bootstrap {
             resample_into(&mut rng, samples, &mut buffer);
             replicates.push(Statistic::Median.of(&mut buffer));
         }
-        Ok(self.interval(estimate, replicates, samples.len())?)
+        self.interval(estimate, replicates, samples.len())
     }
 
     /// The ratio `b / a` of `statistic` with its bootstrap interval and
