@@ -218,6 +218,21 @@ fn run_inner(args: &ExperimentArgs, command_line: Vec<String>) -> Result<ExitCod
         plan.duration,
         plan.host
     );
+    if plan.changes_offloads() {
+        // Said before anything changes, so that after a SIGKILL (which
+        // nothing can catch) the original state is on the terminal.
+        for (end, snapshot) in [
+            ("local", &switch.local_start),
+            ("remote", &switch.remote_start),
+        ] {
+            if let Some(s) = snapshot {
+                eprintln!(
+                    "netagg experiment: {end} offloads before: {}",
+                    offload_text(s)
+                );
+            }
+        }
+    }
     let settings = RunSettings {
         netperf,
         seed,
@@ -278,6 +293,15 @@ fn render(json: &Path, dir: &Path) -> Result<ExitCode, String> {
     write_outputs(&record, dir)?;
     eprintln!("netagg experiment: outputs in {}", dir.display());
     Ok(ExitCode::SUCCESS)
+}
+
+fn offload_text(s: &super::model::OffloadSnapshot) -> String {
+    let features: Vec<String> = s
+        .features
+        .iter()
+        .map(|(name, on)| format!("{name} {}", if *on { "on" } else { "off" }))
+        .collect();
+    format!("{} {}", s.interface, features.join(" "))
 }
 
 fn db_path_text(args: &ExperimentArgs) -> String {
