@@ -8,6 +8,7 @@
 //! and never enter a statistic. The bootstrap is seeded with the record's
 //! seed, so the same record always gives the same analysis.
 
+use crate::stats::MIN_BOOTSTRAP_SAMPLES;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -439,17 +440,17 @@ fn ratio_of(
         return none(format!("the {} at {a_name} is 0", of.name()));
     }
     let value = Some(pb / pa);
-    let single: Vec<&str> = [(a, a_name), (b, b_name)]
+    let single: Vec<String> = [(a, a_name), (b, b_name)]
         .iter()
-        .filter(|(v, _)| v.len() < 2)
-        .map(|(_, name)| *name)
+        .filter(|(v, _)| v.len() < MIN_BOOTSTRAP_SAMPLES)
+        .map(|(v, name)| format!("n={} at {name}", v.len()))
         .collect();
     if !single.is_empty() {
         return RatioOutcome {
             value,
             ci95: None,
             finding: Finding::NoInterval,
-            note: Some(format!("no interval: n=1 at {}", single.join(" and "))),
+            note: Some(format!("no interval: {}", single.join(" and "))),
         };
     }
     match boot.ratio(a, b, of.statistic()) {

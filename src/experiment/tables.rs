@@ -109,7 +109,7 @@ fn legend(layout: &Layout, analysis: &Analysis) -> String {
             " Improvement: {factor} {last} over {first} (mean {last} / mean {first} when higher is \
              better, {first} / {last} when lower is better: above 1 is better); \
              {MARK_SIGNIFICANT} its {confidence} bootstrap interval excludes 1, \
-             {MARK_NOT_SIGNIFICANT} no significant difference, {MARK_NO_INTERVAL} no interval (n < 2)."
+             {MARK_NOT_SIGNIFICANT} no significant difference, {MARK_NO_INTERVAL} no interval (fewer than 4 runs a side)."
         );
     }
     if !layout.column_factors.is_empty() {

@@ -117,7 +117,11 @@ pub struct Comparison {
     pub a: Side,
     pub b: Side,
     pub statistic: &'static str,
+    /// Each interval's confidence: the requested one made simultaneous
+    /// over `family` intervals (Bonferroni).
     pub confidence: f64,
+    /// How many rows have an interval (the Bonferroni family).
+    pub family: usize,
     pub resamples: usize,
     pub seed: u64,
     pub tolerance: f64,
@@ -181,19 +185,37 @@ pub fn compare(
     opts: &CompareOptions,
 ) -> Result<Comparison, CompareError> {
     let cells_b = b.cells();
-    let mut rows = Vec::new();
     let mut only_in_a = Vec::new();
-    let mut shared_cells = 0;
+    let mut pairs = Vec::new();
     for cell_a in a.cells() {
         let Some(cell_b) = cells_b.iter().find(|c| key(c) == key(&cell_a)) else {
             only_in_a.push(cell_label(&cell_a));
             continue;
         };
-        shared_cells += 1;
         for metric in chosen_metrics(a, &cell_a, b, cell_b, &opts.metrics) {
-            rows.push(row(a, &cell_a, b, cell_b, &metric, opts));
+            pairs.push((cell_a.clone(), cell_b.clone(), metric));
         }
     }
+    let shared_cells = a.cells().len() - only_in_a.len();
+    let rows_at = |opts: &CompareOptions| -> Vec<Row> {
+        pairs
+            .iter()
+            .map(|(cell_a, cell_b, metric)| row(a, cell_a, b, cell_b, metric, opts))
+            .collect()
+    };
+    let mut rows = rows_at(opts);
+    // Many cells x metrics tested at once would, at 95 % each, find a
+    // "regression" in most comparisons of two runs of the same thing; the
+    // intervals are made simultaneous (Bonferroni: each at 1 - (1 - c)/m
+    // over the m rows that have an interval), so the gate's false alarm
+    // rate is the nominal one for the whole comparison.
+    let family = rows.iter().filter(|r| r.low.is_some()).count();
+    let mut adjusted = opts.clone();
+    if family > 1 {
+        adjusted.bootstrap.confidence = 1.0 - (1.0 - opts.bootstrap.confidence) / family as f64;
+        rows = rows_at(&adjusted);
+    }
+    let opts = &adjusted;
     let only_in_b: Vec<String> = cells_b
         .iter()
         .filter(|c| !a.cells().iter().any(|x| key(x) == key(c)))
@@ -238,6 +260,7 @@ pub fn compare(
             Statistic::Median => "median",
         },
         confidence: opts.bootstrap.confidence,
+        family,
         resamples: opts.bootstrap.resamples,
         seed: opts.bootstrap.seed,
         tolerance: opts.tolerance,
@@ -332,7 +355,7 @@ fn row(
         row.note = Some("both are 0".into());
         return row;
     }
-    if xa.len() < 2 || xb.len() < 2 {
+    if xa.len() < crate::stats::MIN_BOOTSTRAP_SAMPLES || xb.len() < crate::stats::MIN_BOOTSTRAP_SAMPLES {
         row.ratio = (sa != 0.0).then(|| sb / sa);
         row.verdict = Outcome::InsufficientData;
         row.note = netperf_interval_note(a, cell_a, b, cell_b, metric);

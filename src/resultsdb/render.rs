@@ -235,9 +235,9 @@ pub fn compare(c: &Comparison) -> String {
     }
     let _ = writeln!(
         out,
-        "ratio B/A of the {}, {:.0}% bootstrap interval ({} resamples, seed {}){}\n",
+        "ratio B/A of the {}, bootstrap intervals at {} ({} resamples, seed {}){}\n",
         c.statistic,
-        c.confidence * 100.0,
+        confidence_text(c),
         c.resamples,
         c.seed,
         if c.tolerance > 0.0 {
@@ -302,6 +302,21 @@ pub fn compare(c: &Comparison) -> String {
         }
     );
     out
+}
+
+/// "95%", or "99.69% (simultaneous 95% over 16 intervals, Bonferroni)".
+fn confidence_text(c: &Comparison) -> String {
+    let family_wide = 1.0 - (1.0 - c.confidence) * c.family.max(1) as f64;
+    if c.family > 1 {
+        format!(
+            "{}% each (simultaneous {:.0}% over {}, Bonferroni)",
+            number(c.confidence * 100.0),
+            family_wide * 100.0,
+            c.family
+        )
+    } else {
+        format!("{:.0}%", c.confidence * 100.0)
+    }
 }
 
 #[cfg(test)]
