@@ -425,6 +425,33 @@ fn ctrl_c_ends_the_experiment_and_puts_the_offloads_back() {
         .unwrap();
     // Wait for the first run to start (its offloads are switched by then).
     std::thread::sleep(Duration::from_millis(2500));
+    // A second experiment on the same interface meanwhile is refused: it
+    // would take the first one's changes for the original state.
+    let second = pair.netagg(
+        &[
+            "experiment",
+            "--host",
+            SERVER_ADDR,
+            "--duration",
+            "1",
+            "--replicates",
+            "1",
+            "--no-store",
+            "--offload-ends",
+            "local",
+            "--factor",
+            "gso=off",
+            "--out",
+            pair.path("out2").to_str().unwrap(),
+        ],
+        Duration::from_secs(60),
+    );
+    let refused = text(&second.stderr);
+    assert_eq!(second.status.code(), Some(2), "{refused}");
+    assert!(
+        refused.contains("another experiment") && refused.contains(&pair.client_if),
+        "{refused}"
+    );
     // SAFETY: signalling our own child's process (ip exec's netagg in place).
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let deadline = Instant::now() + Duration::from_secs(60);

@@ -121,6 +121,28 @@ fn a_loopback_experiment_records_every_run_of_every_cell() {
             .unwrap()
             .contains_key("TRANSACTION_RATE"));
     }
+    // The same --out again would overwrite it: refused before any run.
+    let again = netagg(
+        &[
+            "experiment",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &port,
+            "--factor",
+            "protocol=udp",
+            "--out",
+            out.to_str().unwrap(),
+            "--no-store",
+        ],
+        Duration::from_secs(30),
+    );
+    assert_eq!(again.status.code(), Some(2));
+    assert!(
+        text(&again.stderr).contains("already holds an experiment"),
+        "{}",
+        text(&again.stderr)
+    );
     let env = &record["environment"];
     assert!(
         env["local"]["kernel"].is_string() && env["remote"]["cpu_count"].is_string(),

@@ -664,7 +664,7 @@ mod tests {
     }
 
     #[test]
-    fn ratio_sides_with_one_value_have_no_interval() {
+    fn ratio_sides_with_fewer_than_four_values_have_no_interval() {
         let boot = Bootstrap {
             resamples: 200,
             ..Bootstrap::default()
@@ -672,7 +672,27 @@ mod tests {
         let r = ratio_of(&boot, (&[2.0], "a"), (&[3.0, 5.0], "b"), RatioOf::Mean);
         assert_eq!(r.value, Some(2.0));
         assert_eq!((r.ci95, r.finding), (None, Finding::NoInterval));
-        assert_eq!(r.note.as_deref(), Some("no interval: n=1 at a"));
+        assert_eq!(
+            r.note.as_deref(),
+            Some("no interval: n=1 at a and n=2 at b")
+        );
+        let three = ratio_of(
+            &boot,
+            (&[2.0, 2.1, 2.2], "a"),
+            (&[3.0, 3.1, 3.2, 3.3], "b"),
+            RatioOf::Mean,
+        );
+        assert_eq!(three.note.as_deref(), Some("no interval: n=3 at a"));
+        let four = ratio_of(
+            &boot,
+            (&[2.0, 2.1, 2.2, 2.3], "a"),
+            (&[3.0, 3.1, 3.2, 3.3], "b"),
+            RatioOf::Mean,
+        );
+        assert_eq!(
+            (four.note, four.finding == Finding::NoInterval),
+            (None, false)
+        );
         let zero = ratio_of(&boot, (&[0.0, 0.0], "a"), (&[1.0, 2.0], "b"), RatioOf::Mean);
         assert_eq!(zero.value, None);
         let empty = ratio_of(&boot, (&[], "a"), (&[1.0, 2.0], "b"), RatioOf::Median);

@@ -173,7 +173,7 @@ pub fn netperf_args(plan: &Plan, cell: &Cell, uuid: &str) -> Vec<String> {
         level_of(cell, "mss").is_some(),
     ) {
         let mss = factors::size_of(size).saturating_add(u64::from(offset));
-        args.extend(["-G".to_string(), mss.min(65_535).to_string()]);
+        args.extend(["-G".to_string(), mss.to_string()]);
     }
     args.extend(["-u".to_string(), uuid.to_string()]);
     args.extend(["-k".to_string(), SELECTORS.join(",")]);

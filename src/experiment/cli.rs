@@ -17,8 +17,6 @@ use std::process::ExitCode;
 const EXIT_RUNS_FAILED: u8 = 1;
 /// Exit status for a bad plan, option, interface or database.
 const EXIT_ERROR: u8 = 2;
-/// Exit status after Ctrl-C (128 + SIGINT, as a shell reports it).
-const EXIT_INTERRUPTED: u8 = 130;
 
 /// Run an experiment: every cell of the factors' levels, repeated, in a
 /// seeded random order, as netperf omni tests; statistics, tables, charts
@@ -197,6 +195,7 @@ fn run_inner(args: &ExperimentArgs, command_line: Vec<String>) -> Result<ExitCod
     }
     let netperf = netperf_program(&plan)?;
     let out_dir = args.out.clone().unwrap_or_else(default_out_dir);
+    check_out_dir(&out_dir)?;
     // Everything that can refuse is asked before the first run: the
     // interfaces and offload levels on both ends.
     let db = match args.no_store {
@@ -262,7 +261,7 @@ fn run_inner(args: &ExperimentArgs, command_line: Vec<String>) -> Result<ExitCod
     }
     let failed = record.runs.iter().filter(|r| !r.status.is_ok()).count();
     Ok(if record.status == "interrupted" {
-        ExitCode::from(EXIT_INTERRUPTED)
+        ExitCode::from(super::interrupt::exit_status())
     } else if failed > 0 {
         ExitCode::from(EXIT_RUNS_FAILED)
     } else {
@@ -302,6 +301,20 @@ fn offload_text(s: &super::model::OffloadSnapshot) -> String {
         .map(|(name, on)| format!("{name} {}", if *on { "on" } else { "off" }))
         .collect();
     format!("{} {}", s.interface, features.join(" "))
+}
+
+/// An output directory that would not overwrite another experiment.
+fn check_out_dir(dir: &Path) -> Result<(), String> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(format!("--out {} is not a directory", dir.display()));
+    }
+    if dir.join("experiment.json").exists() {
+        return Err(format!(
+            "--out {} already holds an experiment (experiment.json): choose another directory",
+            dir.display()
+        ));
+    }
+    Ok(())
 }
 
 fn db_path_text(args: &ExperimentArgs) -> String {

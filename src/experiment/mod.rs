@@ -25,3 +25,4 @@ pub mod tables;
 pub use analysis::Analysis;
 pub use output::{read_record, render_from_json, write_analysed, write_outputs};
 pub use tables::text_report;
+pub mod iflock;

@@ -25,6 +25,8 @@ pub struct OffloadSwitch {
     host: String,
     port: u16,
     remote_interface: Option<String>,
+    /// Held while this experiment may change the local interface.
+    _local_lock: Option<super::iflock::InterfaceLock>,
     /// Each end's state before anything changed.
     pub local_start: Option<OffloadSnapshot>,
     pub remote_start: Option<OffloadSnapshot>,
@@ -87,6 +89,7 @@ impl OffloadSwitch {
             host: plan.host.clone(),
             port: plan.port,
             remote_interface: plan.remote_interface.clone(),
+            _local_lock: None,
             local_start: None,
             remote_start: None,
         };
@@ -94,6 +97,7 @@ impl OffloadSwitch {
         let remote_switched = switching && plan.offload_ends.remote();
         match (&switch.local_interface, local_switched) {
             (Some(interface), true) => {
+                switch._local_lock = Some(super::iflock::lock(interface)?);
                 switch.local_start = Some(offload::read(interface).map_err(|e| e.to_string())?);
                 let involved: Vec<Offload> = Offload::ALL.to_vec();
                 switch.local_guard = Some(RestoreGuard::capture(&[interface], &involved).map_err(|e| e.to_string())?);
@@ -221,6 +225,44 @@ impl OffloadControl for OffloadSwitch {
     fn apply(&mut self, cell: &Cell) -> Result<OffloadRecord, String> {
         let wanted = wanted_of(cell, &self.offload_set);
         self.set_both(&wanted)
+    }
+
+    fn verify(&mut self, before: &OffloadRecord) -> Result<(), String> {
+        if !self.switching {
+            return Ok(());
+        }
+        let after = self.set_both(&[])?;
+        let ends = [
+            ("local", &before.local, &after.local),
+            ("remote", &before.remote, &after.remote),
+        ];
+        let changed: Vec<String> = ends
+            .iter()
+            .filter_map(|(end, b, a)| Some((end, b.as_ref()?, a.as_ref()?)))
+            .flat_map(|(end, b, a)| {
+                b.features.iter().filter_map(move |(name, was)| {
+                    let now = a.features.get(name)?;
+                    (now != was)
+                        .then(|| format!("{end} {name} was {}, now {}", on_off(*was), on_off(*now)))
+                })
+            })
+            .collect();
+        if changed.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "the offloads changed during the run (something else switched them): {}",
+                changed.join(", ")
+            ))
+        }
+    }
+}
+
+fn on_off(on: bool) -> &'static str {
+    if on {
+        "on"
+    } else {
+        "off"
     }
 }
 

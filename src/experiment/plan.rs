@@ -195,11 +195,20 @@ impl PlanFile {
                 return Err(format!("factor {name}: a level is empty"));
             }
             let mut checked: Vec<String> = Vec::new();
+            let mut seen: Vec<String> = Vec::new();
             for level in &levels {
                 let level = factors::check_level(&name, level)?;
-                if checked.contains(&level) {
+                // 1K, 1k and 1024 are one size.
+                let same = match kind {
+                    FactorKind::MessageSize | FactorKind::SocketBuffer | FactorKind::PacingRate => {
+                        factors::size_of(&level).to_string()
+                    }
+                    _ => level.clone(),
+                };
+                if seen.contains(&same) {
                     return Err(format!("factor {name}: level {level} is listed twice"));
                 }
+                seen.push(same);
                 checked.push(level);
             }
             factors.push(Factor {
@@ -349,6 +358,24 @@ impl Plan {
     fn check_cells(&self) -> Result<(), String> {
         for cell in self.cells() {
             let shape = super::args::shape_of(&cell);
+            if shape.protocol == "udp" && cell_has(&cell, "mss") {
+                return Err(format!(
+                    "factor mss (-G, TCP_MAXSEG) applies to TCP only; cell \"{}\" is UDP",
+                    super::model::cell_label(&cell)
+                ));
+            }
+            if let (Some(offset), Some(size), "tcp") = (
+                self.mss_offset,
+                level_of(&cell, "message_size"),
+                shape.protocol,
+            ) {
+                let mss = factors::size_of(size).saturating_add(u64::from(offset));
+                if mss > 65_535 {
+                    return Err(format!(
+                        "mss_offset: message_size {size} + {offset} = {mss} is beyond the largest MSS, 65535"
+                    ));
+                }
+            }
             if shape.direction != "rr" && cell_has(&cell, "burst") {
                 return Err(format!(
                     "factor burst applies to request/response tests only; cell \"{}\" is a {} test",

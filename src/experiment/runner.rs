@@ -35,6 +35,13 @@ pub trait OffloadControl {
     /// The read-back state after the cell's offload levels are in place
     /// (only reads when the cell has no offload factor), or why not.
     fn apply(&mut self, cell: &Cell) -> Result<OffloadRecord, String>;
+
+    /// After the run: the state read back again is still `before`, or
+    /// what changed under the run.
+    fn verify(&mut self, before: &OffloadRecord) -> Result<(), String> {
+        let _ = before;
+        Ok(())
+    }
 }
 
 /// For plans without offload factors and no interface to read.
@@ -171,7 +178,16 @@ fn one_run(
                 .collect()
         })
         .collect();
+    let verified = match &outcome {
+        Outcome::Measured(_) => offloads.verify(&record.offloads),
+        _ => Ok(()),
+    };
     match outcome {
+        Outcome::Measured(_) if verified.is_err() => {
+            record.status = RunStatus::Failed {
+                reason: verified.err().unwrap_or_default(),
+            };
+        }
         Outcome::Measured(mut m) => {
             if super::args::shape_of(cell).direction != "rr" {
                 // A stream test's transaction rate is 1 and its "latency" is

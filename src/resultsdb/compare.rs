@@ -355,7 +355,9 @@ fn row(
         row.note = Some("both are 0".into());
         return row;
     }
-    if xa.len() < crate::stats::MIN_BOOTSTRAP_SAMPLES || xb.len() < crate::stats::MIN_BOOTSTRAP_SAMPLES {
+    if xa.len() < crate::stats::MIN_BOOTSTRAP_SAMPLES
+        || xb.len() < crate::stats::MIN_BOOTSTRAP_SAMPLES
+    {
         row.ratio = (sa != 0.0).then(|| sb / sa);
         row.verdict = Outcome::InsufficientData;
         row.note = netperf_interval_note(a, cell_a, b, cell_b, metric);

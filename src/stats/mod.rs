@@ -11,7 +11,9 @@ pub mod bootstrap;
 pub mod quantile;
 pub mod summary;
 
-pub use bootstrap::{Bootstrap, Estimate, RatioEstimate, Statistic, Verdict, MIN_BOOTSTRAP_SAMPLES};
+pub use bootstrap::{
+    Bootstrap, Estimate, RatioEstimate, Statistic, Verdict, MIN_BOOTSTRAP_SAMPLES,
+};
 pub use quantile::{median_of_sorted, quantile_of_sorted};
 pub use summary::{t_quantile, Interval, Percentiles, Summary};
 
