@@ -333,20 +333,37 @@ mod tests {
             Err(StatsError::TooFewSamples { got: 1, .. })
         ));
         assert!(matches!(
-            quick().ratio(&[1.0, 2.0], &[1.0, f64::INFINITY], Statistic::Mean),
+            quick().ratio(
+                &[1.0, 2.0, 3.0, 4.0],
+                &[1.0, f64::INFINITY, 1.0, 1.0],
+                Statistic::Mean
+            ),
             Err(StatsError::NonFinite { index: 1, .. })
+        ));
+        // Three values a side are too few for an interval (see MIN_BOOTSTRAP_SAMPLES).
+        assert!(matches!(
+            quick().ratio(&[1.0, 2.0, 3.0], &[1.0, 2.0, 3.0, 4.0], Statistic::Mean),
+            Err(StatsError::TooFewSamples {
+                got: 3,
+                needed: 4,
+                ..
+            })
         ));
     }
 
     #[test]
     fn zero_baseline_is_an_error() {
         assert!(matches!(
-            quick().ratio(&[0.0, 0.0], &[1.0, 2.0], Statistic::Mean),
+            quick().ratio(&[0.0; 4], &[1.0, 2.0, 3.0, 4.0], Statistic::Mean),
             Err(StatsError::ZeroDenominator { resamples: 0, .. })
         ));
         // The sample's median is 1 but many resamples' medians are 0.
         assert!(matches!(
-            quick().ratio(&[0.0, 1.0, 2.0], &[1.0, 2.0], Statistic::Median),
+            quick().ratio(
+                &[0.0, 0.0, 1.0, 2.0, 3.0],
+                &[1.0, 2.0, 3.0, 4.0],
+                Statistic::Median
+            ),
             Err(StatsError::ZeroDenominator { .. })
         ));
     }
@@ -356,7 +373,7 @@ mod tests {
         let e = quick().median_ci(&[5.0; 4]).unwrap();
         assert_eq!((e.estimate, e.low, e.high), (5.0, 5.0, 5.0));
         let r = quick()
-            .ratio(&[2.0; 3], &[3.0; 3], Statistic::Median)
+            .ratio(&[2.0; 4], &[3.0; 4], Statistic::Median)
             .unwrap();
         assert_eq!((r.ratio.low, r.ratio.high), (1.5, 1.5));
         assert_eq!(r.verdict, Verdict::Higher);
