@@ -121,6 +121,37 @@ fn a_loopback_experiment_records_every_run_of_every_cell() {
             .unwrap()
             .contains_key("TRANSACTION_RATE"));
     }
+    // Re-rendered from the database: `results show --json` into --render.
+    let id = record["id"].as_str().unwrap();
+    let shown = netagg(
+        &[
+            "results",
+            "show",
+            id,
+            "--json",
+            "--db",
+            db.to_str().unwrap(),
+        ],
+        Duration::from_secs(30),
+    );
+    assert!(shown.status.success(), "{}", text(&shown.stderr));
+    let saved = scratch.path("shown.json");
+    std::fs::write(&saved, &shown.stdout).unwrap();
+    let again_out = scratch.path("again");
+    let rendered = netagg(
+        &[
+            "experiment",
+            "--render",
+            saved.to_str().unwrap(),
+            "--out",
+            again_out.to_str().unwrap(),
+        ],
+        Duration::from_secs(60),
+    );
+    assert!(rendered.status.success(), "{}", text(&rendered.stderr));
+    assert!(
+        again_out.join("report.html").exists() && text(&rendered.stdout).contains("Throughput")
+    );
     // The same --out again would overwrite it: refused before any run.
     let again = netagg(
         &[

@@ -27,8 +27,10 @@ pub fn experiment_json(
     serde_json::to_string_pretty(&document)
 }
 
-/// Reads an experiment.json (or a bare record), refusing a record layout
-/// newer than this program understands.
+/// Reads an experiment.json (or a bare record, or what `netagg results
+/// show --json` prints for a stored experiment: the record is its
+/// "document"), refusing a record layout newer than this program
+/// understands.
 pub fn read_record(path: &Path) -> io::Result<ExperimentRecord> {
     let text = fs::read_to_string(path)
         .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
@@ -38,8 +40,16 @@ pub fn read_record(path: &Path) -> io::Result<ExperimentRecord> {
             format!("{}: {message}", path.display()),
         )
     };
-    let value: serde_json::Value =
+    let mut value: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| invalid(format!("not JSON: {e}")))?;
+    if value.get("record_version").is_none() {
+        if let Some(document) = value
+            .get_mut("document")
+            .filter(|d| d.get("record_version").is_some())
+        {
+            value = document.take();
+        }
+    }
     let version = value
         .get("record_version")
         .and_then(serde_json::Value::as_u64);
