@@ -332,3 +332,88 @@ fn tps_over_lossy_load_generators_recovers_or_names_the_stalled_streams() {
     drop(out);
     drop(bed);
 }
+
+/// Removes a namespace's /etc/netns hosts file when the test ends.
+struct NetnsEtc(std::path::PathBuf);
+
+impl Drop for NetnsEtc {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn load_generators_come_from_every_address_of_a_dns_name() {
+    if !namespaces_work("d") {
+        eprintln!("skipped: cannot create network namespaces here (needs root and iproute2)");
+        return;
+    }
+    let name = format!("d{}", std::process::id() % 100_000);
+    let (_bed, _) = testbed_up(&name, &[]);
+    // One name with both load generators' addresses, as a headless
+    // Service's DNS name has its pods' (ip netns exec binds this file over
+    // /etc/hosts in the SUT).
+    let etc = NetnsEtc(std::path::PathBuf::from(format!("/etc/netns/{name}-sut")));
+    std::fs::create_dir_all(&etc.0).unwrap();
+    std::fs::write(
+        etc.0.join("hosts"),
+        "127.0.0.1 localhost\n198.18.1.2 lgs.netperf.test\n198.18.2.2 lgs.netperf.test\n",
+    )
+    .unwrap();
+    let out_dir = OutDir(std::env::temp_dir().join(format!("{name}-dns")));
+    let sut = format!("{name}-sut");
+    let args = [
+        "netns",
+        "exec",
+        &sut,
+        NETAGG,
+        "--hosts-dns",
+        "lgs.netperf.test",
+        "--kind",
+        "tps",
+        "--burst",
+        "2",
+        "--duration",
+        "2",
+        "--streams",
+        "2",
+        "--out",
+        out_dir.0.to_str().unwrap(),
+    ];
+    let run = run_with_limit("ip", &args, Duration::from_secs(120));
+    assert!(
+        run.status.success(),
+        "{}{}",
+        text(&run.stdout),
+        text(&run.stderr)
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.0.join("netagg_tps.json")).unwrap())
+            .unwrap();
+    let mut hosts: Vec<&str> = json["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h.as_str().unwrap())
+        .collect();
+    hosts.sort_unstable();
+    assert_eq!(hosts, ["198.18.1.2", "198.18.2.2"], "{json}");
+    // A name that does not resolve is a clear error.
+    let bad = [
+        "netns",
+        "exec",
+        &sut,
+        NETAGG,
+        "--hosts-dns",
+        "nothing.netperf.test",
+        "--duration",
+        "2",
+    ];
+    let run = run_with_limit("ip", &bad, Duration::from_secs(60));
+    assert!(!run.status.success());
+    assert!(
+        text(&run.stderr).contains("cannot resolve nothing.netperf.test"),
+        "{}",
+        text(&run.stderr)
+    );
+}

@@ -17,8 +17,35 @@ pub enum HostsError {
     },
     #[error("{0}: NUM_REMOTE_HOSTS={1} but REMOTE_HOSTS[{2}] is missing")]
     Missing(String, usize, usize),
-    #[error("no load generators: give --hosts-file or --host")]
+    #[error("no load generators: give --hosts-file, --host or --hosts-dns")]
     None,
+    #[error("cannot resolve {0}: {1}")]
+    Dns(String, String),
+}
+
+/// Every address of `name` (all its A and AAAA records, e.g. a Kubernetes
+/// headless Service's pods), once each in the resolver's order, as the
+/// load generators' host names. `port` is only for the lookup.
+pub fn from_dns(name: &str, port: u16) -> Result<Vec<String>, HostsError> {
+    use std::net::ToSocketAddrs;
+    let fail = |why: String| HostsError::Dns(name.to_string(), why);
+    let addrs = (name, port)
+        .to_socket_addrs()
+        .map_err(|e| fail(e.to_string()))?;
+    let mut hosts: Vec<String> = Vec::new();
+    for addr in addrs {
+        let ip = addr.ip().to_string();
+        if !hosts.contains(&ip) {
+            hosts.push(ip);
+        }
+        if hosts.len() > MAX_HOSTS {
+            return Err(fail(format!("more than {MAX_HOSTS} addresses")));
+        }
+    }
+    if hosts.is_empty() {
+        return Err(fail("no addresses".into()));
+    }
+    Ok(hosts)
 }
 
 /// Largest number of load generators we take from a file.
@@ -98,6 +125,18 @@ pub fn read(path: &str) -> Result<Vec<String>, HostsError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_gives_each_of_its_addresses_once() {
+        let hosts = from_dns("127.0.0.1", 12865).unwrap();
+        assert_eq!(hosts, ["127.0.0.1"]);
+        let e = from_dns("no-such-host.invalid", 12865).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("cannot resolve no-such-host.invalid"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn the_seed_format_in_any_order() {

@@ -32,6 +32,10 @@ struct Args {
     /// a load generator (repeatable); used when no --hosts-file is given
     #[arg(long = "host", value_name = "HOST")]
     hosts: Vec<String>,
+    /// every address of this DNS name is a load generator (all its A and
+    /// AAAA records, e.g. a Kubernetes headless Service)
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["hosts_file", "hosts"])]
+    hosts_dns: Option<String>,
     /// the test kind
     #[arg(long, value_enum, default_value = "tps")]
     kind: plan::Kind,
@@ -264,10 +268,11 @@ fn main() -> ExitCode {
     if let Some(Command::Results(results)) = &args.command {
         return netperf_ng::resultsdb::cli::run(results);
     }
-    let hosts = match (&args.hosts_file, args.hosts.is_empty()) {
-        (Some(file), _) => hosts::read(file),
-        (None, false) => Ok(args.hosts.clone()),
-        (None, true) => Err(hosts::HostsError::None),
+    let hosts = match (&args.hosts_file, args.hosts.is_empty(), &args.hosts_dns) {
+        (Some(file), _, _) => hosts::read(file),
+        (None, _, Some(name)) => hosts::from_dns(name, args.port),
+        (None, false, None) => Ok(args.hosts.clone()),
+        (None, true, None) => Err(hosts::HostsError::None),
     };
     let hosts = match hosts {
         Ok(h) => h,
