@@ -1,0 +1,141 @@
+//! The Kubernetes manifests in deploy/kubernetes: every resource validated
+//! against the Kubernetes OpenAPI schema (kubernetes-validate from PyPI,
+//! strict: unknown fields refused), and checked for what the schema cannot
+//! say (tests/k8s/check_manifests.py: non-root, read-only root, no CPU
+//! limit, netserver's --data-ports exactly what the pods and Services
+//! expose, its limits set). A broken copy must fail both, so the checks
+//! are known to bite. Skipped, saying so, where the validator cannot be
+//! installed. No cluster is involved: this checks the files, not a cluster.
+
+mod common;
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+const MANIFESTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/kubernetes");
+const CHECKER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/k8s/check_manifests.py");
+
+fn have_validator() -> bool {
+    let present = || {
+        Command::new("kubernetes-validate")
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !present() {
+        let _ = Command::new("timeout")
+            .args([
+                "300",
+                "python3",
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "kubernetes-validate",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+    present() || {
+        eprintln!("SKIPPED: kubernetes-validate is not installed and pip could not install it");
+        false
+    }
+}
+
+fn resources(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for sub in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = sub.path();
+        if path.is_dir() {
+            files.extend(resources(&path));
+        } else if path.extension().is_some_and(|e| e == "yaml")
+            && !path.ends_with("kustomization.yaml")
+        {
+            files.push(path);
+        }
+    }
+    files.sort();
+    files
+}
+
+fn validate(file: &Path) -> std::process::Output {
+    run_with_limit(
+        "kubernetes-validate",
+        &["--strict", "--no-warn", file.to_str().unwrap()],
+        Duration::from_secs(120),
+    )
+}
+
+#[test]
+fn every_manifest_passes_the_kubernetes_schema_and_our_checks() {
+    if !have_validator() {
+        return;
+    }
+    let files = resources(Path::new(MANIFESTS));
+    assert!(files.len() >= 6, "{files:?}");
+    for file in &files {
+        let out = validate(file);
+        assert!(
+            out.status.success(),
+            "{}: {}{}",
+            file.display(),
+            text(&out.stdout),
+            text(&out.stderr)
+        );
+    }
+    let out = run_with_limit("python3", &[CHECKER, MANIFESTS], Duration::from_secs(60));
+    assert!(
+        out.status.success(),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn broken_manifests_are_caught() {
+    if !have_validator() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("ngk8s-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("base")).unwrap();
+    let job = std::fs::read_to_string(format!("{MANIFESTS}/base/netagg-job.yaml")).unwrap();
+    // A misspelt field: the schema refuses it.
+    let misspelt = dir.join("misspelt.yaml");
+    std::fs::write(
+        &misspelt,
+        job.replace("readOnlyRootFilesystem", "readOnlyRootFileSystem"),
+    )
+    .unwrap();
+    assert!(!validate(&misspelt).status.success());
+    // A netserver exposing one data port fewer than --data-ports opens:
+    // valid to the schema, caught by our checks.
+    let daemonset =
+        std::fs::read_to_string(format!("{MANIFESTS}/base/netserver-daemonset.yaml")).unwrap();
+    let narrowed = daemonset.replace("42424-42431", "42424-42432");
+    std::fs::write(dir.join("base/netserver-daemonset.yaml"), &narrowed).unwrap();
+    std::fs::write(
+        dir.join("base/kustomization.yaml"),
+        "resources:\n  - netserver-daemonset.yaml\n",
+    )
+    .unwrap();
+    assert!(validate(&dir.join("base/netserver-daemonset.yaml"))
+        .status
+        .success());
+    let out = run_with_limit(
+        "python3",
+        &[CHECKER, dir.join("base").to_str().unwrap()],
+        Duration::from_secs(60),
+    );
+    let said = text(&out.stdout);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        !out.status.success() && said.contains("unlike --data-ports"),
+        "{said}"
+    );
+}
