@@ -167,7 +167,7 @@ pub fn data_endpoints(spec: &TestSpec) -> Result<(SocketAddr, Option<SocketAddr>
             l.set_port(spec.local_data_port);
             Some(l)
         }
-        None if spec.local_data_port != 0 || datagram => {
+        None if spec.local_data_port != 0 || datagram || spec.local_data_ports.is_some() => {
             let mut l = resolve::unspecified_like(&remote);
             l.set_port(spec.local_data_port);
             Some(l)
@@ -175,6 +175,28 @@ pub fn data_endpoints(spec: &TestSpec) -> Result<(SocketAddr, Option<SocketAddr>
         None => None,
     };
     Ok((remote, local))
+}
+
+/// Bind the local data socket to `local`; with `-- --data-ports`, to the
+/// first free port of the range (or `-P`'s, checked to lie in it), which
+/// `local` then names so that a connection test's later sockets reuse it.
+fn bind_local(
+    sock: &socket2::Socket,
+    local: &mut SocketAddr,
+    range: Option<crate::net::port_range::PortRange>,
+) -> Result<(), ClientError> {
+    if range.is_none() {
+        return socket::bind(sock, local).map_err(|e| ClientError::Setup(e.to_string()));
+    }
+    let base = *local;
+    let port = crate::net::port_range::open_in_range(range, base.port(), |port| {
+        let mut addr = base;
+        addr.set_port(port);
+        sock.bind(&socket2::SockAddr::from(addr)).map(|()| port)
+    })
+    .map_err(|e| ClientError::Setup(format!("local data socket: {e}")))?;
+    local.set_port(port);
+    Ok(())
 }
 
 /// What the netperf side learned about one iteration beyond the Outcome.
@@ -209,12 +231,12 @@ pub fn run_iteration(
     explicit_remote: bool,
 ) -> Result<Iteration, ClientError> {
     let no_control = chan.is_none();
-    let (remote0, local_bind) = data_endpoints(spec)?;
+    let (remote0, mut local_bind) = data_endpoints(spec)?;
     let opts = local_socket_options(spec);
     let sock = socket::create(&remote0, &opts)
         .map_err(|e| ClientError::Setup(format!("unable to create data socket: {e}")))?;
-    if let Some(l) = &local_bind {
-        socket::bind(&sock, l).map_err(|e| ClientError::Setup(e.to_string()))?;
+    if let Some(l) = &mut local_bind {
+        bind_local(&sock, l, spec.local_data_ports)?;
     }
     let (lss, lsr) = socket::buffer_sizes(&sock);
     let sizes = local_sizes(spec, lss, lsr);
