@@ -246,7 +246,7 @@ fn a_full_range_refuses_the_next_test_clearly() {
     assert!(!fifth.status.success());
     let err = text(&fifth.stderr);
     assert!(
-        err.contains("remote error 98"),
+        err.contains("remote error 98") && err.contains("every port of its range"),
         "the fifth test was not refused: {err}{}",
         text(&fifth.stdout)
     );
@@ -476,4 +476,61 @@ fn bad_ranges_are_refused_at_start() {
             "{value}: {err}"
         );
     }
+}
+
+/// A stock netperf 2.7.1 built locally (NETPERF_STOCK_DIR), for the legacy
+/// requests it still sends (TCP_SENDFILE as DO_TCP_STREAM, TCP_CC).
+fn stock_netperf() -> Option<String> {
+    match std::env::var("NETPERF_STOCK_DIR") {
+        Ok(d) if std::path::Path::new(&d).join("netperf").exists() => Some(format!("{d}/netperf")),
+        _ => {
+            eprintln!("skipping: set NETPERF_STOCK_DIR to a directory with a stock netperf 2.7.1");
+            None
+        }
+    }
+}
+
+#[test]
+fn stock_netperf_s_legacy_tests_use_the_range() {
+    let Some(stock) = stock_netperf() else { return };
+    let range = free_range(1);
+    let server = Server::start_with(HOST, &["--data-ports", &range_arg(range)]);
+    let port = server.port.to_string();
+    let base = ["-H", HOST, "-p", port.as_str(), "-P", "0"];
+    for test in [
+        &["-t", "TCP_SENDFILE", "-l", "2"][..],
+        &["-t", "TCP_CC", "-l", "2"],
+    ] {
+        let child = Command::new(&stock)
+            .args(base)
+            .args(test)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn stock netperf");
+        let held = wait_for_sockets(server.pid(), |h| {
+            h.iter().any(|s| s.state == LISTEN && s.port != server.port)
+        });
+        let out = finish(child, Duration::from_secs(30));
+        assert!(out.status.success(), "{test:?}: {}", text(&out.stderr));
+        let listeners: Vec<&Held> = held
+            .iter()
+            .filter(|s| s.state == LISTEN && s.port != server.port)
+            .collect();
+        assert!(
+            !listeners.is_empty() && listeners.iter().all(|s| in_range(s.port, range)),
+            "{test:?}: {held:?}"
+        );
+    }
+    // The one port held by someone else: refused, not moved elsewhere.
+    let _squatter = TcpListener::bind((HOST, range.0)).expect("hold the range's port");
+    let out = run_with_limit(
+        &stock,
+        &[&base[..], &["-t", "TCP_CC", "-l", "1"]].concat(),
+        Duration::from_secs(30),
+    );
+    assert!(!out.status.success(), "{}", text(&out.stdout));
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(said.contains("remote error 98"), "{said}");
 }

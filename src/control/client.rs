@@ -60,6 +60,24 @@ fn remote_error(errno: i32) -> ClientError {
     }
 }
 
+/// A netserver's refusal to open the data socket, with what a netserver
+/// with `--data-ports` means by the two errnos it refuses with.
+fn data_socket_refused(errno: i32) -> ClientError {
+    let hint = match errno {
+        libc::EADDRINUSE => {
+            " (the data port is taken; with netserver --data-ports, every port of its range)"
+        }
+        libc::EADDRNOTAVAIL => {
+            " (or, with netserver --data-ports, -P's remote port is outside its range)"
+        }
+        _ => "",
+    };
+    ClientError::Remote {
+        errno,
+        text: format!("{}{hint}", crate::unix::strerror(errno)),
+    }
+}
+
 /// Open the control connection as netperf's establish_control does.
 pub fn establish(g: &GlobalOptions) -> Result<Channel, ClientError> {
     establish_within(g, CONNECT_WAIT)
@@ -256,7 +274,7 @@ pub fn run_iteration(
             let reply = chan.recv(RESPONSE_WAIT)?;
             let response = OmniResponse::decode(&reply);
             if response.serv_errno != 0 {
-                return Err(remote_error(response.serv_errno));
+                return Err(data_socket_refused(response.serv_errno));
             }
             if reply.kind() != kind::OMNI_RESPONSE {
                 return Err(ClientError::Unexpected(reply.kind()));

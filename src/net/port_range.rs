@@ -90,7 +90,7 @@ impl fmt::Display for RangeError {
             ),
             RangeError::Exhausted(range) => write!(
                 f,
-                "every data port of --data-ports {range} is in use ({} tests at once at most)",
+                "every data port of --data-ports {range} is in use (at most {} at once)",
                 range.len()
             ),
             RangeError::Open(e) => write!(f, "{e}"),
