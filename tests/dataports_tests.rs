@@ -534,3 +534,26 @@ fn stock_netperf_s_legacy_tests_use_the_range() {
     let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
     assert!(said.contains("remote error 98"), "{said}");
 }
+
+#[test]
+fn ipv6_data_sockets_are_in_the_range_too() {
+    if !have_ipv6() {
+        eprintln!("skipping: no IPv6 loopback here");
+        return;
+    }
+    let range = free_range(2);
+    let server = Server::start_with("::1", &["--data-ports", &range_arg(range)]);
+    for (test, table) in [("TCP_RR", "tcp"), ("UDP_RR", "udp")] {
+        let child = spawn_netperf(&server, &["-t", test, "-l", "2", "-P", "0"]);
+        let held = wait_for_sockets(server.pid(), |h| {
+            h.iter().any(|s| s.table == table && s.port != server.port)
+        });
+        let out = finish(child, Duration::from_secs(30));
+        assert!(out.status.success(), "{test}: {}", text(&out.stderr));
+        let data: Vec<&Held> = held.iter().filter(|h| h.port != server.port).collect();
+        assert!(
+            !data.is_empty() && data.iter().all(|h| in_range(h.port, range)),
+            "{test}: {held:?}"
+        );
+    }
+}
