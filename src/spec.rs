@@ -199,6 +199,9 @@ pub struct TestSpec {
     pub data_local: Option<String>,
     pub local_data_port: u16,
     pub remote_data_port: u16,
+    /// `-- --data-ports MIN-MAX` (netperf-ng): the local data port comes
+    /// from this range (`local_data_port`, when given, lies in it).
+    pub local_data_ports: Option<crate::net::port_range::PortRange>,
     pub port_min: u16,
     pub port_max: u16,
     /// UDP_RR receive timeout in seconds (-e), for loss recovery.
@@ -375,6 +378,13 @@ impl TestSpec {
                 ));
             }
         }
+        if let (Some(range), Some(port)) = (t.data_ports, t.local_data_port) {
+            if port != 0 && !range.contains(port) {
+                return Err(SpecError::Invalid(format!(
+                    "-P local port {port} is outside --data-ports {range}"
+                )));
+            }
+        }
         let limit = if g.test_length > 0 {
             Limit::Seconds(g.test_length.min(i64::from(i32::MAX)) as u32)
         } else if g.test_length < 0 {
@@ -432,6 +442,7 @@ impl TestSpec {
             data_local: t.data_local.clone(),
             local_data_port: t.local_data_port.unwrap_or(0),
             remote_data_port: t.remote_data_port.unwrap_or(0),
+            local_data_ports: t.data_ports,
             port_min: t.port_min.unwrap_or(5000),
             port_max: t.port_max.unwrap_or(65535),
             receive_timeout: t.receive_timeout,

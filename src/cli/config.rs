@@ -250,6 +250,9 @@ pub struct TestOptions {
     /// netperf-ng extension `--tag TAG[,TAG...]` (repeatable): tags of the
     /// stored result.
     pub store_tags: Vec<String>,
+    /// netperf-ng extension `--data-ports MIN-MAX`: the local data socket
+    /// on a free port of this range (a firewall's egress rule names it).
+    pub data_ports: Option<crate::net::port_range::PortRange>,
 }
 
 /// Everything the command line said.
@@ -382,6 +385,7 @@ impl Default for TestOptions {
             busy_poll_usecs: None,
             store: None,
             store_tags: Vec::new(),
+            data_ports: None,
         }
     }
 }

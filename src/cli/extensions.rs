@@ -29,6 +29,11 @@ netperf-ng extensions (test-specific, after --):
                       after it is one line on stderr (exit 2). See
                       `netagg results --help`
     --tag TAG[,TAG]   Tag the stored result (repeatable; needs --store)
+    --data-ports MIN-MAX
+                      Open the local data socket on the first free port of
+                      MIN-MAX (firewall egress rules); refuse the test when
+                      all are in use. A -P lport must lie in the range. The
+                      netserver's ports: `netserver --data-ports MIN-MAX`
     --help-ext        Display this text
 
 and one test-specific letter netperf does not use:
@@ -78,6 +83,11 @@ const EXTENSIONS: &[(&str, Takes, Apply)] = &[
             return Err("the database path is empty".into());
         }
         t.store = Some(v.map(String::from));
+        Ok(())
+    }),
+    ("data-ports", Takes::Value, |t, v| {
+        let range = crate::net::port_range::PortRange::parse(v.unwrap_or_default())?;
+        t.data_ports = Some(range);
         Ok(())
     }),
     ("tag", Takes::Value, |t, v| {
@@ -234,6 +244,22 @@ mod tests {
         assert!(e("--store --tag a,,b").contains("a tag is empty"));
         assert!(e("--store=").contains("path is empty"));
         assert!(e("--store --tag").contains("needs a value"));
+    }
+
+    #[test]
+    fn data_ports_take_a_range() {
+        let mut t = TestOptions::default();
+        let got = extract(&words("--data-ports 42424-42427 -P 42425"), &mut t).unwrap();
+        assert_eq!(got, Extracted::Rest(words("-P 42425")));
+        assert_eq!(t.data_ports.map(|r| (r.min, r.max)), Some((42424, 42427)));
+        let e = |line: &str| {
+            extract(&words(line), &mut TestOptions::default())
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(e("--data-ports=5-1").contains("above MAX"));
+        assert!(e("--data-ports 0-9").contains("outside 1..65535"));
+        assert!(e("--data-ports").contains("needs a value"));
     }
 
     #[test]

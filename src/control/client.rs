@@ -60,6 +60,24 @@ fn remote_error(errno: i32) -> ClientError {
     }
 }
 
+/// A netserver's refusal to open the data socket, with what a netserver
+/// with `--data-ports` means by the two errnos it refuses with.
+fn data_socket_refused(errno: i32) -> ClientError {
+    let hint = match errno {
+        libc::EADDRINUSE => {
+            " (the data port is taken; with netserver --data-ports, every port of its range)"
+        }
+        libc::EADDRNOTAVAIL => {
+            " (or, with netserver --data-ports, -P's remote port is outside its range)"
+        }
+        _ => "",
+    };
+    ClientError::Remote {
+        errno,
+        text: format!("{}{hint}", crate::unix::strerror(errno)),
+    }
+}
+
 /// Open the control connection as netperf's establish_control does.
 pub fn establish(g: &GlobalOptions) -> Result<Channel, ClientError> {
     establish_within(g, CONNECT_WAIT)
@@ -167,7 +185,7 @@ pub fn data_endpoints(spec: &TestSpec) -> Result<(SocketAddr, Option<SocketAddr>
             l.set_port(spec.local_data_port);
             Some(l)
         }
-        None if spec.local_data_port != 0 || datagram => {
+        None if spec.local_data_port != 0 || datagram || spec.local_data_ports.is_some() => {
             let mut l = resolve::unspecified_like(&remote);
             l.set_port(spec.local_data_port);
             Some(l)
@@ -175,6 +193,28 @@ pub fn data_endpoints(spec: &TestSpec) -> Result<(SocketAddr, Option<SocketAddr>
         None => None,
     };
     Ok((remote, local))
+}
+
+/// Bind the local data socket to `local`; with `-- --data-ports`, to the
+/// first free port of the range (or `-P`'s, checked to lie in it), which
+/// `local` then names so that a connection test's later sockets reuse it.
+fn bind_local(
+    sock: &socket2::Socket,
+    local: &mut SocketAddr,
+    range: Option<crate::net::port_range::PortRange>,
+) -> Result<(), ClientError> {
+    if range.is_none() {
+        return socket::bind(sock, local).map_err(|e| ClientError::Setup(e.to_string()));
+    }
+    let base = *local;
+    let port = crate::net::port_range::open_in_range(range, base.port(), |port| {
+        let mut addr = base;
+        addr.set_port(port);
+        sock.bind(&socket2::SockAddr::from(addr)).map(|()| port)
+    })
+    .map_err(|e| ClientError::Setup(format!("local data socket: {e}")))?;
+    local.set_port(port);
+    Ok(())
 }
 
 /// What the netperf side learned about one iteration beyond the Outcome.
@@ -209,12 +249,12 @@ pub fn run_iteration(
     explicit_remote: bool,
 ) -> Result<Iteration, ClientError> {
     let no_control = chan.is_none();
-    let (remote0, local_bind) = data_endpoints(spec)?;
+    let (remote0, mut local_bind) = data_endpoints(spec)?;
     let opts = local_socket_options(spec);
     let sock = socket::create(&remote0, &opts)
         .map_err(|e| ClientError::Setup(format!("unable to create data socket: {e}")))?;
-    if let Some(l) = &local_bind {
-        socket::bind(&sock, l).map_err(|e| ClientError::Setup(e.to_string()))?;
+    if let Some(l) = &mut local_bind {
+        bind_local(&sock, l, spec.local_data_ports)?;
     }
     let (lss, lsr) = socket::buffer_sizes(&sock);
     let sizes = local_sizes(spec, lss, lsr);
@@ -234,7 +274,7 @@ pub fn run_iteration(
             let reply = chan.recv(RESPONSE_WAIT)?;
             let response = OmniResponse::decode(&reply);
             if response.serv_errno != 0 {
-                return Err(remote_error(response.serv_errno));
+                return Err(data_socket_refused(response.serv_errno));
             }
             if reply.kind() != kind::OMNI_RESPONSE {
                 return Err(ClientError::Unexpected(reply.kind()));

@@ -22,8 +22,11 @@ pub fn local_socket_options(spec: &TestSpec) -> SocketOptions {
         priority: spec.local_socket_prio,
         tos: spec.local_socket_tos,
         cong_control: spec.local_cong_control.clone(),
-        // Only an explicit local port needs reuse across a connection test's sockets.
-        reuse_address: spec.connection && spec.local_data_port != 0,
+        // Only an explicit local port needs reuse across a connection test's
+        // sockets; a TCP port from --data-ports also past its TIME_WAIT
+        // (never UDP: two sockets with it may share one port).
+        reuse_address: (spec.connection && spec.local_data_port != 0)
+            || (spec.local_data_ports.is_some() && spec.protocol == Protocol::Tcp),
         busy_poll_usecs: spec.extension.busy_poll_usecs,
         zerocopy: spec.extension.zerocopy && spec.xmit() && spec.protocol == Protocol::Tcp,
         report_send_errors: spec.protocol == Protocol::Udp && spec.xmit() && !spec.recv(),

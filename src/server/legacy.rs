@@ -11,6 +11,7 @@ use crate::engine::timer::StopFlag;
 use crate::engine::{self, Counters};
 use crate::measure::cpu::{self, CpuSampler};
 use crate::measure::outcome::CpuUsage;
+use crate::net::port_range::{open_in_range, PortRange, RangeError};
 use crate::net::socket::{self, SocketOptions};
 use crate::wire::legacy::{
     TcpCcRequest, TcpCcResponse, TcpCcResults, TcpStreamRequest, TcpStreamResponse,
@@ -67,12 +68,15 @@ fn validate(
     Ok(())
 }
 
+/// Open the data listener on `addr`, within netserver's --data-ports when
+/// it has one; the errno for the client and the reason for the log if not.
 fn open_listener(
     addr: &SocketAddr,
     send_buf: i32,
     recv_buf: i32,
     nodelay: bool,
-) -> Result<Socket, i32> {
+    range: Option<PortRange>,
+) -> Result<Socket, (i32, String)> {
     let opts = SocketOptions {
         send_buf,
         recv_buf,
@@ -83,15 +87,26 @@ fn open_listener(
         tos: -1,
         ..Default::default()
     };
-    let s = socket::create(addr, &opts).map_err(|e| e.raw_os_error().unwrap_or(libc::EINVAL))?;
-    if addr.is_ipv6() {
-        let _ = s.set_only_v6(false);
-    }
-    socket::bind(&s, addr).map_err(|e| e.raw_os_error().unwrap_or(libc::EADDRINUSE))?;
-    s.listen(128)
-        .map_err(|e| e.raw_os_error().unwrap_or(libc::EINVAL))?;
+    let open = |port: u16| -> std::io::Result<Socket> {
+        let mut addr = *addr;
+        addr.set_port(port);
+        let s = socket::create(&addr, &opts)?;
+        if addr.is_ipv6() {
+            let _ = s.set_only_v6(false);
+        }
+        s.bind(&socket2::SockAddr::from(addr))?;
+        s.listen(128)?;
+        Ok(s)
+    };
+    let s = open_in_range(range, addr.port(), open).map_err(|e| {
+        let reason = match &e {
+            RangeError::Open(io) => format!("cannot open a data socket on {addr}: {io}"),
+            other => other.to_string(),
+        };
+        (e.errno(), reason)
+    })?;
     socket::set_timeouts(&s, Some(Duration::from_millis(250)))
-        .map_err(|e| e.raw_os_error().unwrap_or(libc::EINVAL))?;
+        .map_err(|e| (e.raw_os_error().unwrap_or(libc::EINVAL), e.to_string()))?;
     Ok(s)
 }
 
@@ -170,8 +185,20 @@ pub fn serve_tcp_stream(
         libc::EINVAL
     });
     let addr = wildcard(r.ipfamily, r.port);
-    let opened = checked
-        .and_then(|()| open_listener(&addr, r.send_buf_size, r.recv_buf_size, r.no_delay != 0));
+    let opened = checked.and_then(|()| {
+        let range = opts.data_ports;
+        open_listener(
+            &addr,
+            r.send_buf_size,
+            r.recv_buf_size,
+            r.no_delay != 0,
+            range,
+        )
+        .map_err(|(errno, why)| {
+            log::line(opts, Some(peer), &format!("TCP_STREAM test failed: {why}"));
+            errno
+        })
+    });
     let s = match opened {
         Ok(s) => s,
         Err(errno) => {
@@ -301,8 +328,20 @@ pub fn serve_tcp_cc(
         libc::EINVAL
     });
     let addr = wildcard(r.ipfamily, r.port);
-    let opened = checked
-        .and_then(|()| open_listener(&addr, r.send_buf_size, r.recv_buf_size, r.no_delay != 0));
+    let opened = checked.and_then(|()| {
+        let range = opts.data_ports;
+        open_listener(
+            &addr,
+            r.send_buf_size,
+            r.recv_buf_size,
+            r.no_delay != 0,
+            range,
+        )
+        .map_err(|(errno, why)| {
+            log::line(opts, Some(peer), &format!("TCP_CC test failed: {why}"));
+            errno
+        })
+    });
     let s = match opened {
         Ok(s) => s,
         Err(errno) => {

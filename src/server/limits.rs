@@ -229,6 +229,10 @@ const OPERATION_OPTIONS: &[(&str, &str)] = &[
     ("--pid-file path", "Write the server's pid to path"),
     ("--log-json", "Log lines as JSON objects"),
     (
+        "--data-ports min-max",
+        "Data sockets on free ports of min-max only",
+    ),
+    (
         "--allow-offload-changes",
         "Clients may change offloads (undone at close)",
     ),

@@ -18,6 +18,7 @@ use crate::engine::sizing::{choose, UDP_LENGTH_MAX};
 use crate::engine::timer::StopFlag;
 use crate::engine::{self, Counters, DataError};
 use crate::measure::cpu::{self, CpuSampler};
+use crate::net::port_range::{open_in_range, RangeError};
 use crate::net::socket::{self, SocketOptions};
 use crate::spec::Protocol;
 use crate::wire::extension::Extension;
@@ -288,23 +289,26 @@ fn setup_and_run(
     let (r, protocol, ext) = (test.r, test.protocol, test.ext);
     let bind_addr = local_bind_addr(r);
     let sopts = data_socket_options(r, protocol, ext);
-    let setup = || -> Result<(Socket, i32, i32, Plan), Refusal> {
-        let s = socket::create(&bind_addr, &sopts).map_err(|e| {
-            refuse(
-                e.raw_os_error().unwrap_or(libc::EINVAL),
-                format!("cannot create data socket: {e}"),
-            )
-        })?;
-        socket::bind(&s, &bind_addr)
-            .map_err(|e| refuse(e.raw_os_error().unwrap_or(libc::EADDRINUSE), e.to_string()))?;
+    let open = |port: u16| -> std::io::Result<Socket> {
+        let mut addr = bind_addr;
+        addr.set_port(port);
+        let s = socket::create(&addr, &sopts)?;
+        s.bind(&SockAddr::from(addr))?;
         if protocol == Protocol::Tcp {
-            s.listen(128).map_err(|e| {
-                refuse(
-                    e.raw_os_error().unwrap_or(libc::EINVAL),
-                    format!("listen: {e}"),
-                )
-            })?;
+            s.listen(128)?;
         }
+        Ok(s)
+    };
+    let setup = || -> Result<(Socket, i32, i32, Plan), Refusal> {
+        // With --data-ports, a free port of the range or a refusal: never
+        // an ephemeral port a Service or firewall would not carry.
+        let s = open_in_range(opts.data_ports, bind_addr.port(), open).map_err(|e| {
+            let reason = match &e {
+                RangeError::Open(io) => format!("cannot open a data socket on {bind_addr}: {io}"),
+                other => other.to_string(),
+            };
+            refuse(e.errno(), reason)
+        })?;
         let (lss, lsr) = socket::buffer_sizes(&s);
         let p = plan(r, protocol, lss, lsr, test.limits)?;
         Ok((s, lss, lsr, p))

@@ -3,6 +3,7 @@
 use super::allow::AllowList;
 use super::limits::{self, Limits};
 use crate::cli::config::Family;
+use crate::net::port_range::PortRange;
 
 /// What netserver was asked to do.
 #[derive(Debug, Clone)]
@@ -41,6 +42,10 @@ pub struct ServerOptions {
     /// connection's changes are put back when it closes. Reading them is
     /// always allowed.
     pub allow_offload_changes: bool,
+    /// --data-ports MIN-MAX (netperf-ng): every data socket is opened on a
+    /// free port of this range (a Service or firewall names it); none = the
+    /// kernel's ephemeral ports.
+    pub data_ports: Option<PortRange>,
 }
 
 impl Default for ServerOptions {
@@ -62,6 +67,7 @@ impl Default for ServerOptions {
             pid_file: None,
             log_json: false,
             allow_offload_changes: false,
+            data_ports: None,
         }
     }
 }
@@ -132,6 +138,12 @@ pub fn parse_netserver(args: &[String]) -> Result<ServerInvocation, ServerArgErr
                 "pid-file" => o.pid_file = Some(value("a path")?.into()),
                 "fill-dir" => o.fill_dir = Some(value("a directory")?.into()),
                 "log-json" => o.log_json = true,
+                "data-ports" => {
+                    let text = value("a port range MIN-MAX")?;
+                    let range = PortRange::parse(&text)
+                        .map_err(|why| ServerArgError::Long(format!("--data-ports: {why}")))?;
+                    o.data_ports = Some(range);
+                }
                 "allow-offload-changes" => {
                     if inline.is_some() {
                         return Err(ServerArgError::Long(
@@ -219,6 +231,13 @@ pub fn parse_netserver(args: &[String]) -> Result<ServerInvocation, ServerArgErr
             }
         }
     }
+    // -p may come after --data-ports: the control port is known only now.
+    if let Some(range) = o.data_ports.filter(|r| r.contains(o.port)) {
+        return Err(ServerArgError::Long(format!(
+            "--data-ports {range} holds the control port {} (-p)",
+            o.port
+        )));
+    }
     Ok(ServerInvocation::Run(Box::new(o)))
 }
 
@@ -290,6 +309,34 @@ mod tests {
         assert!(o.allow.permits("::1".parse().unwrap()));
         assert!(!o.allow.permits("10.0.0.1".parse().unwrap()));
         assert!(!o.allow_offload_changes);
+    }
+
+    #[test]
+    fn data_ports_parse_and_exclude_the_control_port() {
+        assert_eq!(ServerOptions::default().data_ports, None);
+        let o = run(&["--data-ports", "42424-42439"]);
+        assert_eq!(
+            o.data_ports,
+            Some(PortRange {
+                min: 42424,
+                max: 42439
+            })
+        );
+        let o = run(&["--data-ports=5000-5000", "-p", "5001"]);
+        assert_eq!(o.data_ports.map(|r| r.len()), Some(1));
+        let v = |a: &[&str]| parse_netserver(&a.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        for bad in [
+            &["--data-ports", "9-3"][..],
+            &["--data-ports", "0-3"],
+            &["--data-ports", "1-70000"],
+            &["--data-ports", "x"],
+            &["--data-ports"],
+            &["--data-ports", "12860-12870"],
+            &["-p", "5002", "--data-ports=5000-5005"],
+        ] {
+            let e = v(bad).unwrap_err().to_string();
+            assert!(e.contains("--data-ports"), "{bad:?}: {e}");
+        }
     }
 
     #[test]
