@@ -223,7 +223,7 @@ fn image_serves_netperf_and_netagg_between_containers() {
     let fields: Vec<&str> = config.trim().splitn(4, '|').collect();
     assert_eq!(fields[0], "65532:65532", "{config}");
     assert_eq!(
-        fields[1], r#"["/usr/local/bin/netserver","-D"]"#,
+        fields[1], r#"["/usr/local/bin/netserver","-D","-v","1"]"#,
         "{config}"
     );
     assert!(fields[2].contains("12865/tcp"), "{config}");
@@ -313,6 +313,17 @@ fn image_serves_netperf_and_netagg_between_containers() {
         let value = result_of(&stdout);
         assert!(value > 0.0, "{test}: {value} {unit} in {stdout:?}");
     }
+
+    // netserver logs each test on stderr, which podman keeps.
+    let logs = podman.run(
+        &["logs", &format!("netperf-ng-test-{pid}-a")],
+        COMMAND_LIMIT,
+    );
+    let logged = text(&logs.stderr);
+    assert!(
+        logged.contains("omni test: protocol TCP") && logged.contains("omni test: protocol UDP"),
+        "{logged}"
+    );
 
     // netagg writes its reports into a host directory the container user owns.
     let out_dir = std::env::temp_dir().join(format!("netperf-ng-container-{pid}"));
