@@ -230,12 +230,26 @@ fn image_serves_netperf_and_netagg_between_containers() {
     assert!(fields[3].contains("REM_CPU"), "{config}");
 
     let network = format!("netperf-ng-test-{pid}");
-    let subnet = "198.18.240.0/24";
-    podman.ok(&["network", "create", "--subnet", subnet, &network]);
+    // podman refuses a subnet another of its networks holds (this test
+    // running in another checkout): the next of a few /24s is taken then.
+    let mut refusals = String::new();
+    let octet = (240..248u8).find(|octet| {
+        let subnet = format!("198.18.{octet}.0/24");
+        let out = podman.run(
+            &["network", "create", "--subnet", &subnet, &network],
+            COMMAND_LIMIT,
+        );
+        refusals += &text(&out.stderr);
+        out.status.success()
+    });
+    let Some(octet) = octet else {
+        panic!("no podman network on 198.18.240.0/24 to 198.18.247.0/24: {refusals}")
+    };
     made.network = Some(network.clone());
 
     // Two netservers, as the image runs by default, on a read-only root.
-    let servers = [("a", "198.18.240.10"), ("b", "198.18.240.11")];
+    let addresses = [format!("198.18.{octet}.10"), format!("198.18.{octet}.11")];
+    let servers = [("a", addresses[0].as_str()), ("b", addresses[1].as_str())];
     for (which, address) in servers {
         let name = format!("netperf-ng-test-{pid}-{which}");
         made.containers.push(name.clone());
