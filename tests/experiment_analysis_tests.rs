@@ -20,34 +20,11 @@ use netperf_ng::experiment::{output, text_report, Analysis};
 /// Reads experiment.json on its own: per cell (its label) and metric the
 /// statistics of the successful runs, the counts of the others, and per
 /// ratio and improvement of the analysis its point estimate from the runs.
+/// The Student-t 97.5 % quantile in plain Python (no scipy here).
+const STUDENT_T: &str = include_str!("python/student_t.py");
+
 const PYTHON_REFERENCE: &str = r#"
 import json, math, statistics, sys
-
-def t_two_sided_mass(t, df):
-    theta = math.atan(t / math.sqrt(df))
-    s, c = math.sin(theta), math.cos(theta)
-    if df % 2 == 1:
-        total, term = 0.0, c
-        for k in range(1, (df - 1) // 2 + 1):
-            if k > 1:
-                term *= c * c * (2 * k - 2) / (2 * k - 1)
-            total += term
-        return 2 / math.pi * (theta + s * total) if df > 1 else 2 * theta / math.pi
-    total, term = 1.0, 1.0
-    for k in range(1, (df - 2) // 2 + 1):
-        term *= c * c * (2 * k - 1) / (2 * k)
-        total += term
-    return s * total
-
-def t_975(df):
-    lo, hi = 0.0, 1000.0
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        if t_two_sided_mass(mid, df) < 0.95:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2
 
 doc = json.load(open(sys.argv[1]))
 label = lambda cell: " ".join(f"{f}={l}" for f, l in cell)
@@ -95,7 +72,7 @@ print(json.dumps({"cells": cells, "counts": counts, "ratios": ratios, "improveme
 /// Python's view of experiment.json; None (with a message) without python3.
 fn python_reference(json: &std::path::Path) -> Option<serde_json::Value> {
     let child = Command::new("python3")
-        .args(["-c", PYTHON_REFERENCE])
+        .args(["-c", &format!("{STUDENT_T}\n{PYTHON_REFERENCE}")])
         .arg(json)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -47,35 +47,11 @@ fn data_sets() -> Vec<Vec<f64>> {
 
 /// Per input line (space-separated repr floats), prints mean, median,
 /// stdev, p5, p25, p75, p95, p99, t(0.975, n-1) and stdev/√n.
+/// The Student-t 97.5 % quantile in plain Python (no scipy here).
+const STUDENT_T: &str = include_str!("python/student_t.py");
+
 const PYTHON_REFERENCE: &str = r#"
 import math, statistics, sys
-
-def t_two_sided_mass(t, df):
-    # P(|T| < t) for integer df, A&S 26.7.3 (odd) and 26.7.4 (even).
-    theta = math.atan(t / math.sqrt(df))
-    s, c = math.sin(theta), math.cos(theta)
-    if df % 2 == 1:
-        total, term = 0.0, c
-        for k in range(1, (df - 1) // 2 + 1):
-            if k > 1:
-                term *= c * c * (2 * k - 2) / (2 * k - 1)
-            total += term
-        return 2 / math.pi * (theta + s * total) if df > 1 else 2 * theta / math.pi
-    total, term = 1.0, 1.0
-    for k in range(1, (df - 2) // 2 + 1):
-        term *= c * c * (2 * k - 1) / (2 * k)
-        total += term
-    return s * total
-
-def t_975(df):
-    lo, hi = 0.0, 1000.0
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        if t_two_sided_mass(mid, df) < 0.95:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2
 
 for line in sys.stdin:
     xs = [float(v) for v in line.split()]
@@ -91,7 +67,7 @@ for line in sys.stdin:
 /// Runs the Python reference on the data sets; `None` if python3 is missing.
 fn python_reference(sets: &[Vec<f64>]) -> Option<Vec<Vec<f64>>> {
     let mut child = match Command::new("python3")
-        .args(["-c", PYTHON_REFERENCE])
+        .args(["-c", &format!("{STUDENT_T}\n{PYTHON_REFERENCE}")])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
