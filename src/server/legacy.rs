@@ -70,6 +70,23 @@ fn validate(
 
 /// Open the data listener on `addr`, within netserver's --data-ports when
 /// it has one; the errno for the client and the reason for the log if not.
+/// The data listener of a legacy test in netserver's data-port range, a
+/// failure logged with the test's name; the errno for the client.
+fn data_listener(
+    test: &str,
+    opts: &ServerOptions,
+    peer: SocketAddr,
+    addr: &SocketAddr,
+    send_buf: i32,
+    recv_buf: i32,
+    nodelay: bool,
+) -> Result<Socket, i32> {
+    open_listener(addr, send_buf, recv_buf, nodelay, opts.data_ports).map_err(|(errno, why)| {
+        log::line(opts, Some(peer), &format!("{test} test failed: {why}"));
+        errno
+    })
+}
+
 fn open_listener(
     addr: &SocketAddr,
     send_buf: i32,
@@ -186,18 +203,15 @@ pub fn serve_tcp_stream(
     });
     let addr = wildcard(r.ipfamily, r.port);
     let opened = checked.and_then(|()| {
-        let range = opts.data_ports;
-        open_listener(
+        data_listener(
+            "TCP_STREAM",
+            opts,
+            peer,
             &addr,
             r.send_buf_size,
             r.recv_buf_size,
             r.no_delay != 0,
-            range,
         )
-        .map_err(|(errno, why)| {
-            log::line(opts, Some(peer), &format!("TCP_STREAM test failed: {why}"));
-            errno
-        })
     });
     let s = match opened {
         Ok(s) => s,
@@ -329,18 +343,15 @@ pub fn serve_tcp_cc(
     });
     let addr = wildcard(r.ipfamily, r.port);
     let opened = checked.and_then(|()| {
-        let range = opts.data_ports;
-        open_listener(
+        data_listener(
+            "TCP_CC",
+            opts,
+            peer,
             &addr,
             r.send_buf_size,
             r.recv_buf_size,
             r.no_delay != 0,
-            range,
         )
-        .map_err(|(errno, why)| {
-            log::line(opts, Some(peer), &format!("TCP_CC test failed: {why}"));
-            errno
-        })
     });
     let s = match opened {
         Ok(s) => s,
