@@ -177,31 +177,25 @@ fn rule_text(rule: &LevelRule) -> String {
 
 /// The kind of the factor `name`, or an error naming the known factors.
 pub fn kind_of(name: &str) -> Result<FactorKind, String> {
-    FACTORS
-        .iter()
-        .find(|(n, ..)| *n == name)
-        .map(|&(_, kind, ..)| kind)
-        .ok_or_else(|| {
-            format!(
-                "unknown factor \"{name}\": the factors are {}",
-                factor_names()
-            )
-        })
+    entry(name).map(|&(_, kind, ..)| kind)
+}
+
+/// The table's row of factor `name`, or an error naming the known factors.
+fn entry(
+    name: &str,
+) -> Result<&'static (&'static str, FactorKind, LevelRule, &'static str), String> {
+    FACTORS.iter().find(|(n, ..)| *n == name).ok_or_else(|| {
+        format!(
+            "unknown factor \"{name}\": the factors are {}",
+            factor_names()
+        )
+    })
 }
 
 /// The level as it will be recorded (words normalised to the table's
 /// spelling), or why it is not a level of `factor`.
 pub fn check_level(factor: &str, level: &str) -> Result<String, String> {
-    let rule = FACTORS
-        .iter()
-        .find(|(n, ..)| *n == factor)
-        .map(|&(_, _, rule, _)| rule)
-        .ok_or_else(|| {
-            format!(
-                "unknown factor \"{factor}\": the factors are {}",
-                factor_names()
-            )
-        })?;
+    let &(_, _, rule, _) = entry(factor)?;
     let bad = |why: String| format!("factor {factor}: level \"{level}\" {why}");
     match rule {
         LevelRule::OneOf(words) => words
