@@ -276,6 +276,33 @@ fn the_matrix_fills_what_the_place_offers_and_names_what_it_cannot() {
         Duration::from_secs(30),
     );
     assert!(!no_ports.status.success(), "{}", text(&no_ports.stdout));
+    // k8s-netperf's Service mode, test after test: `-- -P 42424` names both
+    // data ports, so each run binds the local port the last one left in
+    // TIME_WAIT (netperf sets SO_REUSEADDR for this); stock netperf too
+    // when NETPERF_STOCK_DIR names one.
+    let stock = std::env::var("NETPERF_STOCK_DIR")
+        .ok()
+        .map(|d| format!("{d}/netperf"))
+        .filter(|p| std::path::Path::new(p).exists());
+    for program in [Some(NETPERF.to_string()), stock].into_iter().flatten() {
+        for test in ["TCP_STREAM", "TCP_RR", "TCP_STREAM", "UDP_RR"] {
+            let out = place.run(
+                &program,
+                &[
+                    "-H", VIP, "-l", "1", "-t", test, "--", "-k",
+                    "rt_latency,p99_latency,throughput,throughput_units,remote_recv_calls,local_send_calls,local_transport_retrans",
+                    "-m", "1024", "-P", "42424", "-R", "1",
+                ],
+                Duration::from_secs(30),
+            );
+            let stdout = text(&out.stdout);
+            assert!(
+                out.status.success() && stdout.contains("THROUGHPUT="),
+                "{program} {test}: {stdout}{}",
+                text(&out.stderr)
+            );
+        }
+    }
 
     let inventory = place.dir.join("inventory.toml");
     std::fs::write(&inventory, INVENTORY).unwrap();
