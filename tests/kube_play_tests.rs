@@ -1,37 +1,43 @@
-//! The pod specs of deploy/kubernetes/base run by a real engine: podman's
+//! The pod specs of deploy/kubernetes run by a real engine: podman's
 //! `kube play`, through `scripts/kube-play` (the command users run), from
 //! the image `scripts/container-build` makes, on a podman network in
-//! 198.18.248-252.0/24 that the test creates. podman 4.3 plays Pod and
-//! Deployment only ("YAML document does not contain any supported kube
-//! kind" for DaemonSet, Job and Service), so the script plays each
-//! DaemonSet's and Job's pod template, read from the manifest, as a Pod, and
-//! gives the pods the Services' DNS names as network aliases.
+//! 198.18.248-252.0/24 that the test creates. podman 4.3 plays Pod,
+//! Deployment and PersistentVolumeClaim only ("YAML document does not
+//! contain any supported kube kind" for DaemonSet, Job and Service), so the
+//! script plays each DaemonSet's and Job's pod template, read from the
+//! manifest, as a Pod, and gives the pods the Services' DNS names as
+//! network aliases.
 //!
 //! Checked: the netserver pod serves our netperf from the host (TCP_STREAM,
 //! TCP_RR); its data connections use ports of its --data-ports range and a
 //! port outside is refused; it runs as the spec's runAsUser/runAsGroup,
 //! with no-new-privileges, no capabilities, a seccomp filter, a read-only
 //! root (writing to / inside fails with EROFS) and the spec's memory limit
-//! and request; the netagg Job's pod, with its args unchanged but for a
-//! shorter run at a fixed burst, finds the netserver pod through the headless Service's name
-//! (--hosts-dns), completes with status 0 and prints and writes its result.
+//! and request, published on no host port; the netagg Job's pod, its args
+//! unchanged but for a shorter run at a fixed burst, finds the netserver
+//! pod through the headless Service's name (--hosts-dns), completes with
+//! status 0, prints its result and writes it to its emptyDir. The
+//! hostNetwork DaemonSet's pod serves in a network namespace the test
+//! makes, and runs in that namespace.
 //!
-//! What podman 4.3.1 does NOT honour of these specs (found by playing them,
-//! inspecting the containers and /proc): readinessProbe (ignored; the
-//! script waits for its port itself); livenessProbe (becomes a health check
-//! running `nc` through /bin/sh, which the scratch image lacks, so it would
-//! report unhealthy, and it is scheduled only through systemd timers:
-//! never here); runAsNonRoot (not enforced: runAsUser 0 runs as root);
-//! seccompProfile (not read: Unconfined still gets podman's default filter,
-//! which is what RuntimeDefault means anyway); resources.requests.cpu (no
-//! cpu shares); containerPort without hostPort (podman publishes it on the
-//! host, so the script drops it); emptyDir (a volume named after the
-//! volume, shared by pods naming it at once, so the script renames it per
-//! pod); no Service virtual IP, sessionAffinity or namespace; the Job's
-//! backoffLimit and ttlSecondsAfterFinished, and one pod per DaemonSet.
-//! Honoured: runAsUser/runAsGroup, readOnlyRootFilesystem,
-//! allowPrivilegeEscalation, capabilities, limits.memory (and
-//! requests.memory as a soft limit), restartPolicy, args, volumeMounts.
+//! What podman 4.3.1 does NOT honour of these specs (found by playing them
+//! and reading `podman inspect`, the cgroups and /proc): readinessProbe
+//! (ignored; the script waits for its port itself); livenessProbe (becomes
+//! a health check running `nc` through /bin/sh, which the scratch image
+//! lacks, so `podman healthcheck run` says unhealthy; and health checks
+//! are scheduled only through systemd timers, so never here);
+//! runAsNonRoot (not enforced: runAsUser 0 runs as root); seccompProfile
+//! (not read: Unconfined still gets podman's default filter, which is what
+//! RuntimeDefault names anyway); resources.requests.cpu (cpu.shares stays
+//! 1024); containerPort without hostPort (published on the host's port of
+//! the same number, so the script drops it); emptyDir (a volume named
+//! after the volume, shared by the pods naming it, so the script renames it
+//! per pod). Not played at all: Services (no virtual IP, no
+//! sessionAffinity), Namespaces, the Job's backoffLimit and
+//! ttlSecondsAfterFinished, a DaemonSet's one pod per node. Honoured:
+//! runAsUser/runAsGroup, readOnlyRootFilesystem, allowPrivilegeEscalation,
+//! capabilities, limits.memory (and requests.memory as a soft limit),
+//! restartPolicy, hostNetwork, args, volumeMounts.
 //!
 //! Skipped, saying why, as tests/container_tests.rs is: where podman
 //! cannot run, or where the checkout has no static build yet; and where
