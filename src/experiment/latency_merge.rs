@@ -33,8 +33,9 @@ pub enum StreamLatency {
 }
 
 /// Whether `netperf` is netperf-ng, which can write latency histograms:
-/// its `-- --help-ext` names the option (a stock netperf prints its usage
-/// and fails). Bounded in time; anything unexpected means no.
+/// its `-- --help-ext` names the option on stdout (a stock netperf prints
+/// its usage; both exit 1, as netperf does after a usage text). Bounded in
+/// time; anything unexpected means no.
 pub fn writes_histograms(netperf: &Path) -> bool {
     let args = ["--".to_string(), "--help-ext".to_string()];
     let Ok(mut probe) = start(netperf, &args) else {
@@ -57,8 +58,8 @@ pub fn writes_histograms(netperf: &Path) -> bool {
             }
         }
     }
-    let (code, stdout, _) = probe.collect();
-    code == 0 && stdout.contains(&format!("{OPTION} FILE"))
+    let (_, stdout, _) = probe.collect();
+    stdout.contains(&format!("{OPTION} FILE"))
 }
 
 /// A run's temporary directory for its streams' histograms, removed with
@@ -290,6 +291,8 @@ mod tests {
 
     #[test]
     fn only_netperf_ng_is_asked_for_histograms() {
+        // netperf-ng's own answer is checked end to end in
+        // tests/latency_histogram_tests.rs.
         assert!(!writes_histograms(Path::new("/nonexistent/netperf")));
         assert!(!writes_histograms(Path::new("/bin/false")));
         assert!(!writes_histograms(Path::new("/bin/echo")));
