@@ -277,6 +277,21 @@ mod tests {
     }
 
     #[test]
+    fn latency_histogram_takes_a_file() {
+        let mut t = TestOptions::default();
+        let got = extract(&words("--latency-histogram /tmp/a.hlog -r 1,1"), &mut t).unwrap();
+        assert_eq!(got, Extracted::Rest(words("-r 1,1")));
+        assert_eq!(t.latency_histogram, Some("/tmp/a.hlog".into()));
+        let e = |line: &str| {
+            extract(&words(line), &mut TestOptions::default())
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(e("--latency-histogram=").contains("file name is empty"));
+        assert!(e("--latency-histogram").contains("needs a value"));
+    }
+
+    #[test]
     fn a_second_double_dash_ends_the_scan() {
         let mut t = TestOptions::default();
         let got = extract(&words("-m 1 -- --mmsg 4"), &mut t).unwrap();

@@ -429,6 +429,28 @@ mod tests {
             matches!(&out, Outcome::Measured(m) if m.metrics["THROUGHPUT"] == 10.0),
             "{out:?}"
         );
+        // Several streams take their latency from the given source (or
+        // say why there is none); one stream keeps its own figures.
+        let why = StreamLatency::Unavailable("a stock netperf".into());
+        let p99 = vec![
+            "-c".to_string(),
+            "echo THROUGHPUT=5; echo P99_LATENCY=7".to_string(),
+        ];
+        let pair = [p99.clone(), p99.clone()];
+        let out = run_streams_merging_latency(sh, &pair, Some(&why), Duration::from_secs(5), &stop);
+        let Outcome::Measured(m) = out else {
+            panic!("{out:?}")
+        };
+        assert_eq!(m.facts["LATENCY_SOURCE"], "none: a stock netperf");
+        assert!(!m.metrics.contains_key("P99_LATENCY"));
+        let single = [p99];
+        let out =
+            run_streams_merging_latency(sh, &single, Some(&why), Duration::from_secs(5), &stop);
+        let Outcome::Measured(m) = out else {
+            panic!("{out:?}")
+        };
+        assert_eq!(m.metrics["P99_LATENCY"], 7.0);
+        assert!(!m.facts.contains_key("LATENCY_SOURCE"));
         stop.store(true, Ordering::Relaxed);
         let out = run_streams(
             sh,
