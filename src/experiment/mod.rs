@@ -21,7 +21,9 @@ pub mod order;
 pub mod output;
 pub mod plan;
 pub mod runner;
+pub mod scenarios;
 pub mod tables;
+pub mod targets;
 
 pub use analysis::Analysis;
 pub use output::{read_record, render_from_json, write_analysed, write_outputs};

@@ -115,7 +115,7 @@ pub fn run_experiment(
         seed: settings.seed,
         replicates: plan.replicates,
         factors: plan.factor_records(),
-        host: plan.host.clone(),
+        host: hosts_of(plan),
         port: plan.port,
         started,
         ended: now_utc(),
@@ -128,6 +128,21 @@ pub fn run_experiment(
         tags: plan.tags.clone(),
         environment: Default::default(),
         runs,
+        targets: plan.targets.clone(),
+    }
+}
+
+/// The host(s) the runs went to: the plan's, or its targets' joined by ",".
+fn hosts_of(plan: &Plan) -> String {
+    let mut hosts: Vec<&str> = Vec::new();
+    for t in plan.targets.iter().filter(|t| t.unavailable.is_none()) {
+        if !hosts.contains(&t.host.as_str()) {
+            hosts.push(&t.host);
+        }
+    }
+    match hosts.is_empty() {
+        true => plan.host.clone(),
+        false => hosts.join(","),
     }
 }
 
