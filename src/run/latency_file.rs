@@ -24,6 +24,8 @@ pub struct Recorded {
 /// The histogram file of this run, created and still empty.
 pub struct LatencyFile {
     path: PathBuf,
+    /// It did not exist before: ours to remove again.
+    created: bool,
 }
 
 impl LatencyFile {
@@ -33,8 +35,9 @@ impl LatencyFile {
         let Some(path) = config.test.latency_histogram.clone() else {
             return Ok(None);
         };
+        let created = std::fs::symlink_metadata(&path).is_err();
         match std::fs::File::create(&path) {
-            Ok(_) => Ok(Some(LatencyFile { path })),
+            Ok(_) => Ok(Some(LatencyFile { path, created })),
             Err(e) => {
                 eprintln!(
                     "netperf: --latency-histogram: cannot create {}: {e}",
@@ -64,9 +67,12 @@ impl LatencyFile {
         }
     }
 
-    /// The test failed: remove the empty file rather than leave one that
-    /// looks like a result.
+    /// The test failed: remove the empty file we created rather than leave
+    /// one that looks like a result (never what was there before: a device
+    /// such as /dev/null, or a file the user made).
     pub fn abandon(self) {
-        let _ = std::fs::remove_file(&self.path);
+        if self.created {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
 }
