@@ -12,6 +12,7 @@ pub mod execute;
 pub mod factors;
 pub mod html;
 pub mod interrupt;
+pub mod latency_merge;
 pub mod layout;
 pub mod model;
 pub mod numbers;
