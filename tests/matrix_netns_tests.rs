@@ -382,7 +382,7 @@ fn the_matrix_fills_what_the_place_offers_and_names_what_it_cannot() {
     let record: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("experiment.json")).unwrap())
             .unwrap();
-    let runs = record["record"]["runs"].as_array().unwrap();
+    let runs = record["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 4 * 4);
     for run in runs {
         let target = run["cell"][0][1].as_str().unwrap();
@@ -397,7 +397,7 @@ fn the_matrix_fills_what_the_place_offers_and_names_what_it_cannot() {
         assert_eq!(command[h + 1], host, "{target}");
         assert_eq!(run["status"], "ok", "{run}");
     }
-    let targets = record["record"]["targets"].as_array().unwrap();
+    let targets = record["targets"].as_array().unwrap();
     assert_eq!(targets.len(), 8);
     assert!(targets[1]["unavailable"]
         .as_str()
