@@ -280,11 +280,39 @@ fn cluster(netserver_port: u16, nodes_forbidden: bool) -> impl Fn(&str) -> Answe
             p if p == pods => (
                 200,
                 pod_list(vec![
-                    pod("netserver-zz9", "node-b", "127.0.0.3", netserver_port, true, "Running"),
-                    pod("netserver-aa1", "node-a", "127.0.0.2", netserver_port, true, "Running"),
-                    pod("netserver-nr0", "node-a", "127.0.0.4", netserver_port, false, "Running"),
+                    pod(
+                        "netserver-zz9",
+                        "node-b",
+                        "127.0.0.3",
+                        netserver_port,
+                        true,
+                        "Running",
+                    ),
+                    pod(
+                        "netserver-aa1",
+                        "node-a",
+                        "127.0.0.2",
+                        netserver_port,
+                        true,
+                        "Running",
+                    ),
+                    pod(
+                        "netserver-nr0",
+                        "node-a",
+                        "127.0.0.4",
+                        netserver_port,
+                        false,
+                        "Running",
+                    ),
                     {
-                        let mut pending = pod("netserver-pd0", "node-a", "", netserver_port, false, "Pending");
+                        let mut pending = pod(
+                            "netserver-pd0",
+                            "node-a",
+                            "",
+                            netserver_port,
+                            false,
+                            "Pending",
+                        );
                         pending["status"].as_object_mut().unwrap().remove("podIP");
                         pending["status"].as_object_mut().unwrap().remove("podIPs");
                         pending
@@ -299,7 +327,9 @@ fn cluster(netserver_port: u16, nodes_forbidden: bool) -> impl Fn(&str) -> Answe
             p if p.starts_with("/api/v1/nodes/") && nodes_forbidden => {
                 forbidden("nodes", &p["/api/v1/nodes/".len()..])
             }
-            "/api/v1/nodes/node-a" => (200, node("node-a", "topology.kubernetes.io/zone", "zone-1")),
+            "/api/v1/nodes/node-a" => {
+                (200, node("node-a", "topology.kubernetes.io/zone", "zone-1"))
+            }
             "/api/v1/nodes/node-b" => (
                 200,
                 node("node-b", "failure-domain.beta.kubernetes.io/zone", "zone-2"),
@@ -376,11 +406,24 @@ fn ready_pods_come_back_with_nodes_zones_and_their_services() {
     assert_eq!(
         pods,
         [
-            ("netserver-aa1", "127.0.0.2".to_string(), Some("node-a"), Some("zone-1")),
-            ("netserver-zz9", "127.0.0.3".to_string(), Some("node-b"), Some("zone-2")),
+            (
+                "netserver-aa1",
+                "127.0.0.2".to_string(),
+                Some("node-a"),
+                Some("zone-1")
+            ),
+            (
+                "netserver-zz9",
+                "127.0.0.3".to_string(),
+                Some("node-b"),
+                Some("zone-2")
+            ),
         ]
     );
-    assert!(found.pods.iter().all(|p| p.port == 12866 && !p.host_network));
+    assert!(found
+        .pods
+        .iter()
+        .all(|p| p.port == 12866 && !p.host_network));
     // The headless Service is skipped; the node-local one is told apart.
     let services: Vec<(&str, String, u16, bool)> = found
         .services
@@ -399,9 +442,17 @@ fn ready_pods_come_back_with_nodes_zones_and_their_services() {
         .iter()
         .find(|t| t.starts_with(&format!("/api/v1/namespaces/{NS}/pods?")))
         .unwrap_or_else(|| panic!("no pod list among {seen:?}"));
-    assert_eq!(query_param(list, "labelSelector").as_deref(), Some(SELECTOR));
+    assert_eq!(
+        query_param(list, "labelSelector").as_deref(),
+        Some(SELECTOR)
+    );
     // Each node read once.
-    assert_eq!(seen.iter().filter(|t| t.starts_with("/api/v1/nodes/node-a")).count(), 1);
+    assert_eq!(
+        seen.iter()
+            .filter(|t| t.starts_with("/api/v1/nodes/node-a"))
+            .count(),
+        1
+    );
 }
 
 #[test]
@@ -410,11 +461,20 @@ fn host_network_pods_are_told_apart_and_the_namespace_given_wins() {
         let path = target.split('?').next().unwrap_or("");
         match path {
             "/api/v1/namespaces/other/pods" => {
-                let mut p = pod("netserver-h1", "node-a", "198.18.0.10", 12865, true, "Running");
+                let mut p = pod(
+                    "netserver-h1",
+                    "node-a",
+                    "198.18.0.10",
+                    12865,
+                    true,
+                    "Running",
+                );
                 p["spec"]["hostNetwork"] = json!(true);
                 Some((200, pod_list(vec![p])))
             }
-            "/api/v1/nodes/node-a" => Some((200, node("node-a", "topology.kubernetes.io/zone", "z"))),
+            "/api/v1/nodes/node-a" => {
+                Some((200, node("node-a", "topology.kubernetes.io/zone", "z")))
+            }
             "/api/v1/namespaces/other/services" => Some((
                 200,
                 json!({"kind": "ServiceList", "apiVersion": "v1", "metadata": {}, "items": []})
@@ -442,7 +502,11 @@ fn forbidden_nodes_leave_zones_unknown_and_discovery_working() {
     assert!(found.pods.iter().all(|p| p.placement.zone.is_none()));
     assert_eq!(found.pods[0].placement.node.as_deref(), Some("node-a"));
     // Asked once, not once per node.
-    let node_reads = api.seen().iter().filter(|t| t.starts_with("/api/v1/nodes/")).count();
+    let node_reads = api
+        .seen()
+        .iter()
+        .filter(|t| t.starts_with("/api/v1/nodes/"))
+        .count();
     assert_eq!(node_reads, 1);
 }
 
@@ -450,14 +514,19 @@ fn forbidden_nodes_leave_zones_unknown_and_discovery_working() {
 fn an_api_server_that_is_down_or_hangs_is_a_clear_error() {
     let dir = TempDir::new("down");
     // Nothing listens on a port just freed.
-    let closed = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let closed = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     for scheme in ["http", "https"] {
         let config = kubeconfig_for(&dir, &format!("{scheme}://127.0.0.1:{closed}"));
         let e = discover_bounded(query(config), Duration::from_secs(10)).unwrap_err();
         assert!(matches!(e, K8sError::Api(..)), "{scheme}: {e}");
         assert!(
-            e.to_string()
-                .starts_with(&format!("Kubernetes API: cannot list pods in namespace {NS}")),
+            e.to_string().starts_with(&format!(
+                "Kubernetes API: cannot list pods in namespace {NS}"
+            )),
             "{scheme}: {e}"
         );
     }
@@ -472,20 +541,49 @@ fn an_api_server_that_is_down_or_hangs_is_a_clear_error() {
 fn garbage_and_hostile_answers_are_clear_errors() {
     let dir = TempDir::new("garbage");
     let answers: Vec<(String, &str)> = vec![
-        ("{\"kind\": \"PodList\", \"items\": [".into(), "Error deserializing response"),
-        ("<html>502 Bad Gateway</html>".into(), "Error deserializing response"),
         (
-            pod_list(vec![pod("netserver-x", "node-a", "127.0.0.300", 12865, true, "Running")]),
+            "{\"kind\": \"PodList\", \"items\": [".into(),
+            "Error deserializing response",
+        ),
+        (
+            "<html>502 Bad Gateway</html>".into(),
+            "Error deserializing response",
+        ),
+        (
+            pod_list(vec![pod(
+                "netserver-x",
+                "node-a",
+                "127.0.0.300",
+                12865,
+                true,
+                "Running",
+            )]),
             "not an IP address",
         ),
         (
-            pod_list(vec![pod("netserver-x", "node-a", "127.0.0.2", 0, true, "Running")]),
+            pod_list(vec![pod(
+                "netserver-x",
+                "node-a",
+                "127.0.0.2",
+                0,
+                true,
+                "Running",
+            )]),
             "port 0 is out of range",
         ),
         (
             pod_list(
                 (0..4097)
-                    .map(|i| pod(&format!("p{i}"), "node-a", "127.0.0.2", 12865, false, "Pending"))
+                    .map(|i| {
+                        pod(
+                            &format!("p{i}"),
+                            "node-a",
+                            "127.0.0.2",
+                            12865,
+                            false,
+                            "Pending",
+                        )
+                    })
                     .collect(),
             ),
             "more than 4096 pods",
@@ -566,10 +664,15 @@ fn netagg_hosts_k8s_runs_against_the_pods_the_api_reports() {
     let stderr = text(&out.stderr);
     assert!(out.status.success(), "{}{stderr}", text(&out.stdout));
     assert!(
-        stderr.contains("netagg: load generator 127.0.0.2 (pod netserver-aa1, node node-a, zone zone-1)"),
+        stderr.contains(
+            "netagg: load generator 127.0.0.2 (pod netserver-aa1, node node-a, zone zone-1)"
+        ),
         "{stderr}"
     );
-    assert!(stderr.contains("netagg: this run: node node-b, zone zone-2"), "{stderr}");
+    assert!(
+        stderr.contains("netagg: this run: node node-b, zone zone-2"),
+        "{stderr}"
+    );
     let json: Value =
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("netagg_tps.json")).unwrap())
             .unwrap();
@@ -578,7 +681,10 @@ fn netagg_hosts_k8s_runs_against_the_pods_the_api_reports() {
     assert_eq!(k8s["namespace"], NS);
     assert_eq!(k8s["pods"][0]["pod"], "netserver-aa1");
     assert_eq!(k8s["pods"][0]["port"], server.port);
-    assert_eq!(k8s["pods"][0]["placement"], json!({"node": "node-a", "zone": "zone-1"}));
+    assert_eq!(
+        k8s["pods"][0]["placement"],
+        json!({"node": "node-a", "zone": "zone-1"})
+    );
     assert_eq!(k8s["me"], json!({"node": "node-b", "zone": "zone-2"}));
     let peak = json["levels"][0]["average"].as_f64().unwrap();
     assert!(peak > 0.0, "transactions went to the pod's address: {peak}");
@@ -587,7 +693,10 @@ fn netagg_hosts_k8s_runs_against_the_pods_the_api_reports() {
         .into_iter()
         .find(|t| t.starts_with(&format!("/api/v1/namespaces/{NS}/pods?")))
         .unwrap();
-    assert_eq!(query_param(&list, "labelSelector").as_deref(), Some(SELECTOR));
+    assert_eq!(
+        query_param(&list, "labelSelector").as_deref(),
+        Some(SELECTOR)
+    );
 }
 
 #[test]
@@ -615,6 +724,9 @@ fn netagg_hosts_k8s_refuses_what_it_cannot_run() {
         let out = netagg(args, &[]);
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert!(stderr.contains(says), "{args:?}: wanted {says:?} in {stderr}");
+        assert!(
+            stderr.contains(says),
+            "{args:?}: wanted {says:?} in {stderr}"
+        );
     }
 }

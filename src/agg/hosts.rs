@@ -26,7 +26,9 @@ pub enum HostsError {
     K8s(String),
     #[error("no ready pods match {selector:?} in namespace {namespace}")]
     NoPods { selector: String, namespace: String },
-    #[error("the pods' control ports differ ({0}); netagg has one --port for every load generator")]
+    #[error(
+        "the pods' control ports differ ({0}); netagg has one --port for every load generator"
+    )]
     PortsDiffer(String),
     #[error("the pods' control port is {pods} (their container port named control, else 12865) but --port says {given}")]
     PortConflict { pods: u16, given: u16 },
@@ -230,7 +232,10 @@ mod tests {
     fn pods_give_their_addresses_and_their_one_port() {
         let mut found = crate::k8s::Discovery {
             namespace: "ns".into(),
-            pods: vec![pod("a", "198.18.0.1", 13000), pod("b", "2001:db8::1", 13000)],
+            pods: vec![
+                pod("a", "198.18.0.1", 13000),
+                pod("b", "2001:db8::1", 13000),
+            ],
             ..Default::default()
         };
         let (hosts, port) = from_k8s(&found, "app=x", None).unwrap();
@@ -255,7 +260,10 @@ mod tests {
         );
         found.pods.clear();
         let e = from_k8s(&found, "app=x", None).unwrap_err();
-        assert_eq!(e.to_string(), "no ready pods match \"app=x\" in namespace ns");
+        assert_eq!(
+            e.to_string(),
+            "no ready pods match \"app=x\" in namespace ns"
+        );
     }
 
     #[test]

@@ -42,7 +42,12 @@ pub fn discover_within(q: &Query, call_timeout: Duration) -> Result<Discovery, K
 /// The API server parses the selector; we refuse only what no selector is,
 /// so that a mistake is not sent (an empty one would pick every pod).
 fn check_selector(selector: &str) -> Result<(), K8sError> {
-    let bad = |why: &str| Err(K8sError::Selector(selector.chars().take(64).collect(), why.into()));
+    let bad = |why: &str| {
+        Err(K8sError::Selector(
+            selector.chars().take(64).collect(),
+            why.into(),
+        ))
+    };
     if selector.trim().is_empty() {
         return bad("empty (it would pick every pod in the namespace)");
     }
@@ -92,9 +97,8 @@ async fn load_config(q: &Query, limit: Duration) -> Result<Config, K8sError> {
     let loading = async {
         match &q.kubeconfig {
             Some(path) => {
-                let file = Kubeconfig::read_from(path).map_err(|e| {
-                    K8sError::Kubeconfig(path.display().to_string(), e.to_string())
-                })?;
+                let file = Kubeconfig::read_from(path)
+                    .map_err(|e| K8sError::Kubeconfig(path.display().to_string(), e.to_string()))?;
                 Config::from_custom_kubeconfig(file, &KubeConfigOptions::default())
                     .await
                     .map_err(|e| K8sError::Kubeconfig(path.display().to_string(), e.to_string()))
@@ -180,9 +184,7 @@ async fn discover_async(q: &Query, limit: Duration) -> Result<Discovery, K8sErro
         services_for(&listed.items, &label_refs)?
     };
 
-    pods.sort_by(|a, b| {
-        (&a.placement.node, &a.pod).cmp(&(&b.placement.node, &b.pod))
-    });
+    pods.sort_by(|a, b| (&a.placement.node, &a.pod).cmp(&(&b.placement.node, &b.pod)));
     Ok(Discovery {
         namespace,
         pods,
@@ -305,7 +307,10 @@ mod tests {
                 namespace: None,
                 kubeconfig: None,
             };
-            assert!(matches!(discover(&q), Err(K8sError::Selector(..))), "{bad:?}");
+            assert!(
+                matches!(discover(&q), Err(K8sError::Selector(..))),
+                "{bad:?}"
+            );
         }
     }
 
@@ -317,6 +322,10 @@ mod tests {
             kubeconfig: Some("/nonexistent/kubeconfig".into()),
         };
         let e = discover(&q).unwrap_err();
-        assert!(e.to_string().starts_with("cannot read kubeconfig /nonexistent/kubeconfig"), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("cannot read kubeconfig /nonexistent/kubeconfig"),
+            "{e}"
+        );
     }
 }

@@ -77,7 +77,9 @@ pub enum K8sError {
     Client(String),
     #[error("Kubernetes API: cannot {0}: {1}")]
     Api(String, String),
-    #[error("Kubernetes API: cannot {0}: no answer within {1} s (is the API server up and reachable?)")]
+    #[error(
+        "Kubernetes API: cannot {0}: no answer within {1} s (is the API server up and reachable?)"
+    )]
     Timeout(String, u64),
     #[error("Kubernetes API: {0}: {1}")]
     Invalid(String, String),

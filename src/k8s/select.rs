@@ -240,10 +240,7 @@ mod tests {
             endpoint(pod("p", "Running", "False", Some("198.18.0.1"))).unwrap(),
             None
         );
-        assert_eq!(
-            endpoint(pod("p", "Pending", "False", None)).unwrap(),
-            None
-        );
+        assert_eq!(endpoint(pod("p", "Pending", "False", None)).unwrap(), None);
         assert_eq!(endpoint(pod("p", "Running", "True", None)).unwrap(), None);
         let mut going = pod("p", "Running", "True", Some("198.18.0.1"));
         going["metadata"]["deletionTimestamp"] = json!("2026-01-01T00:00:00Z");
@@ -277,19 +274,29 @@ mod tests {
 
     #[test]
     fn services_whose_selector_picks_a_pod_are_found_headless_ones_not() {
-        let labels: BTreeMap<String, String> = [
-            ("app.kubernetes.io/name", "netserver"),
-            ("tier", "a"),
-        ]
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .into();
+        let labels: BTreeMap<String, String> =
+            [("app.kubernetes.io/name", "netserver"), ("tier", "a")]
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .into();
         let mut local = service("z-local", "198.18.1.2", json!({"tier": "a"}));
         local.spec.as_mut().unwrap().internal_traffic_policy = Some("Local".into());
         let services = [
-            service("vip", "198.18.1.1", json!({"app.kubernetes.io/name": "netserver"})),
+            service(
+                "vip",
+                "198.18.1.1",
+                json!({"app.kubernetes.io/name": "netserver"}),
+            ),
             local,
-            service("headless", "None", json!({"app.kubernetes.io/name": "netserver"})),
-            service("other", "198.18.1.3", json!({"app.kubernetes.io/name": "web"})),
+            service(
+                "headless",
+                "None",
+                json!({"app.kubernetes.io/name": "netserver"}),
+            ),
+            service(
+                "other",
+                "198.18.1.3",
+                json!({"app.kubernetes.io/name": "web"}),
+            ),
             service("wider", "198.18.1.4", json!({"tier": "a", "extra": "x"})),
         ];
         let found = services_for(&services, &[&labels]).unwrap();
@@ -312,8 +319,14 @@ mod tests {
         let labels = |k: &str, v: &str| BTreeMap::from([(k.to_string(), v.to_string())]);
         let new = labels("topology.kubernetes.io/zone", "eu-1a");
         let old = labels("failure-domain.beta.kubernetes.io/zone", "eu-1b");
-        assert_eq!(zone_of_labels("n", Some(&new)).unwrap().as_deref(), Some("eu-1a"));
-        assert_eq!(zone_of_labels("n", Some(&old)).unwrap().as_deref(), Some("eu-1b"));
+        assert_eq!(
+            zone_of_labels("n", Some(&new)).unwrap().as_deref(),
+            Some("eu-1a")
+        );
+        assert_eq!(
+            zone_of_labels("n", Some(&old)).unwrap().as_deref(),
+            Some("eu-1b")
+        );
         assert_eq!(zone_of_labels("n", None).unwrap(), None);
         let bad = labels("topology.kubernetes.io/zone", "a\nb");
         assert!(zone_of_labels("n", Some(&bad)).is_err());
