@@ -523,6 +523,11 @@ fn an_api_server_that_is_down_or_hangs_is_a_clear_error() {
         let config = kubeconfig_for(&dir, &format!("{scheme}://127.0.0.1:{closed}"));
         let e = discover_bounded(query(config), Duration::from_secs(10)).unwrap_err();
         assert!(matches!(e, K8sError::Api(..)), "{scheme}: {e}");
+        // The cause, not only the client's "client error (Connect)".
+        assert!(
+            e.to_string().contains("Connection refused"),
+            "{scheme}: {e}"
+        );
         assert!(
             e.to_string().starts_with(&format!(
                 "Kubernetes API: cannot list pods in namespace {NS}"
@@ -598,9 +603,11 @@ fn garbage_and_hostile_answers_are_clear_errors() {
     }
 }
 
-/// Run netagg with `args` and extra environment, killed after 60 s.
-fn netagg(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+/// Run netagg with `args` and extra environment in `dir` (where a run
+/// without --out would leave its files), killed after 60 s.
+fn netagg(dir: &TempDir, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
     let mut child = Command::new(NETAGG)
+        .current_dir(&dir.0)
         .args(args)
         .env_remove("NODE_NAME")
         .env_remove("KUBECONFIG")
@@ -641,6 +648,7 @@ fn netagg_hosts_k8s_runs_against_the_pods_the_api_reports() {
     let config = api.kubeconfig(&dir);
     let out_dir = dir.0.join("out");
     let out = netagg(
+        &dir,
         &[
             "--hosts-k8s",
             SELECTOR,
@@ -721,7 +729,7 @@ fn netagg_hosts_k8s_refuses_what_it_cannot_run() {
         (&["--kubeconfig", config], "required arguments were not provided:\n  --hosts-k8s <SELECTOR>"),
     ];
     for (args, says) in cases {
-        let out = netagg(args, &[]);
+        let out = netagg(&dir, args, &[]);
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(

@@ -71,6 +71,26 @@ async fn bounded<T>(
         .map_err(|_| K8sError::Timeout(what.to_string(), limit.as_secs().max(1)))
 }
 
+/// An error and its causes in one line ("client error (Connect): tcp
+/// connect error: Connection refused"), each cause's first line only (a
+/// YAML parser's answer quotes the file), at most 300 characters.
+fn one_line(e: &dyn std::error::Error) -> String {
+    let mut line = String::new();
+    let mut cause = Some(e);
+    while let Some(err) = cause {
+        let text = err.to_string();
+        let first = text.lines().next().unwrap_or("").trim();
+        if !first.is_empty() && !line.contains(first) {
+            if !line.is_empty() {
+                line.push_str(": ");
+            }
+            line.push_str(first);
+        }
+        cause = err.source();
+    }
+    line.chars().take(300).collect()
+}
+
 /// An API error in one line: the server's own message when it sent a Status.
 fn api_error(what: &str, e: kube::Error) -> K8sError {
     let detail = match &e {
@@ -80,7 +100,7 @@ fn api_error(what: &str, e: kube::Error) -> K8sError {
             status.reason,
             status.message.chars().take(200).collect::<String>()
         ),
-        other => other.to_string(),
+        other => one_line(other),
     };
     K8sError::Api(what.to_string(), detail)
 }
@@ -98,14 +118,14 @@ async fn load_config(q: &Query, limit: Duration) -> Result<Config, K8sError> {
         match &q.kubeconfig {
             Some(path) => {
                 let file = Kubeconfig::read_from(path)
-                    .map_err(|e| K8sError::Kubeconfig(path.display().to_string(), e.to_string()))?;
+                    .map_err(|e| K8sError::Kubeconfig(path.display().to_string(), one_line(&e)))?;
                 Config::from_custom_kubeconfig(file, &KubeConfigOptions::default())
                     .await
-                    .map_err(|e| K8sError::Kubeconfig(path.display().to_string(), e.to_string()))
+                    .map_err(|e| K8sError::Kubeconfig(path.display().to_string(), one_line(&e)))
             }
             None => Config::infer()
                 .await
-                .map_err(|e| K8sError::Config(e.to_string())),
+                .map_err(|e| K8sError::Config(one_line(&e))),
         }
     };
     tokio::time::timeout(limit, loading)
@@ -124,7 +144,7 @@ async fn discover_async(q: &Query, limit: Duration) -> Result<Discovery, K8sErro
         "namespace",
         q.namespace.as_deref().unwrap_or(&config.default_namespace),
     )?;
-    let client = Client::try_from(config).map_err(|e| K8sError::Client(e.to_string()))?;
+    let client = Client::try_from(config).map_err(|e| K8sError::Client(one_line(&e)))?;
 
     let what = format!("list pods in namespace {namespace}");
     let pods_api: Api<Pod> = Api::namespaced(client.clone(), &namespace);
