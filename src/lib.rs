@@ -12,6 +12,7 @@ pub mod experiment;
 pub mod fuzzing;
 pub mod input;
 pub mod k8s;
+pub mod matrix;
 pub mod measure;
 pub mod net;
 pub mod report;

@@ -412,7 +412,8 @@ impl TestSpec {
             (Family::Unspec, f) => f,
             (f, _) => f,
         };
-        let keep_histogram = g.verbosity > 1 || g.keep_statistics;
+        // --latency-histogram writes the same per-operation times -j keeps.
+        let keep_histogram = g.verbosity > 1 || g.keep_statistics || t.latency_histogram.is_some();
         Ok(TestSpec {
             test: preset.test,
             protocol,

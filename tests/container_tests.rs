@@ -8,126 +8,11 @@
 //! scripts/container-build once, or set NETPERF_NG_CONTAINER_BUILD=1).
 
 mod common;
+use common::podman::*;
 use common::*;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::PathBuf;
+use std::process::Output;
 use std::time::{Duration, Instant};
-
-/// The first static release build of all three binaries takes minutes on
-/// two shared cores; later ones only relink what changed.
-const BUILD_LIMIT: Duration = Duration::from_secs(1200);
-const COMMAND_LIMIT: Duration = Duration::from_secs(60);
-const CLEANUP_LIMIT: Duration = Duration::from_secs(30);
-/// podman raises the containers' open-file and process limits beyond the
-/// host's by default, which fails where podman itself lacks CAP_SYS_RESOURCE
-/// (as here, nested in a container). Lowering them works everywhere, and a
-/// few streams need no more.
-const ULIMITS: [&str; 4] = [
-    "--ulimit",
-    "nofile=4096:4096",
-    "--ulimit",
-    "nproc=4096:4096",
-];
-
-/// podman with the options it needs on this kind of host: runc (crun fails
-/// on hybrid cgroup hierarchies) and cgroupfs (no systemd to manage them).
-struct Podman {
-    global: Vec<String>,
-}
-
-impl Podman {
-    /// Why podman cannot run here, or a podman that can.
-    fn find() -> Result<Podman, String> {
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
-            return Err(
-                "not root (rootful podman is needed for networks with fixed addresses)".into(),
-            );
-        }
-        let on_path = |name: &str| {
-            std::env::var_os("PATH")
-                .is_some_and(|p| std::env::split_paths(&p).any(|dir| dir.join(name).is_file()))
-        };
-        if !on_path("podman") {
-            return Err("podman is not installed (apt-get install podman runc)".into());
-        }
-        for tool in ["file", "ldd"] {
-            if !on_path(tool) {
-                return Err(format!(
-                    "{tool} is not installed (scripts/container-build needs it)"
-                ));
-            }
-        }
-        let mut global = vec!["--cgroup-manager=cgroupfs".to_string()];
-        if on_path("runc") {
-            global.extend(["--runtime".to_string(), "runc".to_string()]);
-        }
-        let podman = Podman { global };
-        match podman.bounded(
-            &["info", "--format", "{{.Host.OCIRuntime.Name}}"],
-            COMMAND_LIMIT,
-        ) {
-            Some(out) if out.status.success() => Ok(podman),
-            Some(out) => Err(format!(
-                "`podman info` failed: {}",
-                text(&out.stderr).trim()
-            )),
-            None => Err("`podman info` did not answer within a minute".into()),
-        }
-    }
-
-    fn args<'a>(&'a self, args: &[&'a str]) -> Vec<&'a str> {
-        self.global
-            .iter()
-            .map(String::as_str)
-            .chain(args.iter().copied())
-            .collect()
-    }
-
-    /// Run podman, panicking (the guard still cleans up) past `limit`.
-    fn run(&self, args: &[&str], limit: Duration) -> Output {
-        run_with_limit("podman", &self.args(args), limit)
-    }
-
-    /// Run podman and require success; its stdout.
-    fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args, COMMAND_LIMIT);
-        assert!(
-            out.status.success(),
-            "podman {args:?} failed ({}): {}{}",
-            out.status,
-            text(&out.stdout),
-            text(&out.stderr)
-        );
-        text(&out.stdout)
-    }
-
-    /// Run podman for at most `limit` without panicking (for cleanup, which
-    /// may run while a failure unwinds): None when it had to be killed.
-    fn bounded(&self, args: &[&str], limit: Duration) -> Option<Output> {
-        let mut child = Command::new("podman")
-            .args(self.args(args))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .ok()?;
-        let deadline = Instant::now() + limit;
-        loop {
-            match child.try_wait() {
-                Ok(Some(_)) => return child.wait_with_output().ok(),
-                Ok(None) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(50))
-                }
-                _ => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    return None;
-                }
-            }
-        }
-    }
-}
 
 /// Everything the test made, removed when it ends, also on failure.
 struct Made<'a> {
@@ -161,43 +46,15 @@ impl Drop for Made<'_> {
     }
 }
 
-/// The result of a `-P 0` netperf run: the last number of its first line
-/// (throughput, or transactions per second).
-fn result_of(stdout: &str) -> f64 {
-    numbers(first_line(stdout))
-        .last()
-        .copied()
-        .unwrap_or(f64::NAN)
-}
-
-fn uid_of(pid: &str) -> Option<String> {
-    let status = std::fs::read_to_string(format!("/proc/{}/status", pid.trim())).ok()?;
-    let line = status.lines().find(|l| l.starts_with("Uid:"))?;
-    line.split_whitespace().nth(1).map(str::to_string)
-}
-
 #[test]
 fn image_serves_netperf_and_netagg_between_containers() {
-    let podman = match Podman::find() {
+    let podman = match podman_for_image_tests() {
         Ok(p) => p,
         Err(why) => {
-            eprintln!("container_tests: SKIPPED: podman cannot run here: {why}");
+            eprintln!("container_tests: SKIPPED: {why}");
             return;
         }
     };
-    // The first static build costs minutes this suite cannot spend: the
-    // test runs once the checkout has one (or when asked to build it).
-    let built = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("target/static/x86_64-unknown-linux-gnu/release/netserver")
-        .exists();
-    if !built && std::env::var("NETPERF_NG_CONTAINER_BUILD").as_deref() != Ok("1") {
-        eprintln!(
-            "container_tests: SKIPPED: no static build in this checkout yet; it takes about 4.5 min \
-             from nothing, more than the suite can spend: run scripts/container-build once (or set \
-             NETPERF_NG_CONTAINER_BUILD=1) and this test runs"
-        );
-        return;
-    }
     let pid = std::process::id();
     let image = format!("localhost/netperf-ng:test-{pid}");
     let mut made = Made {
@@ -209,22 +66,8 @@ fn image_serves_netperf_and_netagg_between_containers() {
     };
 
     // The documented command, with the podman options of this host.
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/container-build");
     made.image = Some(image.clone());
-    let started = Instant::now();
-    let mut build = Command::new(&script);
-    build
-        .args(["--tag", &image])
-        .env("CONTAINER_ENGINE_OPTS", podman.global.join(" "));
-    let build = run_command_with_limit(build, BUILD_LIMIT);
-    assert!(
-        build.status.success(),
-        "scripts/container-build failed ({}): {}{}",
-        build.status,
-        text(&build.stdout),
-        text(&build.stderr)
-    );
-    eprintln!("container_tests: image built in {:.0?}", started.elapsed());
+    build_image(&podman, &image);
 
     // What the image promises: a numeric non-root user, the health check,
     // netserver in the foreground by default, the control port.
@@ -245,21 +88,7 @@ fn image_serves_netperf_and_netagg_between_containers() {
     assert!(fields[3].contains("REM_CPU"), "{config}");
 
     let network = format!("netperf-ng-test-{pid}");
-    // podman refuses a subnet another of its networks holds (this test
-    // running in another checkout): the next of a few /24s is taken then.
-    let mut refusals = String::new();
-    let octet = (240..248u8).find(|octet| {
-        let subnet = format!("198.18.{octet}.0/24");
-        let out = podman.run(
-            &["network", "create", "--subnet", &subnet, &network],
-            COMMAND_LIMIT,
-        );
-        refusals += &text(&out.stderr);
-        out.status.success()
-    });
-    let Some(octet) = octet else {
-        panic!("no podman network on 198.18.240.0/24 to 198.18.247.0/24: {refusals}")
-    };
+    let octet = podman.create_network(&network, 240..=247);
     made.network = Some(network.clone());
 
     // Two netservers, as the image runs by default, on a read-only root.
@@ -339,7 +168,7 @@ fn image_serves_netperf_and_netagg_between_containers() {
             "{test}: {stdout}{}",
             text(&out.stderr)
         );
-        let value = result_of(&stdout);
+        let value = p0_result(&stdout);
         assert!(value > 0.0, "{test}: {value} {unit} in {stdout:?}");
     }
 
@@ -450,48 +279,4 @@ fn made_client(
     // A killed `podman run` may leave its container behind.
     let _ = podman.bounded(&["rm", "-f", "-t", "0", name], CLEANUP_LIMIT);
     out
-}
-
-/// `run_with_limit` for a prepared Command (the build needs its
-/// environment), in its own process group so that a build past its limit is
-/// killed with the cargo and podman it started.
-fn run_command_with_limit(mut command: Command, limit: Duration) -> Output {
-    use std::os::unix::process::CommandExt;
-    let mut child = command
-        .process_group(0)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn scripts/container-build");
-    let mut stdout = child.stdout.take().unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let out_reader = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = std::io::Read::read_to_end(&mut stdout, &mut v);
-        v
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = std::io::Read::read_to_end(&mut stderr, &mut v);
-        v
-    });
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if Instant::now() > deadline {
-            // SAFETY: kill only sends a signal, to the group the child leads.
-            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
-            let _ = child.wait();
-            panic!("scripts/container-build did not finish within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    Output {
-        status,
-        stdout: out_reader.join().unwrap(),
-        stderr: err_reader.join().unwrap(),
-    }
 }

@@ -113,6 +113,12 @@ enum Command {
     /// a seeded random order as netperf omni tests, with statistics per
     /// cell, ratios between levels, tables, CSV/JSON and an HTML report
     Experiment(Box<netperf_ng::experiment::cli::ExperimentArgs>),
+    /// Run the scenario matrix: the same tests (TCP_STREAM, TCP_RR with
+    /// percentiles, UDP_RR, a short aggregate) from here to a netserver on
+    /// this node, another node in the zone and another zone, over the pod
+    /// network, the host network and a Service; one table, CSV/JSON, an
+    /// HTML report, the results database
+    Matrix(Box<netperf_ng::matrix::cli::MatrixArgs>),
     /// Read netperf_<type>.log and its .out files from runemomniaggdemo.sh (real
     /// netperf runs) and print post_proc.py's summary; write the series (CSV,
     /// JSON), the chart and the report
@@ -298,6 +304,9 @@ fn main() -> ExitCode {
     let port_given = matches.value_source("port") == Some(clap::parser::ValueSource::CommandLine);
     if let Some(Command::Experiment(experiment)) = &args.command {
         return netperf_ng::experiment::cli::run(experiment, std::env::args().collect());
+    }
+    if let Some(Command::Matrix(matrix)) = &args.command {
+        return netperf_ng::matrix::cli::run(matrix, std::env::args().collect());
     }
     if let Some(Command::Post {
         log,

@@ -253,6 +253,9 @@ pub struct TestOptions {
     /// netperf-ng extension `--data-ports MIN-MAX`: the local data socket
     /// on a free port of this range (a firewall's egress rule names it).
     pub data_ports: Option<crate::net::port_range::PortRange>,
+    /// netperf-ng extension `--latency-histogram FILE`: the test's HDR
+    /// latency histogram written to FILE as an HdrHistogram interval log.
+    pub latency_histogram: Option<std::path::PathBuf>,
 }
 
 /// Everything the command line said.
@@ -386,6 +389,7 @@ impl Default for TestOptions {
             store: None,
             store_tags: Vec::new(),
             data_ports: None,
+            latency_histogram: None,
         }
     }
 }

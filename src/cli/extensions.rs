@@ -34,6 +34,13 @@ netperf-ng extensions (test-specific, after --):
                       MIN-MAX (firewall egress rules); refuse the test when
                       all are in use. A -P lport must lie in the range. The
                       netserver's ports: `netserver --data-ports MIN-MAX`
+    --latency-histogram FILE
+                      Keep every request/response (or send) time and write
+                      them after the test to FILE as an HdrHistogram
+                      interval log (values in nanoseconds), for merging the
+                      histograms of concurrent streams with HdrHistogram's
+                      tools. The output is unchanged; a file that cannot be
+                      written is one line on stderr (exit 2)
     --help-ext        Display this text
 
 and one test-specific letter netperf does not use:
@@ -88,6 +95,13 @@ const EXTENSIONS: &[(&str, Takes, Apply)] = &[
     ("data-ports", Takes::Value, |t, v| {
         let range = crate::net::port_range::PortRange::parse(v.unwrap_or_default())?;
         t.data_ports = Some(range);
+        Ok(())
+    }),
+    ("latency-histogram", Takes::Value, |t, v| {
+        match v.filter(|p| !p.is_empty()) {
+            Some(path) => t.latency_histogram = Some(path.into()),
+            None => return Err("the file name is empty".into()),
+        }
         Ok(())
     }),
     ("tag", Takes::Value, |t, v| {
@@ -260,6 +274,21 @@ mod tests {
         assert!(e("--data-ports=5-1").contains("above MAX"));
         assert!(e("--data-ports 0-9").contains("outside 1..65535"));
         assert!(e("--data-ports").contains("needs a value"));
+    }
+
+    #[test]
+    fn latency_histogram_takes_a_file() {
+        let mut t = TestOptions::default();
+        let got = extract(&words("--latency-histogram /tmp/a.hlog -r 1,1"), &mut t).unwrap();
+        assert_eq!(got, Extracted::Rest(words("-r 1,1")));
+        assert_eq!(t.latency_histogram, Some("/tmp/a.hlog".into()));
+        let e = |line: &str| {
+            extract(&words(line), &mut TestOptions::default())
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(e("--latency-histogram=").contains("file name is empty"));
+        assert!(e("--latency-histogram").contains("needs a value"));
     }
 
     #[test]

@@ -236,6 +236,11 @@ pub struct Iteration {
     pub local_cong_control: String,
     /// The local interface's counters over the data phase, when asked for.
     pub interface_delta: Option<crate::net::interface::InterfaceCounters>,
+    /// The HDR recorder behind `outcome.histogram`, when kept: what
+    /// `--latency-histogram` writes.
+    pub latency: Option<crate::measure::latency::LatencyRecorder>,
+    /// Wall-clock time the data phase started (the latency log's StartTime).
+    pub data_started: std::time::SystemTime,
 }
 
 /// Run one iteration of `spec` over an established control connection, or
@@ -331,6 +336,7 @@ pub fn run_iteration(
         .as_deref()
         .map(crate::net::interface::InterfaceCounters::read);
     let started = Instant::now();
+    let data_started = std::time::SystemTime::now();
     // SIGALRM, SIGINT or SIGTERM end the data phase at once (netperf only).
     // A flag shared with others (netagg's coordinator) needs the watching
     // thread; netperf's own test runs with no other thread.
@@ -451,8 +457,9 @@ pub fn run_iteration(
         } else {
             -1
         },
-        histogram: hist.map(|h| h.to_outcome()),
+        histogram: hist.as_ref().map(Histogram::to_outcome),
     };
+    let latency = hist.map(Histogram::into_latency);
     Ok(Iteration {
         outcome,
         endpoints: Endpoints {
@@ -473,6 +480,8 @@ pub fn run_iteration(
             .and_then(crate::wire::system_facts::decode_interface),
         local_cong_control,
         interface_delta,
+        latency,
+        data_started,
     })
 }
 

@@ -22,11 +22,14 @@ pub fn local_socket_options(spec: &TestSpec) -> SocketOptions {
         priority: spec.local_socket_prio,
         tos: spec.local_socket_tos,
         cong_control: spec.local_cong_control.clone(),
-        // Only an explicit local port needs reuse across a connection test's
-        // sockets; a TCP port from --data-ports also past its TIME_WAIT
-        // (never UDP: two sockets with it may share one port).
+        // An explicit local port (-P, --data-ports) is bound again by the
+        // next test while the last one's connection is in TIME_WAIT, as
+        // k8s-netperf's `-- -P 42424` runs do: netperf sets SO_REUSEADDR on
+        // its data sockets for this. Never for UDP, where two sockets with
+        // it may share one port.
         reuse_address: (spec.connection && spec.local_data_port != 0)
-            || (spec.local_data_ports.is_some() && spec.protocol == Protocol::Tcp),
+            || (spec.protocol == Protocol::Tcp
+                && (spec.local_data_port != 0 || spec.local_data_ports.is_some())),
         busy_poll_usecs: spec.extension.busy_poll_usecs,
         zerocopy: spec.extension.zerocopy && spec.xmit() && spec.protocol == Protocol::Tcp,
         report_send_errors: spec.protocol == Protocol::Udp && spec.xmit() && !spec.recv(),

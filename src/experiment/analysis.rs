@@ -531,6 +531,9 @@ fn level_ratios(record: &ExperimentRecord, samples: &Samples, boot: &Bootstrap) 
                 .map(|(_, pair)| pair.clone())
                 .collect();
             for level in &factor.levels[1..] {
+                if factor.name == "test" && !comparable_tests(baseline, level) {
+                    continue;
+                }
                 let mut level_cell = base_cell.clone();
                 level_cell[index].1 = level.clone();
                 for metric in &metrics {
@@ -571,6 +574,14 @@ fn level_ratios(record: &ExperimentRecord, samples: &Samples, boot: &Bootstrap) 
         }
     }
     out
+}
+
+/// Whether two test levels measure the same kind of thing: a stream
+/// test's bits per second over a request/response test's transactions per
+/// second is no ratio at all.
+fn comparable_tests(a: &str, b: &str) -> bool {
+    let is_rr = |t: &str| super::factors::test_shape(t).is_some_and(|(d, _)| d == "rr");
+    is_rr(a) == is_rr(b)
 }
 
 /// The row factor's last level over its first per column and key metric,

@@ -95,11 +95,23 @@ pub fn shape_of(cell: &Cell) -> Shape {
     }
 }
 
-/// The streams a cell runs at once.
+/// The streams a cell runs at once: its streams level times its test
+/// level's `*N`.
 pub fn streams_of(cell: &Cell) -> usize {
-    level_of(cell, "streams")
+    let streams: u64 = level_of(cell, "streams")
         .and_then(|l| l.parse().ok())
-        .unwrap_or(1)
+        .unwrap_or(1);
+    let per_test = level_of(cell, "test").map_or(1, factors::test_streams);
+    usize::try_from(streams.saturating_mul(per_test)).unwrap_or(usize::MAX)
+}
+
+/// The netserver a cell's runs go to: its target's, else the plan's.
+pub fn endpoint_of<'a>(plan: &'a Plan, cell: &Cell) -> (&'a str, u16) {
+    level_of(cell, "target")
+        .and_then(|label| plan.targets.iter().find(|t| t.label == label))
+        .map_or((plan.host.as_str(), plan.port), |t| {
+            (t.host.as_str(), t.port)
+        })
 }
 
 /// The result brand (-B) of a cell: its levels joined, e.g. "udp/1024/on".
@@ -118,13 +130,14 @@ pub fn brand_of(cell: &Cell) -> String {
 /// netperf's arguments (without the program) for one stream of a run.
 pub fn netperf_args(plan: &Plan, cell: &Cell, uuid: &str) -> Vec<String> {
     let shape = shape_of(cell);
+    let (host, port) = endpoint_of(plan, cell);
     let mut args: Vec<String> = [
         "-P",
         "0",
         "-H",
-        &plan.host,
+        host,
         "-p",
-        &plan.port.to_string(),
+        &port.to_string(),
         "-l",
         &plan.duration.to_string(),
         "-t",
@@ -236,5 +249,19 @@ mod tests {
         );
         assert_eq!(streams_of(&cell(&[("streams", "4")])), 4);
         assert_eq!(streams_of(&c), 1);
+        assert_eq!(
+            streams_of(&cell(&[("streams", "2"), ("test", "UDP_RR*3")])),
+            6
+        );
+    }
+
+    #[test]
+    fn target_cells_go_to_their_target() {
+        let p = plan("host = \"h0\"\n[factors]\ntarget = [\"a\", \"b\"]\ntest = [\"TCP_RR*2\"]\n[targets]\na = \"198.18.1.2:5\"\nb = \"198.18.1.3\"");
+        let args = netperf_args(&p, &cell(&[("target", "a"), ("test", "TCP_RR*2")]), "u").join(" ");
+        assert!(args.starts_with("-P 0 -H 198.18.1.2 -p 5 "), "{args}");
+        assert!(args.contains("-d rr -T tcp"), "{args}");
+        let args = netperf_args(&p, &cell(&[("target", "b")]), "u").join(" ");
+        assert!(args.starts_with("-P 0 -H 198.18.1.3 -p 12865 "), "{args}");
     }
 }

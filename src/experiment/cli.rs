@@ -5,7 +5,7 @@
 use super::model::ExperimentRecord;
 use super::offloads::OffloadSwitch;
 use super::plan::{parse_factor_arg, read_plan_file, Plan, PlanFile};
-use super::runner::{run_experiment, RunSettings};
+use super::runner::{run_experiment, NoOffloads, RunSettings};
 use super::{args, environment, order};
 use super::{read_record, text_report, write_analysed, Analysis};
 use crate::resultsdb::{self, Db};
@@ -182,42 +182,82 @@ pub fn run(args: &ExperimentArgs, command_line: Vec<String>) -> ExitCode {
 }
 
 fn run_inner(args: &ExperimentArgs, command_line: Vec<String>) -> Result<ExitCode, String> {
+    let outputs = Outputs {
+        program: "experiment",
+        out: args.out.clone(),
+        db: args.db.clone(),
+        no_store: args.no_store,
+        dry_run: args.dry_run,
+    };
     if let Some(json) = &args.render {
-        let dir = args.out.clone().unwrap_or_else(default_out_dir);
-        return render(json, &dir);
+        return render(json, &outputs.out_dir());
     }
-    let plan = args.plan()?;
+    run_plan(&args.plan()?, &outputs, command_line)
+}
+
+/// Where a run of a plan writes: the outputs' directory and the database.
+pub struct Outputs {
+    /// The subcommand, for messages and the default directory's name.
+    pub program: &'static str,
+    pub out: Option<PathBuf>,
+    pub db: Option<PathBuf>,
+    pub no_store: bool,
+    /// Print the order and command lines; run nothing.
+    pub dry_run: bool,
+}
+
+impl Outputs {
+    fn out_dir(&self) -> PathBuf {
+        self.out
+            .clone()
+            .unwrap_or_else(|| default_out_dir(self.program))
+    }
+}
+
+/// Runs a validated plan from start to finish: everything that can refuse
+/// is asked before the first run, then the runs, the restore, the outputs
+/// and the database. Shared by `netagg experiment` and `netagg matrix`.
+pub fn run_plan(
+    plan: &Plan,
+    outputs: &Outputs,
+    command_line: Vec<String>,
+) -> Result<ExitCode, String> {
+    let program = outputs.program;
     let seed = plan.seed.unwrap_or_else(order::new_seed);
     let cells = plan.cells();
-    if args.dry_run {
-        print_dry_run(&plan, seed);
+    if outputs.dry_run {
+        print_dry_run(plan, seed);
         return Ok(ExitCode::SUCCESS);
     }
-    let netperf = netperf_program(&plan)?;
-    let out_dir = args.out.clone().unwrap_or_else(default_out_dir);
+    let netperf = netperf_program(plan)?;
+    let out_dir = outputs.out_dir();
     check_out_dir(&out_dir)?;
-    // Everything that can refuse is asked before the first run: the
-    // interfaces and offload levels on both ends.
-    let db = match args.no_store {
+    let db_path = match outputs.no_store {
         true => None,
-        false => {
-            let path = resultsdb::db::resolve(args.db.as_deref()).map_err(|e| e.to_string())?;
-            Some(Db::open(&path).map_err(|e| e.to_string())?)
-        }
+        false => Some(resultsdb::db::resolve(outputs.db.as_deref()).map_err(|e| e.to_string())?),
     };
-    let mut switch = OffloadSwitch::open(&plan)?;
+    let db = match &db_path {
+        Some(path) => Some(Db::open(path).map_err(|e| e.to_string())?),
+        None => None,
+    };
+    // A plan with targets goes to several netservers: no single remote
+    // to switch or read offloads on, and none to switch locally.
+    let mut switch = match plan.targets.is_empty() {
+        true => Some(OffloadSwitch::open(plan)?),
+        false => None,
+    };
     std::fs::create_dir_all(&out_dir)
         .map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
     let stop = super::interrupt::install();
     eprintln!(
-        "netagg experiment: {} cells x {} replicates = {} runs of {} s against {}, seed {seed}",
+        "netagg {program}: {} cells x {} replicates = {} runs of {} s against {}, seed {seed}",
         cells.len(),
         plan.replicates,
         cells.len() * plan.replicates as usize,
         plan.duration,
-        plan.host
+        destination_text(plan)
     );
-    if plan.changes_offloads() {
+    if let Some(switch) = switch.as_ref().filter(|_| plan.changes_offloads()) {
         // Said before anything changes, so that after a SIGKILL (which
         // nothing can catch) the original state is on the terminal.
         for (end, snapshot) in [
@@ -226,7 +266,7 @@ fn run_inner(args: &ExperimentArgs, command_line: Vec<String>) -> Result<ExitCod
         ] {
             if let Some(s) = snapshot {
                 eprintln!(
-                    "netagg experiment: {end} offloads before: {}",
+                    "netagg {program}: {end} offloads before: {}",
                     offload_text(s)
                 );
             }
@@ -238,25 +278,31 @@ fn run_inner(args: &ExperimentArgs, command_line: Vec<String>) -> Result<ExitCod
         command_line,
         stop,
     };
-    let mut record = run_experiment(&plan, &settings, &mut switch, &mut std::io::stderr());
-    let restored = switch.restore();
-    record.environment = environment::collect(
-        &record.runs,
-        switch.local_start.as_ref(),
-        switch.remote_start.as_ref(),
-    );
+    let mut record = match switch.as_mut() {
+        Some(switch) => run_experiment(plan, &settings, switch, &mut std::io::stderr()),
+        None => run_experiment(plan, &settings, &mut NoOffloads, &mut std::io::stderr()),
+    };
+    let restored = switch.as_mut().map_or(Ok(()), |s| s.restore());
+    let (local_start, remote_start) = switch.as_ref().map_or((None, None), |s| {
+        (s.local_start.as_ref(), s.remote_start.as_ref())
+    });
+    record.environment = environment::collect(&record.runs, local_start, remote_start);
+    if !plan.targets.is_empty() {
+        // The first run's far end is one target among several.
+        record.environment.remote.clear();
+    }
     drop(switch);
     write_outputs(&record, &out_dir)?;
-    eprintln!("netagg experiment: outputs in {}", out_dir.display());
+    eprintln!("netagg {program}: outputs in {}", out_dir.display());
     if let Err(e) = restored {
         return Err(format!("the offloads could not all be put back: {e}"));
     }
-    if let Some(db) = &db {
+    if let (Some(db), Some(path)) = (&db, &db_path) {
         resultsdb::store_experiment(db, &record).map_err(|e| e.to_string())?;
         eprintln!(
-            "netagg experiment: stored as {} in {}",
+            "netagg {program}: stored as {} in {}",
             record.id,
-            db_path_text(args)
+            path.display()
         );
     }
     let failed = record.runs.iter().filter(|r| !r.status.is_ok()).count();
@@ -267,6 +313,19 @@ fn run_inner(args: &ExperimentArgs, command_line: Vec<String>) -> Result<ExitCod
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The netserver(s) of a plan, for the opening line.
+fn destination_text(plan: &Plan) -> String {
+    let available = plan
+        .targets
+        .iter()
+        .filter(|t| t.unavailable.is_none())
+        .count();
+    match available {
+        0 => plan.host.clone(),
+        n => format!("{n} targets"),
+    }
 }
 
 /// Prints the tables and writes every output file.
@@ -317,21 +376,14 @@ fn check_out_dir(dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
-fn db_path_text(args: &ExperimentArgs) -> String {
-    resultsdb::db::resolve(args.db.as_deref()).map_or_else(
-        |_| "the results database".into(),
-        |p| p.display().to_string(),
-    )
-}
-
-fn default_out_dir() -> PathBuf {
+fn default_out_dir(program: &str) -> PathBuf {
     let now = crate::timefmt::now_utc();
     let compact: String = now
         .chars()
         .take(19)
         .filter(|c| c.is_ascii_digit() || *c == 'T')
         .collect();
-    PathBuf::from(format!("experiment-{compact}"))
+    PathBuf::from(format!("{program}-{compact}"))
 }
 
 fn print_dry_run(plan: &Plan, seed: u64) {

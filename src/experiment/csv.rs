@@ -12,7 +12,7 @@ use super::layout::metric_unit;
 use super::model::{cell_label, ExperimentRecord, OffloadSnapshot, RunRecord, RunStatus};
 
 /// Rows into RFC 4180 text.
-fn to_csv(rows: impl IntoIterator<Item = Vec<String>>) -> String {
+pub fn to_csv(rows: impl IntoIterator<Item = Vec<String>>) -> String {
     let mut writer = ::csv::WriterBuilder::new()
         .terminator(::csv::Terminator::CRLF)
         .flexible(false)

@@ -64,7 +64,10 @@ fn value_of(run: &RunRecord, selector: &str) -> Option<String> {
         .get(selector)
         .cloned()
         .or_else(|| run.metrics.get(selector).map(|v| format!("{v}")))?;
-    (!NOT_KNOWN.contains(&text.trim())).then(|| text.trim().to_string())
+    // netperf reports a CPU count of 0 when it did not measure CPU.
+    let unknown =
+        NOT_KNOWN.contains(&text.trim()) || (selector.ends_with("CPU_COUNT") && text.trim() == "0");
+    (!unknown).then(|| text.trim().to_string())
 }
 
 fn add_offloads(side: &mut BTreeMap<String, String>, s: &OffloadSnapshot) {

@@ -1,7 +1,8 @@
 //! One run of one cell: its netperf processes started at once, bounded in
 //! time, their `-k` output read into metrics and facts, and several
 //! streams combined into one result (sums of rates, CPU averaged, service
-//! demand recomputed for the total). A run that gives no throughput is a
+//! demand recomputed for the total, latency from the streams' merged
+//! histograms: see `latency_merge`). A run that gives no throughput is a
 //! failure with its reason, never a zero.
 
 use std::collections::BTreeMap;
@@ -12,6 +13,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+use super::latency_merge::{self, StreamLatency};
 
 /// Selectors whose values are text even when they look like numbers.
 const TEXT_SELECTORS: &[&str] = &["RESULT_BRAND", "UUID", "LOCAL_RELEASE", "REMOTE_RELEASE"];
@@ -26,8 +29,9 @@ enum Combine {
 
 /// Metrics that add up across concurrent streams, and those that do not;
 /// everything else (sizes, MSS, CPU counts) is the first stream's. Latency
-/// percentiles cannot be merged from per-process percentiles, so a
-/// multi-stream run reports none (see `combine`).
+/// percentiles cannot be merged from per-process percentiles: `combine`
+/// drops them, and a multi-stream run's come from the streams' merged
+/// histograms instead (`run_streams_merging_latency`).
 const COMBINE: &[(&str, Combine)] = &[
     ("THROUGHPUT", Combine::Sum),
     ("LOCAL_SEND_THROUGHPUT", Combine::Sum),
@@ -52,7 +56,8 @@ const COMBINE: &[(&str, Combine)] = &[
     ("REMOTE_CPU_PEAK_UTIL", Combine::Max),
 ];
 
-/// Per-process latency statistics that do not merge across streams.
+/// Per-process latency statistics that do not merge across streams; a
+/// multi-stream run's are computed from the merged histograms.
 const UNMERGEABLE: &[&str] = &["MEAN_LATENCY", "P50_LATENCY", "P90_LATENCY", "P99_LATENCY"];
 
 /// Service demands and the CPU utilization each is derived from.
@@ -81,6 +86,19 @@ pub enum Outcome {
 pub fn run_streams(
     netperf: &Path,
     commands: &[Vec<String>],
+    limit: Duration,
+    stop: &AtomicBool,
+) -> Outcome {
+    run_streams_merging_latency(netperf, commands, None, limit, stop)
+}
+
+/// `run_streams`, and for several streams the run's latency from `latency`
+/// (each stream's histogram file, or why there is none), recorded with its
+/// source in the `LATENCY_SOURCE` fact.
+pub fn run_streams_merging_latency(
+    netperf: &Path,
+    commands: &[Vec<String>],
+    latency: Option<&StreamLatency>,
     limit: Duration,
     stop: &AtomicBool,
 ) -> Outcome {
@@ -144,21 +162,28 @@ pub fn run_streams(
         }
         streams.push(measured);
     }
-    Outcome::Measured(combine(streams))
+    let merged = latency
+        .filter(|_| streams.len() > 1)
+        .map(|source| latency_merge::merged_metrics(source, &streams));
+    let mut run = combine(streams);
+    if let Some(merged) = merged {
+        latency_merge::apply(&mut run, merged);
+    }
+    Outcome::Measured(run)
 }
 
 /// A started netperf with its output being read.
-struct Running {
-    child: Child,
+pub(super) struct Running {
+    pub(super) child: Child,
     stdout: Option<JoinHandle<Vec<u8>>>,
     stderr: Option<JoinHandle<Vec<u8>>>,
-    status: Option<i32>,
+    pub(super) status: Option<i32>,
 }
 
 /// Most output kept per stream: `-k` output is a few KiB.
 const MAX_OUTPUT: u64 = 1 << 20;
 
-fn start(netperf: &Path, args: &[String]) -> std::io::Result<Running> {
+pub(super) fn start(netperf: &Path, args: &[String]) -> std::io::Result<Running> {
     // Its own process group, so a stop or a timeout ends whatever it
     // started too, and the output pipes close.
     let mut child = Command::new(netperf)
@@ -206,7 +231,7 @@ impl Running {
         let _ = self.child.wait();
     }
 
-    fn kill_group(&mut self) {
+    pub(super) fn kill_group(&mut self) {
         if let Ok(pid) = i32::try_from(self.child.id()) {
             // SAFETY: kill(2) on the group this child leads; no memory involved.
             unsafe { libc::kill(-pid, libc::SIGKILL) };
@@ -214,7 +239,7 @@ impl Running {
         let _ = self.child.kill();
     }
 
-    fn collect(self) -> (i32, String, String) {
+    pub(super) fn collect(self) -> (i32, String, String) {
         let text = |h: Option<JoinHandle<Vec<u8>>>| {
             h.and_then(|h| h.join().ok())
                 .map(|b| String::from_utf8_lossy(&b).into_owned())
@@ -404,6 +429,28 @@ mod tests {
             matches!(&out, Outcome::Measured(m) if m.metrics["THROUGHPUT"] == 10.0),
             "{out:?}"
         );
+        // Several streams take their latency from the given source (or
+        // say why there is none); one stream keeps its own figures.
+        let why = StreamLatency::Unavailable("a stock netperf".into());
+        let p99 = vec![
+            "-c".to_string(),
+            "echo THROUGHPUT=5; echo P99_LATENCY=7".to_string(),
+        ];
+        let pair = [p99.clone(), p99.clone()];
+        let out = run_streams_merging_latency(sh, &pair, Some(&why), Duration::from_secs(5), &stop);
+        let Outcome::Measured(m) = out else {
+            panic!("{out:?}")
+        };
+        assert_eq!(m.facts["LATENCY_SOURCE"], "none: a stock netperf");
+        assert!(!m.metrics.contains_key("P99_LATENCY"));
+        let single = [p99];
+        let out =
+            run_streams_merging_latency(sh, &single, Some(&why), Duration::from_secs(5), &stop);
+        let Outcome::Measured(m) = out else {
+            panic!("{out:?}")
+        };
+        assert_eq!(m.metrics["P99_LATENCY"], 7.0);
+        assert!(!m.facts.contains_key("LATENCY_SOURCE"));
         stop.store(true, Ordering::Relaxed);
         let out = run_streams(
             sh,

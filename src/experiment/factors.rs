@@ -29,6 +29,9 @@ pub enum FactorKind {
     Offloads,
     /// One stateless offload (tso, gso, gro, lro) on or off.
     Offload,
+    /// Where the run goes: a label of the plan's `[targets]` table (or an
+    /// address), e.g. the scenarios of `netagg matrix`.
+    Target,
 }
 
 /// What a level may be.
@@ -40,7 +43,17 @@ enum LevelRule {
     Size(u64, u64),
     /// A plain integer within the bounds.
     Integer(u64, u64),
+    /// A classic test name, optionally `*N` for N concurrent streams
+    /// (`TCP_RR*4`: the aggregate of four).
+    TestName,
+    /// A label: printable text of at most `MAX_LABEL` characters.
+    Label,
 }
+
+/// Longest target label.
+pub const MAX_LABEL: usize = 80;
+/// Most streams a `*N` test level may ask for (as the streams factor).
+const MAX_STREAMS: u64 = 256;
 
 /// The classic tests the `test` factor knows, with their omni direction
 /// and protocol.
@@ -65,7 +78,7 @@ const FACTORS: &[(&str, FactorKind, LevelRule, &str)] = &[
     (
         "test",
         FactorKind::Test,
-        LevelRule::OneOf(TEST_NAMES),
+        LevelRule::TestName,
         "classic test, run as omni",
     ),
     (
@@ -113,7 +126,7 @@ const FACTORS: &[(&str, FactorKind, LevelRule, &str)] = &[
     (
         "streams",
         FactorKind::Streams,
-        LevelRule::Integer(1, 256),
+        LevelRule::Integer(1, MAX_STREAMS),
         "concurrent netperfs",
     ),
     (
@@ -146,6 +159,12 @@ const FACTORS: &[(&str, FactorKind, LevelRule, &str)] = &[
         LevelRule::OneOf(ON_OFF),
         "ethtool -K lro",
     ),
+    (
+        "target",
+        FactorKind::Target,
+        LevelRule::Label,
+        "a [targets] label or host[:port]",
+    ),
 ];
 
 /// The factor names, for error messages and help.
@@ -172,6 +191,8 @@ fn rule_text(rule: &LevelRule) -> String {
         LevelRule::OneOf(words) => words.join("|"),
         LevelRule::Size(lo, hi) => format!("size {lo}..{hi} (64K = 65536)"),
         LevelRule::Integer(lo, hi) => format!("integer {lo}..{hi}"),
+        LevelRule::TestName => format!("{}, or NAME*N for N streams", TEST_NAMES.join("|")),
+        LevelRule::Label => format!("text of up to {MAX_LABEL} characters"),
     }
 }
 
@@ -213,7 +234,50 @@ pub fn check_level(factor: &str, level: &str) -> Result<String, String> {
             Ok(v) => Err(bad(format!("is {v}, outside {lo}..{hi}"))),
             Err(_) => Err(bad("is not a whole number".into())),
         },
+        LevelRule::TestName => check_test_level(level).map_err(bad),
+        LevelRule::Label => {
+            let label = level.trim();
+            if label.chars().count() > MAX_LABEL {
+                Err(bad(format!("is longer than {MAX_LABEL} characters")))
+            } else if label.chars().any(char::is_control) {
+                Err(bad("has control characters".into()))
+            } else {
+                Ok(label.to_string())
+            }
+        }
     }
+}
+
+/// A test level: a known test name, then optionally `*N` streams.
+fn check_test_level(level: &str) -> Result<String, String> {
+    let (name, streams) = match level.trim().split_once('*') {
+        Some((name, n)) => (name.trim(), Some(n.trim())),
+        None => (level.trim(), None),
+    };
+    let name = TEST_NAMES
+        .iter()
+        .find(|t| t.eq_ignore_ascii_case(name))
+        .ok_or_else(|| {
+            format!(
+                "is not one of {} (optionally *N for N streams)",
+                TEST_NAMES.join(", ")
+            )
+        })?;
+    match streams {
+        None => Ok(name.to_string()),
+        Some(n) => match n.parse::<u64>() {
+            Ok(n) if (1..=MAX_STREAMS).contains(&n) => Ok(format!("{name}*{n}")),
+            _ => Err(format!("asks for {n} streams: give 1..{MAX_STREAMS}")),
+        },
+    }
+}
+
+/// The streams a test level asks for: N of `NAME*N`, else 1.
+pub fn test_streams(level: &str) -> u64 {
+    level
+        .split_once('*')
+        .and_then(|(_, n)| n.parse().ok())
+        .unwrap_or(1)
 }
 
 /// The size a size level stands for (levels were checked already).
@@ -221,11 +285,13 @@ pub fn size_of(level: &str) -> u64 {
     parse_size(level).unwrap_or(0)
 }
 
-/// Omni direction and protocol of a classic test name.
+/// Omni direction and protocol of a classic test name (or a `NAME*N`
+/// test level).
 pub fn test_shape(test: &str) -> Option<(&'static str, &'static str)> {
+    let name = test.split_once('*').map_or(test, |(name, _)| name);
     TESTS
         .iter()
-        .find(|(t, ..)| t.eq_ignore_ascii_case(test))
+        .find(|(t, ..)| t.eq_ignore_ascii_case(name))
         .map(|&(_, d, p)| (d, p))
 }
 
@@ -240,6 +306,14 @@ mod tests {
         assert_eq!(check_level("message_size", "64K").unwrap(), "64K");
         assert_eq!(size_of("64K"), 65_536);
         assert_eq!(check_level("streams", "04").unwrap(), "4");
+        assert_eq!(check_level("test", "tcp_rr * 4").unwrap(), "TCP_RR*4");
+        assert_eq!(test_streams("TCP_RR*4"), 4);
+        assert_eq!(test_streams("TCP_RR"), 1);
+        assert_eq!(test_shape("UDP_RR*2"), Some(("rr", "udp")));
+        assert_eq!(
+            check_level("target", " same node, pod IP ").unwrap(),
+            "same node, pod IP"
+        );
         for (factor, level) in [
             ("protocol", "sctp"),
             ("message_size", "0"),
@@ -247,6 +321,10 @@ mod tests {
             ("mss", "20"),
             ("streams", "-1"),
             ("offloads", "maybe"),
+            ("test", "TCP_RR*0"),
+            ("test", "TCP_RR*many"),
+            ("test", "SCTP_RR*2"),
+            ("target", "bell\u{7}"),
         ] {
             let e = check_level(factor, level).unwrap_err();
             assert!(e.contains(factor) && e.contains(level), "{e}");

@@ -110,6 +110,7 @@ pub fn report(record: &ExperimentRecord, analysis: &Analysis, charts: &[Chart]) 
         escape(&title)
     );
     context(&mut out, record, analysis);
+    scenarios(&mut out, record, analysis);
     results(&mut out, record, analysis);
     figures(&mut out, charts, ChartKind::MetricVsRow, "Charts");
     figures(
@@ -144,7 +145,10 @@ fn context(out: &mut String, record: &ExperimentRecord, analysis: &Analysis) {
         ("Status", record.status.clone()),
         (
             "Remote host",
-            format!("{} (port {})", record.host, record.port),
+            match record.targets.is_empty() {
+                true => format!("{} (port {})", record.host, record.port),
+                false => format!("{} (see Scenarios)", record.host),
+            },
         ),
         ("Seed", record.seed.to_string()),
         ("Replicates", record.replicates.to_string()),
@@ -231,6 +235,45 @@ fn results(out: &mut String, record: &ExperimentRecord, analysis: &Analysis) {
         metric_table(out, record, analysis, &layout, metric);
     }
     out.push_str("</section>\n");
+}
+
+/// The scenario summary (experiments with targets: `netagg matrix`).
+fn scenarios(out: &mut String, record: &ExperimentRecord, analysis: &Analysis) {
+    let Some(table) = super::scenarios::scenario_table(record, analysis) else {
+        return;
+    };
+    out.push_str("<section id=\"scenarios\"><h2>Scenarios</h2>\n");
+    out.push_str("<div class=\"scroll\"><table><thead><tr><th>Scenario</th>");
+    for column in &table.columns {
+        let _ = write!(out, "<th>{}</th>", escape(&column.heading));
+    }
+    out.push_str("</tr></thead><tbody>\n");
+    for row in &table.rows {
+        let _ = write!(
+            out,
+            "<tr><td class=\"label\" title=\"{}\">{}</td>",
+            escape(&row.about),
+            escape(&row.label)
+        );
+        for (text, _) in &row.values {
+            let _ = write!(out, "<td>{}</td>", escape(text));
+        }
+        out.push_str("</tr>\n");
+    }
+    let _ = write!(
+        out,
+        "</tbody></table></div>\n<p>Each value is the median of the scenario's runs ({} asked per cell).</p>\n<ul class=\"scenarios\">",
+        table.replicates
+    );
+    for row in &table.rows {
+        let _ = write!(
+            out,
+            "<li><b>{}</b>: {}</li>",
+            escape(&row.label),
+            escape(&row.about)
+        );
+    }
+    out.push_str("</ul></section>\n");
 }
 
 fn metric_table(

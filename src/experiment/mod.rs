@@ -12,6 +12,7 @@ pub mod execute;
 pub mod factors;
 pub mod html;
 pub mod interrupt;
+pub mod latency_merge;
 pub mod layout;
 pub mod model;
 pub mod numbers;
@@ -20,7 +21,9 @@ pub mod order;
 pub mod output;
 pub mod plan;
 pub mod runner;
+pub mod scenarios;
 pub mod tables;
+pub mod targets;
 
 pub use analysis::Analysis;
 pub use output::{read_record, render_from_json, write_analysed, write_outputs};

@@ -137,6 +137,10 @@ pub struct ExperimentRecord {
     pub environment: Environment,
     /// Every run in the order it ran.
     pub runs: Vec<RunRecord>,
+    /// Where the `target` factor's levels went, and the scenarios that
+    /// could not run here with the reason (`netagg matrix`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<super::targets::Target>,
 }
 
 /// Whether more of a metric is better: decides "faster"/"slower" from a

@@ -112,6 +112,13 @@ pub fn write_analysed(
         write_file(dir, "experiment.json", &json)?,
         write_file(dir, "report.html", &html::report(record, analysis, &charts))?,
     ];
+    if let Some(table) = super::scenarios::scenario_table(record, analysis) {
+        written.push(write_file(
+            dir,
+            "scenarios.csv",
+            &super::scenarios::csv(&table),
+        )?);
+    }
     for chart in &charts {
         written.push(write_file(dir, &chart.file_name, &chart.svg)?);
     }

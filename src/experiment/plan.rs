@@ -4,6 +4,7 @@
 
 use super::factors::{self, FactorKind, OFFLOAD_NAMES};
 use super::model::{cross_product, Cell, FactorRecord};
+use super::targets::{parse_targets, resolve_levels, Target};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -50,6 +51,9 @@ pub struct PlanFile {
     pub tags: Option<Vec<String>>,
     /// factor name -> levels, in the order written.
     pub factors: Option<toml::Table>,
+    /// label -> "host[:port]" or { host, port, about, unavailable }: where
+    /// the `target` factor's levels go.
+    pub targets: Option<toml::Table>,
 }
 
 /// Where offload factors are applied.
@@ -112,6 +116,9 @@ pub struct Plan {
     pub test_args: Vec<String>,
     pub tags: Vec<String>,
     pub factors: Vec<Factor>,
+    /// Where the `target` factor's levels go (empty without that factor),
+    /// including scenarios marked unavailable.
+    pub targets: Vec<Target>,
 }
 
 /// Reads a plan file (bounded; a clear error naming the file and the line).
@@ -232,10 +239,12 @@ impl PlanFile {
                 })?,
         };
         check_combination(&factors, &offload_set)?;
+        let port = self.port.unwrap_or(12865);
+        let targets = self.targets_of(&factors, port)?;
         let plan = Plan {
             title: self.title.clone().unwrap_or_default(),
             host: self.host.clone().unwrap_or_else(|| "localhost".into()),
-            port: self.port.unwrap_or(12865),
+            port,
             duration: bounded("duration", self.duration.unwrap_or(10), 1, 86_400)?,
             replicates: bounded("replicates", self.replicates.unwrap_or(5), 1, 10_000)?,
             seed: self.seed,
@@ -251,6 +260,7 @@ impl PlanFile {
             test_args: self.test_args.clone().unwrap_or_default(),
             tags: self.tags.clone().unwrap_or_default(),
             factors,
+            targets,
         };
         if plan.host.trim().is_empty() {
             return Err("host is empty".into());
@@ -263,6 +273,21 @@ impl PlanFile {
         }
         plan.check_cells()?;
         Ok(plan)
+    }
+}
+
+impl PlanFile {
+    /// The targets the `target` factor's levels name; none without it.
+    fn targets_of(&self, factors: &[Factor], port: u16) -> Result<Vec<Target>, String> {
+        let table = match &self.targets {
+            Some(t) => parse_targets(t, port)?,
+            None => Vec::new(),
+        };
+        match factors.iter().find(|f| f.kind == FactorKind::Target) {
+            Some(f) => resolve_levels(&f.levels, table, port),
+            None if table.is_empty() => Ok(table),
+            None => Err("the plan has [targets] but no factor target to use them".into()),
+        }
     }
 }
 
@@ -317,6 +342,10 @@ fn check_combination(factors: &[Factor], offload_set: &[String]) -> Result<(), S
     let has = |kind: FactorKind| factors.iter().any(|f| f.kind == kind);
     if has(FactorKind::Test) && (has(FactorKind::Direction) || has(FactorKind::Protocol)) {
         return Err("factor test already sets the direction and protocol: use test, or direction and protocol".into());
+    }
+    let switches_offloads = has(FactorKind::Offloads) || has(FactorKind::Offload);
+    if has(FactorKind::Target) && switches_offloads {
+        return Err("offload factors switch the interfaces toward host; they cannot be combined with factor target".into());
     }
     if has(FactorKind::Offloads) {
         if let Some(f) = factors
@@ -420,6 +449,13 @@ impl Plan {
             test_args: Some(self.test_args.clone()).filter(|a| !a.is_empty()),
             tags: Some(self.tags.clone()).filter(|a| !a.is_empty()),
             factors: Some(factors),
+            targets: Some(
+                self.targets
+                    .iter()
+                    .map(|t| (t.label.clone(), t.to_toml()))
+                    .collect(),
+            )
+            .filter(|t: &toml::Table| !t.is_empty()),
         };
         toml::to_string(&file).unwrap_or_default()
     }
@@ -468,6 +504,31 @@ offloads = ["on", "off"]
     }
 
     #[test]
+    fn targets_round_trip_through_the_recorded_plan() {
+        let text = r#"
+port = 12866
+[factors]
+target = ["near", "far"]
+test = ["TCP_RR", "TCP_RR*4"]
+[targets]
+near = "198.18.1.2"
+far = { host = "[2001:2::9]:7", about = "zone b" }
+gone = { unavailable = "one zone" }
+"#;
+        let plan = parse_plan(text).unwrap().validate(&[]).unwrap();
+        assert_eq!(plan.targets.len(), 3);
+        assert_eq!((plan.targets[0].port, plan.targets[1].port), (12866, 7));
+        let again = parse_plan(&plan.to_toml(1)).unwrap().validate(&[]).unwrap();
+        assert_eq!(again.targets, plan.targets);
+        let bare = parse_plan("[factors]\ntarget = [\"198.18.1.2:9\", \"::1\"]")
+            .unwrap()
+            .validate(&[])
+            .unwrap();
+        assert_eq!(bare.targets[0].host, "198.18.1.2");
+        assert_eq!(bare.targets[1].port, 12865);
+    }
+
+    #[test]
     fn command_line_factors_replace_or_add() {
         let extra = vec![
             parse_factor_arg("message_size=64,1K").unwrap(),
@@ -505,6 +566,16 @@ offloads = ["on", "off"]
             ("[factors]\nmessage_size = [1.5]", "neither a string"),
             ("title = \"x\"\ntitle = \"y\"", "duplicate key"),
             ("[factors\n", "line 1: unclosed table"),
+            ("[targets]\na = \"h\"", "no factor target"),
+            (
+                "[factors]\ntarget = [\"b\"]\n[targets]\na = \"h\"",
+                "not in [targets]",
+            ),
+            ("[factors]\ntarget = [\"h:0\"]", "port outside"),
+            (
+                "[factors]\ntarget = [\"h\"]\noffloads = [\"on\"]",
+                "cannot be combined",
+            ),
         ];
         for (text, expect) in cases {
             let result = parse_plan(text).and_then(|f| f.validate(&[]));

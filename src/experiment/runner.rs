@@ -5,7 +5,8 @@
 //! which is then recorded as interrupted.
 
 use super::args::{netperf_args, streams_of};
-use super::execute::{run_streams, Outcome};
+use super::execute::{run_streams_merging_latency, Outcome};
+use super::latency_merge;
 use super::model::{
     cell_label, Cell, ExperimentRecord, OffloadRecord, RunRecord, RunStatus, RECORD_VERSION,
 };
@@ -73,7 +74,13 @@ pub fn run_experiment(
     let order = run_order(cells.len(), plan.replicates, settings.seed);
     let started = now_utc();
     let mut runs = Vec::with_capacity(order.len());
-    let limit = Duration::from_secs(u64::from(plan.duration)) + RUN_GRACE;
+    let each = EachRun {
+        limit: Duration::from_secs(u64::from(plan.duration)) + RUN_GRACE,
+        // Asked once, and only when some run has several request/response
+        // streams whose latency must come from merged histograms.
+        netperf_writes_histograms: cells.iter().any(merges_latency)
+            && latency_merge::writes_histograms(&settings.netperf),
+    };
     let mut interrupted = false;
     for (position, &(cell_index, replicate)) in order.iter().enumerate() {
         if settings.stop.load(Ordering::Relaxed) {
@@ -81,7 +88,7 @@ pub fn run_experiment(
             break;
         }
         let cell = &cells[cell_index];
-        let run = one_run(plan, settings, offloads, cell, replicate, position, limit);
+        let run = one_run(plan, settings, offloads, cell, replicate, position, &each);
         let _ = writeln!(
             progress,
             "[{:>width$}/{}] {} #{}: {}",
@@ -108,7 +115,7 @@ pub fn run_experiment(
         seed: settings.seed,
         replicates: plan.replicates,
         factors: plan.factor_records(),
-        host: plan.host.clone(),
+        host: hosts_of(plan),
         port: plan.port,
         started,
         ended: now_utc(),
@@ -121,7 +128,36 @@ pub fn run_experiment(
         tags: plan.tags.clone(),
         environment: Default::default(),
         runs,
+        targets: plan.targets.clone(),
     }
+}
+
+/// The host(s) the runs went to: the plan's, or its targets' joined by ",".
+fn hosts_of(plan: &Plan) -> String {
+    let mut hosts: Vec<&str> = Vec::new();
+    for t in plan.targets.iter().filter(|t| t.unavailable.is_none()) {
+        if !hosts.contains(&t.host.as_str()) {
+            hosts.push(&t.host);
+        }
+    }
+    match hosts.is_empty() {
+        true => plan.host.clone(),
+        false => hosts.join(","),
+    }
+}
+
+/// What every run of the experiment shares.
+struct EachRun {
+    /// Longest a run may take before it is killed.
+    limit: Duration,
+    /// The netperf is netperf-ng and writes latency histograms.
+    netperf_writes_histograms: bool,
+}
+
+/// A cell of several request/response streams: its latency percentiles
+/// come from the streams' merged histograms.
+fn merges_latency(cell: &Cell) -> bool {
+    streams_of(cell) > 1 && super::args::shape_of(cell).direction == "rr"
 }
 
 fn one_run(
@@ -131,7 +167,7 @@ fn one_run(
     cell: &Cell,
     replicate: u32,
     position: usize,
-    limit: Duration,
+    each: &EachRun,
 ) -> RunRecord {
     let id = uuid::Uuid::new_v4().to_string();
     let mut record = RunRecord {
@@ -166,9 +202,29 @@ fn one_run(
     let uuids: Vec<String> = std::iter::once(id)
         .chain((1..streams).map(|_| uuid::Uuid::new_v4().to_string()))
         .collect();
-    let commands: Vec<Vec<String>> = uuids.iter().map(|u| netperf_args(plan, cell, u)).collect();
+    let mut commands: Vec<Vec<String>> =
+        uuids.iter().map(|u| netperf_args(plan, cell, u)).collect();
+    // The histograms' directory lives until the run's figures are read.
+    let mut histograms = None;
+    let mut latency = None;
+    if merges_latency(cell) {
+        let (dir, with_files, source) = latency_merge::prepare(
+            &settings.netperf,
+            each.netperf_writes_histograms,
+            &record.id,
+            commands,
+        );
+        (histograms, commands, latency) = (dir, with_files, Some(source));
+    }
     record.started = now_utc();
-    let outcome = run_streams(&settings.netperf, &commands, limit, settings.stop);
+    let outcome = run_streams_merging_latency(
+        &settings.netperf,
+        &commands,
+        latency.as_ref(),
+        each.limit,
+        settings.stop,
+    );
+    drop(histograms);
     record.ended = now_utc();
     record.commands = commands
         .into_iter()

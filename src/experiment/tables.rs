@@ -25,6 +25,10 @@ pub const MARK_NO_INTERVAL: &str = "?";
 pub fn text_report(record: &ExperimentRecord, analysis: &Analysis) -> String {
     let mut out = String::new();
     header(&mut out, record, analysis);
+    if let Some(table) = super::scenarios::scenario_table(record, analysis) {
+        out.push_str("\nScenarios\n\n");
+        out.push_str(&super::scenarios::markdown(&table));
+    }
     let layout = Layout::of(record);
     let metrics = key_metrics_present(record);
     if metrics.is_empty() {
@@ -62,10 +66,15 @@ fn header(out: &mut String, record: &ExperimentRecord, analysis: &Analysis) {
         analysis.runs_interrupted,
         record.status
     );
+    // With targets, each has its own port (in the scenarios' list).
+    let destination = match record.targets.is_empty() {
+        true => format!("host {} port {}", record.host, record.port),
+        false => format!("hosts {}", record.host),
+    };
     let _ = writeln!(
         out,
-        "host {} port {}  started {}  ended {}  netperf-ng {}",
-        record.host, record.port, record.started, record.ended, record.tool_version
+        "{destination}  started {}  ended {}  netperf-ng {}",
+        record.started, record.ended, record.tool_version
     );
     let factors: Vec<String> = record
         .factors

@@ -193,6 +193,11 @@ impl Histogram {
         &self.latency
     }
 
+    /// The HDR recorder, without netperf's rows (what a latency log writes).
+    pub fn into_latency(self) -> LatencyRecorder {
+        self.latency
+    }
+
     /// Everything the `-j` selectors print, from the HDR summary (exact to 0.1%,
     /// where netperf interpolated in its buckets). Zeros when empty, as in netperf.
     pub fn stats(&self) -> LatencyStats {

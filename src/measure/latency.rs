@@ -145,6 +145,11 @@ impl LatencyRecorder {
         self.clamped += other.clamped;
     }
 
+    /// The HdrHistogram itself (nanoseconds), for writing it out.
+    pub fn hdr(&self) -> &Hdr<u64> {
+        &self.hdr
+    }
+
     /// Samples recorded.
     pub fn count(&self) -> u64 {
         self.hdr.len()
@@ -373,5 +378,40 @@ mod tests {
         assert_eq!(merged.summary(), both.summary());
         merged.reset();
         assert_eq!(merged.summary(), LatencySummary::default());
+    }
+
+    #[test]
+    fn merged_percentiles_are_the_unions_not_averages_of_percentiles() {
+        // A fast stream (1..=1000 us) and a slow one (10..=20 ms), as two
+        // streams of one run might be: P99 of the union is the slow one's
+        // 98th percentile, far from the mean of the two P99s.
+        let mut fast = LatencyRecorder::new();
+        let mut slow = LatencyRecorder::new();
+        let mut union: Vec<u64> = Vec::new();
+        for i in 1..=1_000u64 {
+            fast.record_ns(i * 1_000);
+            union.push(i * 1_000);
+        }
+        for i in 0..1_000u64 {
+            let ns = 10_000_000 + i * 10_000;
+            slow.record_ns(ns);
+            union.push(ns);
+        }
+        union.sort_unstable();
+        let (f, s) = (fast.summary(), slow.summary());
+        let mut merged = fast.clone();
+        merged.merge(&slow);
+        let m = merged.summary();
+        for (value, q) in [(m.p50_us, 0.50), (m.p90_us, 0.90), (m.p99_us, 0.99)] {
+            assert_within(value, reference_quantile(&union, q) as f64, "merged");
+        }
+        // The union's P99 is rank 1980: 10 ms + 979 * 10 us = 19.79 ms.
+        assert_within(m.p99_us, 19_790_000.0, "merged p99");
+        let averaged_p99 = (f.p99_us + s.p99_us) / 2.0;
+        assert_within(averaged_p99, (990_000.0 + 19_890_000.0) / 2.0, "averaged");
+        assert!((m.p99_us - averaged_p99).abs() > 5_000.0, "{m:?}");
+        // The median of the union sits at the fast stream's top.
+        assert_within(m.p50_us, 1_000_000.0, "merged p50");
+        assert_eq!(m.count, 2_000);
     }
 }

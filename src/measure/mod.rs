@@ -1,9 +1,11 @@
 //! Measurements: what a test measured (`outcome`), CPU utilization from /proc/stat
 //! (`cpu`), confidence intervals over iterations (`confidence`), netperf's latency
-//! histogram (`histogram`) and the HDR latency statistics beside it (`latency`).
+//! histogram (`histogram`), the HDR latency statistics beside it (`latency`) and
+//! their HdrHistogram interval-log files (`latency_log`).
 
 pub mod confidence;
 pub mod cpu;
 pub mod histogram;
 pub mod latency;
+pub mod latency_log;
 pub mod outcome;

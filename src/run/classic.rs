@@ -91,17 +91,31 @@ pub fn run(config: &Config, spec: &TestSpec) -> i32 {
         eprintln!("netperf: cannot bind to CPU {}: {e}", g.local_cpu_bind);
         return 1;
     }
+    // --latency-histogram: a file that cannot be created stops us before
+    // the test too.
+    let latency_file = match super::latency_file::LatencyFile::create(config) {
+        Ok(file) => file,
+        Err(code) => return code,
+    };
     match run_iterations(config, &spec, kind, omni.as_ref()) {
         Ok(finished) => {
             super::out(&finished.text);
-            match store {
+            let stored = match store {
                 Some(store) => store.finish(config, finished.stored.as_ref()),
                 None => 0,
-            }
+            };
+            let written = match latency_file {
+                Some(file) => file.finish(finished.latency.as_ref()),
+                None => 0,
+            };
+            stored.max(written)
         }
         Err(e) => {
             let _ = std::io::stdout().flush();
             eprintln!("{e}");
+            if let Some(file) = latency_file {
+                file.abandon();
+            }
             EXIT_FAILURE
         }
     }
@@ -153,6 +167,8 @@ fn kind_of(spec: &TestSpec) -> ClassicKind {
 struct Finished {
     text: String,
     stored: Option<(OmniRecord, Selection)>,
+    /// The reported iteration's latency recording, when one was kept.
+    latency: Option<super::latency_file::Recorded>,
 }
 
 fn run_iterations(
@@ -243,8 +259,18 @@ fn run_iterations(
         return Ok(Finished {
             text: render_classic(kind, &Outcome::default(), &opts),
             stored: None,
+            latency: None,
         });
     };
+    let mut last = last;
+    let latency = last
+        .latency
+        .take()
+        .map(|recorder| super::latency_file::Recorded {
+            recorder,
+            started: last.data_started,
+            elapsed: Duration::try_from_secs_f64(last.outcome.elapsed).unwrap_or_default(),
+        });
     let averaged = opts.averaged.as_ref().map(|a| Averaged {
         elapsed: a.elapsed,
         throughput: a.throughput,
@@ -271,9 +297,14 @@ fn run_iterations(
         return Ok(Finished {
             text,
             stored: store_selection.map(|s| (record, s)),
+            latency,
         });
     }
     let text = render_classic(kind, &last.outcome, &opts);
     let stored = store_selection.map(|s| (super::omni::record(&s, config, spec, &measured), s));
-    Ok(Finished { text, stored })
+    Ok(Finished {
+        text,
+        stored,
+        latency,
+    })
 }

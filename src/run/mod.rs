@@ -3,6 +3,7 @@
 //! netperf's output, and give the exit status. The binary only calls `main`.
 
 pub mod classic;
+pub mod latency_file;
 pub mod omni;
 pub mod special;
 pub mod unsupported;
@@ -63,6 +64,16 @@ pub fn main(args: &[String]) -> i32 {
             config.global.test_name
         );
         return crate::resultsdb::netperf::EXIT_STORE_FAILED;
+    }
+    // Only the tests that run on the engine keep per-operation times.
+    let no_engine = special::lookup(&config.global.test_name).is_some()
+        || crate::unix::UnixTest::lookup(&config.global.test_name).is_some();
+    if config.test.latency_histogram.is_some() && no_engine {
+        eprintln!(
+            "netperf: --latency-histogram: {} keeps no latency histogram",
+            config.global.test_name
+        );
+        return latency_file::EXIT_LATENCY_FILE_FAILED;
     }
     if let Some(test) = crate::unix::UnixTest::lookup(&config.global.test_name) {
         let code = crate::unix::client::run(test, &config);

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod control;
+pub mod podman;
 pub mod results;
 
 use std::io::Read;
@@ -225,6 +226,15 @@ pub fn numbers(line: &str) -> Vec<f64> {
     line.split_whitespace()
         .filter_map(|w| w.parse().ok())
         .collect()
+}
+
+/// The result of a `-P 0` netperf run: the last number of its first line
+/// (throughput, or transactions per second).
+pub fn p0_result(stdout: &str) -> f64 {
+    numbers(first_line(stdout))
+        .last()
+        .copied()
+        .unwrap_or(f64::NAN)
 }
 
 /// The first non-empty line of netperf's output: with -P 0, the result row.

@@ -135,6 +135,7 @@ pub fn experiment(scale: f64, replicates: u32) -> ExperimentRecord {
             remote: BTreeMap::new(),
         },
         runs,
+        targets: vec![],
     }
 }
 

@@ -245,6 +245,7 @@ pub fn record() -> ExperimentRecord {
         tags: vec!["limiters".into()],
         environment,
         runs,
+        targets: vec![],
     }
 }
 
