@@ -21,6 +21,7 @@ use std::time::Duration;
 netagg --hosts-file remote_hosts --kind tps --duration 30\n  \
 netagg --host lg1 --host lg2 --kind outbound --max-streams 8 --out results/\n  \
 netagg --host 127.0.0.1 --kind tps --duration 3 --max-streams 4   # a quick look on loopback\n  \
+netagg --hosts-k8s app.kubernetes.io/name=netserver --kind tps     # the ready pods of a label, via the API\n  \
 netagg post netperf_tps.log --intervals                            # post_proc.py on real netperf runs"
 )]
 struct Args {
@@ -37,8 +38,8 @@ struct Args {
     #[arg(long, value_name = "NAME", conflicts_with_all = ["hosts_file", "hosts"])]
     hosts_dns: Option<String>,
     /// every ready pod this label selector picks is a load generator, found
-    /// through the Kubernetes API (in-cluster service account, else
-    /// $KUBECONFIG or ~/.kube/config); their control port is the container
+    /// through the Kubernetes API ($KUBECONFIG or ~/.kube/config, else the
+    /// in-cluster service account); their control port is the container
     /// port named control (else 12865), the same on every pod
     #[arg(long, value_name = "SELECTOR", conflicts_with_all = ["hosts_file", "hosts", "hosts_dns"])]
     hosts_k8s: Option<String>,

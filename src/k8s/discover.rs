@@ -16,6 +16,9 @@ use std::time::Duration;
 /// How long one call to the API server (or loading the config) may take.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The whole discovery may take as long as this many calls.
+const OVERALL_CALLS: u32 = 6;
+
 /// Longest label selector taken: real ones are a few dozen characters.
 const MAX_SELECTOR: usize = 1024;
 
@@ -24,7 +27,8 @@ const IN_CLUSTER_NAMESPACE: &str = "/var/run/secrets/kubernetes.io/serviceaccoun
 
 /// Discover the ready pods `q.selector` picks, with their nodes' zones, the
 /// Services in front of them and where this process runs. Blocking; each
-/// call to the API server is bounded by `DEFAULT_CALL_TIMEOUT`.
+/// call to the API server is bounded by `DEFAULT_CALL_TIMEOUT`, the whole by
+/// six times that.
 pub fn discover(q: &Query) -> Result<Discovery, K8sError> {
     discover_within(q, DEFAULT_CALL_TIMEOUT)
 }
@@ -36,7 +40,14 @@ pub fn discover_within(q: &Query, call_timeout: Duration) -> Result<Discovery, K
         .enable_all()
         .build()
         .map_err(|e| K8sError::Client(format!("cannot start its runtime: {e}")))?;
-    runtime.block_on(discover_async(q, call_timeout))
+    // Each call is bounded, but a server answering every one just in time
+    // could still stretch a discovery of many nodes; the whole is bounded too.
+    let overall = call_timeout * OVERALL_CALLS;
+    runtime.block_on(async {
+        tokio::time::timeout(overall, discover_async(q, call_timeout))
+            .await
+            .map_err(|_| K8sError::Timeout("finish discovery".into(), overall.as_secs()))?
+    })
 }
 
 /// The API server parses the selector; we refuse only what no selector is,
