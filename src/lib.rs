@@ -11,6 +11,7 @@ pub mod experiment;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod input;
+pub mod k8s;
 pub mod matrix;
 pub mod measure;
 pub mod net;

@@ -3,7 +3,9 @@
 //! strict: unknown fields refused), and checked for what the schema cannot
 //! say (tests/k8s/check_manifests.py: non-root, read-only root, no CPU
 //! limit, netserver's --data-ports exactly what the pods and Services
-//! expose, its limits set). A broken copy must fail both, so the checks
+//! expose, its limits set, RBAC read-only and bound to what exists, netagg
+//! --hosts-k8s picking netserver pods with a service account allowed to list
+//! them). A broken copy must fail both, so the checks
 //! are known to bite. Skipped, saying so, where the validator cannot be
 //! installed. No cluster is involved: this checks the files, not a cluster.
 
@@ -133,9 +135,39 @@ fn broken_manifests_are_caught() {
         Duration::from_secs(60),
     );
     let said = text(&out.stdout);
-    let _ = std::fs::remove_dir_all(&dir);
     assert!(
         !out.status.success() && said.contains("unlike --data-ports"),
+        "{said}"
+    );
+    // netagg --hosts-k8s with a selector no netserver pod carries, and a
+    // service account no Role lets list pods: valid YAML, caught by our checks.
+    let rbac = std::fs::read_to_string(format!("{MANIFESTS}/base/netagg-rbac.yaml")).unwrap();
+    let k8s = dir.join("k8s");
+    std::fs::create_dir_all(&k8s).unwrap();
+    for (name, body) in [
+        ("netserver-daemonset.yaml", daemonset.as_str()),
+        (
+            "netagg-rbac.yaml",
+            &rbac.replace("\"pods\", \"services\"", "\"services\""),
+        ),
+        (
+            "netagg-job.yaml",
+            &job.replace("app.kubernetes.io/name=netserver", "app=netserver"),
+        ),
+    ] {
+        std::fs::write(k8s.join(name), body).unwrap();
+    }
+    let out = run_with_limit(
+        "python3",
+        &[CHECKER, k8s.to_str().unwrap()],
+        Duration::from_secs(60),
+    );
+    let said = text(&out.stdout);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        !out.status.success()
+            && said.contains("--hosts-k8s app=netserver picks no netserver")
+            && said.contains("service account netagg may not list pods"),
         "{said}"
     );
 }

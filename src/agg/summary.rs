@@ -354,6 +354,17 @@ fn health_json(h: &LevelHealth, work: &str) -> serde_json::Value {
     })
 }
 
+/// `doc` (from `json`) with what the Kubernetes API said of the load
+/// generators under "kubernetes": each host's pod, node and zone (in the
+/// order of "hosts"), the Services in front of them and where the run was.
+pub fn with_kubernetes(doc: &str, found: &crate::k8s::Discovery) -> String {
+    let Ok(serde_json::Value::Object(mut map)) = serde_json::from_str(doc) else {
+        return doc.to_string();
+    };
+    map.insert("kubernetes".into(), json!(found));
+    serde_json::to_string_pretty(&map).unwrap_or_else(|_| doc.to_string()) + "\n"
+}
+
 /// Everything as one JSON document; `loss_timeout` is the streams' `-e`
 /// (0 when recovery is off, None for kinds with no datagrams to lose).
 pub fn json(

@@ -1,9 +1,9 @@
 //! netagg: synchronized aggregate network tests over many load generators.
 //! Parses its options (clap) and calls the library; see `netperf_ng::agg`.
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches, Parser};
 use netperf_ng::agg::{charts, compat, health, hosts, plan, post, runner, summary};
-use netperf_ng::rlimit;
+use netperf_ng::{k8s, rlimit};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -21,6 +21,7 @@ use std::time::Duration;
 netagg --hosts-file remote_hosts --kind tps --duration 30\n  \
 netagg --host lg1 --host lg2 --kind outbound --max-streams 8 --out results/\n  \
 netagg --host 127.0.0.1 --kind tps --duration 3 --max-streams 4   # a quick look on loopback\n  \
+netagg --hosts-k8s app.kubernetes.io/name=netserver --kind tps     # the ready pods of a label, via the API\n  \
 netagg post netperf_tps.log --intervals                            # post_proc.py on real netperf runs"
 )]
 struct Args {
@@ -36,6 +37,20 @@ struct Args {
     /// AAAA records, e.g. a Kubernetes headless Service)
     #[arg(long, value_name = "NAME", conflicts_with_all = ["hosts_file", "hosts"])]
     hosts_dns: Option<String>,
+    /// every ready pod this label selector picks is a load generator, found
+    /// through the Kubernetes API ($KUBECONFIG or ~/.kube/config, else the
+    /// in-cluster service account); their control port is the container
+    /// port named control (else 12865), the same on every pod
+    #[arg(long, value_name = "SELECTOR", conflicts_with_all = ["hosts_file", "hosts", "hosts_dns"])]
+    hosts_k8s: Option<String>,
+    /// the namespace --hosts-k8s looks in (default: the kubeconfig context's,
+    /// or this pod's)
+    #[arg(long, value_name = "NS", requires = "hosts_k8s", conflicts_with_all = ["hosts_file", "hosts", "hosts_dns"])]
+    k8s_namespace: Option<String>,
+    /// the kubeconfig --hosts-k8s uses, instead of $KUBECONFIG, ~/.kube/config
+    /// or the in-cluster service account
+    #[arg(long, value_name = "PATH", requires = "hosts_k8s", conflicts_with_all = ["hosts_file", "hosts", "hosts_dns"])]
+    kubeconfig: Option<PathBuf>,
     /// the test kind
     #[arg(long, value_enum, default_value = "tps")]
     kind: plan::Kind,
@@ -256,8 +271,38 @@ fn post_as_recording(a: &post::Analysis) -> (runner::Recording, Vec<summary::Lev
 /// runemomniaggdemo.sh's `-e 1` for its tps streams.
 const DEFAULT_LOSS_TIMEOUT: u32 = 1;
 
+/// The load generators from whichever source was given, the control port
+/// (the pods' own with --hosts-k8s) and, with --hosts-k8s, what the API said.
+fn load_generators(
+    args: &Args,
+    port_given: bool,
+) -> Result<(Vec<String>, u16, Option<k8s::Discovery>), hosts::HostsError> {
+    if let Some(selector) = &args.hosts_k8s {
+        let query = k8s::Query {
+            selector: selector.clone(),
+            namespace: args.k8s_namespace.clone(),
+            kubeconfig: args.kubeconfig.clone(),
+        };
+        let found = k8s::discover(&query).map_err(|e| hosts::HostsError::K8s(e.to_string()))?;
+        let (list, port) = hosts::from_k8s(&found, selector, port_given.then_some(args.port))?;
+        return Ok((list, port, Some(found)));
+    }
+    let list = match (&args.hosts_file, args.hosts.is_empty(), &args.hosts_dns) {
+        (Some(file), _, _) => hosts::read(file),
+        (None, _, Some(name)) => hosts::from_dns(name, args.port),
+        (None, false, None) => Ok(args.hosts.clone()),
+        (None, true, None) => Err(hosts::HostsError::None),
+    }?;
+    Ok((list, args.port, None))
+}
+
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let matches = Args::command().get_matches();
+    let args = match Args::from_arg_matches(&matches) {
+        Ok(args) => args,
+        Err(e) => e.exit(),
+    };
+    let port_given = matches.value_source("port") == Some(clap::parser::ValueSource::CommandLine);
     if let Some(Command::Experiment(experiment)) = &args.command {
         return netperf_ng::experiment::cli::run(experiment, std::env::args().collect());
     }
@@ -277,19 +322,16 @@ fn main() -> ExitCode {
     if let Some(Command::Results(results)) = &args.command {
         return netperf_ng::resultsdb::cli::run(results);
     }
-    let hosts = match (&args.hosts_file, args.hosts.is_empty(), &args.hosts_dns) {
-        (Some(file), _, _) => hosts::read(file),
-        (None, _, Some(name)) => hosts::from_dns(name, args.port),
-        (None, false, None) => Ok(args.hosts.clone()),
-        (None, true, None) => Err(hosts::HostsError::None),
-    };
-    let hosts = match hosts {
-        Ok(h) => h,
+    let (hosts, port, discovery) = match load_generators(&args, port_given) {
+        Ok(found) => found,
         Err(e) => {
             eprintln!("netagg: {e}");
             return ExitCode::from(2);
         }
     };
+    for line in discovery.iter().flat_map(hosts::k8s_lines) {
+        eprintln!("netagg: {line}");
+    }
     if !(0.1..=60.0).contains(&args.interval) {
         eprintln!("netagg: --interval must be between 0.1 and 60 seconds");
         return ExitCode::from(2);
@@ -324,7 +366,7 @@ fn main() -> ExitCode {
     }
     let cfg = runner::RunConfig {
         hosts,
-        port: args.port,
+        port,
         kind,
         burst: args.burst.unwrap_or(kind.default_burst),
         max_streams: args.streams.or(args.max_streams).unwrap_or(2 * cpus),
@@ -430,6 +472,10 @@ fn main() -> ExitCode {
         search.as_deref(),
         loss_timeout,
     );
+    let summary_json = match &discovery {
+        Some(found) => summary::with_kubernetes(&summary_json, found),
+        None => summary_json,
+    };
     let files = [
         (format!("netagg_{}.txt", kind.name), text.clone()),
         (

@@ -2,8 +2,11 @@
 listed in its kustomization, every container runs as non-root with a
 read-only root filesystem, no privilege escalation and no capabilities,
 netserver's --data-ports range is exactly what its pods and Services expose
-(TCP and UDP), and its limits options are set. Prints one line per problem;
-exit status 1 if there is any."""
+(TCP and UDP), and its limits options are set; RBAC grants only reads and
+binds what exists; a pod holding a service-account token runs as its own
+account; and netagg --hosts-k8s has a selector that picks netserver pods, a
+service account allowed to list them, and its node and pod name from the
+downward API. Prints one line per problem; exit status 1 if there is any."""
 import pathlib
 import sys
 
@@ -77,6 +80,79 @@ for path, items in docs.items():
                 for name, ports in service_ports.items():
                     if ports != wanted:
                         problems.append(f"Service {name}: ports differ from netserver's --data-ports")
+
+# RBAC: read-only rules, and bindings to roles and accounts that exist.
+READS = {"get", "list", "watch"}
+kinds = {}
+for path, items in docs.items():
+    for doc in items:
+        meta = doc.get("metadata", {})
+        kinds.setdefault(doc.get("kind"), {})[(meta.get("namespace"), meta.get("name"))] = (path, doc)
+for kind in ("Role", "ClusterRole"):
+    for (ns, name), (path, doc) in kinds.get(kind, {}).items():
+        for rule in doc.get("rules", []):
+            if not set(rule.get("verbs", [])) <= READS:
+                problems.append(f"{path}: {kind}/{name} grants {sorted(set(rule['verbs']) - READS)}")
+grants = {}  # (namespace, service account) -> {(resource, verb)}, namespace None for cluster-wide
+for kind, role_kind in (("RoleBinding", "Role"), ("ClusterRoleBinding", "ClusterRole")):
+    for (ns, name), (path, doc) in kinds.get(kind, {}).items():
+        ref = doc["roleRef"]
+        role = kinds.get(ref["kind"], {}).get((ns if ref["kind"] == "Role" else None, ref["name"]))
+        if role is None:
+            problems.append(f"{path}: {kind}/{name} binds {ref['kind']}/{ref['name']}, which is not here")
+            continue
+        for subject in doc.get("subjects", []):
+            if subject["kind"] != "ServiceAccount":
+                continue
+            account = (subject.get("namespace"), subject["name"])
+            if account not in kinds.get("ServiceAccount", {}):
+                problems.append(f"{path}: {kind}/{name} binds ServiceAccount {account}, which is not here")
+            scope = ns if kind == "RoleBinding" else None
+            for rule in role[1].get("rules", []):
+                for resource in rule.get("resources", []):
+                    for verb in rule.get("verbs", []):
+                        grants.setdefault(account, set()).add((scope, resource, verb))
+
+def selects(selector, labels):
+    """Equality-based label selector (a=b,c=d) against labels."""
+    terms = [t.split("=", 1) for t in selector.split(",")]
+    return all(len(t) == 2 and labels.get(t[0].strip()) == t[1].strip() for t in terms)
+
+netserver_labels = [doc["spec"]["template"]["metadata"].get("labels", {})
+                    for items in docs.values() for doc in items
+                    if doc.get("kind") == "DaemonSet"
+                    and any(c.get("args", [""])[0] == "netserver"
+                            for c in doc["spec"]["template"]["spec"].get("containers", []))]
+for path, items in docs.items():
+    for doc in items:
+        spec = pod_spec(doc)
+        if spec is None:
+            continue
+        ns = doc["metadata"].get("namespace")
+        where = f"{path}: {doc['kind']}/{doc['metadata']['name']}"
+        account = spec.get("serviceAccountName", "default")
+        if spec.get("automountServiceAccountToken") is not False and account == "default":
+            problems.append(f"{where}: mounts the default service account's token")
+        if account != "default" and (ns, account) not in kinds.get("ServiceAccount", {}):
+            problems.append(f"{where}: service account {account} is not here")
+        for c in spec.get("containers", []):
+            args = c.get("args", [])
+            if not args or args[0] != "netagg" or "--hosts-k8s" not in args:
+                continue
+            selector = args[args.index("--hosts-k8s") + 1]
+            if not any(selects(selector, labels) for labels in netserver_labels):
+                problems.append(f"{where}: --hosts-k8s {selector} picks no netserver DaemonSet's pods")
+            if spec.get("automountServiceAccountToken") is not True:
+                problems.append(f"{where}: --hosts-k8s without a service-account token")
+            granted = grants.get((ns, account), set())
+            for resource, verb in (("pods", "list"), ("pods", "get"), ("services", "list")):
+                if (ns, resource, verb) not in granted and (None, resource, verb) not in granted:
+                    problems.append(f"{where}: service account {account} may not {verb} {resource}")
+            fields = {e["name"]: e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
+                      for e in c.get("env", [])}
+            for name, field in (("NODE_NAME", "spec.nodeName"), ("POD_NAME", "metadata.name")):
+                if fields.get(name) != field:
+                    problems.append(f"{where}: {name} is not {field} from the downward API")
 
 for p in problems:
     print(p)
