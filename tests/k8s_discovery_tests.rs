@@ -738,3 +738,80 @@ fn netagg_hosts_k8s_refuses_what_it_cannot_run() {
         );
     }
 }
+
+#[test]
+fn netagg_matrix_chooses_its_far_ends_from_what_the_api_reports() {
+    let api = StandIn::start(cluster(23999, false));
+    let dir = TempDir::new("matrix");
+    let config = api.kubeconfig(&dir);
+    let out = netagg(
+        &dir,
+        &[
+            "matrix",
+            "--k8s-selector",
+            SELECTOR,
+            "--kubeconfig",
+            config.to_str().unwrap(),
+            "--tests",
+            "TCP_RR",
+            "--replicates",
+            "1",
+            "--no-store",
+            "--dry-run",
+        ],
+        &[("NODE_NAME", "node-b"), ("POD_NAMESPACE", NS)],
+    );
+    let stderr = text(&out.stderr);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stderr}{stdout}");
+    // This pod is on node-b (zone-2): its node's pod, the other zone's pod,
+    // both Services; no second node in zone-2, no host-network netservers.
+    for (scenario, says) in [
+        (
+            "same node, pod IP",
+            "127.0.0.3 port 23999  pod netserver-zz9 on node node-b, zone zone-2",
+        ),
+        (
+            "same node, host network",
+            "not available: no host-network netserver on this node (node-b)",
+        ),
+        (
+            "same node, Service (node-local)",
+            "198.18.200.2 port 12865  node-local Service netserver-local",
+        ),
+        (
+            "other node, same zone, pod IP",
+            "not available: no netserver pod on another node in zone zone-2",
+        ),
+        (
+            "other zone, pod IP",
+            "127.0.0.2 port 23999  pod netserver-aa1 on node node-a, zone zone-1",
+        ),
+        (
+            "Service (ClusterIP)",
+            "198.18.200.1 port 12865  Service netserver-vip",
+        ),
+    ] {
+        let line = stderr
+            .lines()
+            .find(|l| l.trim_start().starts_with(scenario) && l.contains(says));
+        assert!(line.is_some(), "{scenario}: {says}\n{stderr}");
+    }
+    // Each scenario's runs go where it says.
+    for host in [
+        "-H 127.0.0.3 -p 23999",
+        "-H 127.0.0.2 -p 23999",
+        "-H 198.18.200.1 -p 12865",
+        "-H 198.18.200.2 -p 12865",
+    ] {
+        assert!(stdout.contains(host), "{host}\n{stdout}");
+    }
+    assert_eq!(
+        stdout
+            .lines()
+            .filter(|l| l.contains("netperf -P 0"))
+            .count(),
+        4,
+        "{stdout}"
+    );
+}

@@ -4,10 +4,12 @@
 //! say (tests/k8s/check_manifests.py: non-root, read-only root, no CPU
 //! limit, netserver's --data-ports exactly what the pods and Services
 //! expose, its limits set, RBAC read-only and bound to what exists, netagg
-//! --hosts-k8s picking netserver pods with a service account allowed to list
-//! them). A broken copy must fail both, so the checks
-//! are known to bite. Skipped, saying so, where the validator cannot be
-//! installed. No cluster is involved: this checks the files, not a cluster.
+//! --hosts-k8s and matrix --k8s-selector picking netserver pods with a
+//! service account allowed to list them, a writable /tmp for the matrix).
+//! A broken copy must fail both, so the checks are known to bite; and every
+//! overlay must build with kustomize where kubectl is installed. Skipped,
+//! saying so, where the validator cannot be installed. No cluster is
+//! involved: this checks the files, not a cluster.
 
 mod common;
 use common::*;
@@ -163,11 +165,76 @@ fn broken_manifests_are_caught() {
         Duration::from_secs(60),
     );
     let said = text(&out.stdout);
-    let _ = std::fs::remove_dir_all(&dir);
     assert!(
         !out.status.success()
             && said.contains("--hosts-k8s app=netserver picks no netserver")
             && said.contains("service account netagg may not list pods"),
         "{said}"
     );
+    // The matrix Job with a set-based selector naming no netserver
+    // DaemonSet, and no writable /tmp for its streams' histograms.
+    let matrix = std::fs::read_to_string(format!("{MANIFESTS}/matrix/matrix-job.yaml")).unwrap();
+    let broken = matrix
+        .replace("(netserver,netserver-hostnet)", "(netserver-typo)")
+        .replace("mountPath: /tmp", "mountPath: /scratch");
+    let m = dir.join("matrix");
+    std::fs::create_dir_all(&m).unwrap();
+    for (name, body) in [
+        ("netserver-daemonset.yaml", daemonset.as_str()),
+        ("netagg-rbac.yaml", rbac.as_str()),
+        ("matrix-job.yaml", broken.as_str()),
+    ] {
+        std::fs::write(m.join(name), body).unwrap();
+    }
+    let out = run_with_limit(
+        "python3",
+        &[CHECKER, m.to_str().unwrap()],
+        Duration::from_secs(60),
+    );
+    let said = text(&out.stdout);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        !out.status.success()
+            && said.contains(
+                "--k8s-selector app.kubernetes.io/name in (netserver-typo) picks no netserver"
+            )
+            && said.contains("no writable /tmp"),
+        "{said}"
+    );
+}
+
+/// Every overlay builds with kustomize (kubectl's), and the matrix overlay
+/// holds the matrix Job in place of the base's ramp Job. Skipped, saying
+/// so, where kubectl is not installed (it is not in the registries here).
+#[test]
+fn every_overlay_builds_with_kustomize() {
+    let works = Command::new("kubectl")
+        .args(["version", "--client"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !works {
+        eprintln!("SKIPPED: no kubectl to run kustomize");
+        return;
+    }
+    for overlay in ["base", "hostnetwork", "matrix"] {
+        let out = run_with_limit(
+            "kubectl",
+            &["kustomize", &format!("{MANIFESTS}/{overlay}")],
+            Duration::from_secs(60),
+        );
+        let built = text(&out.stdout);
+        assert!(out.status.success(), "{overlay}: {}", text(&out.stderr));
+        let jobs: Vec<&str> = built
+            .split("\n---\n")
+            .filter(|doc| doc.contains("kind: Job\n"))
+            .filter_map(|doc| doc.lines().find(|l| l.starts_with("  name: ")))
+            .collect();
+        let want: &[&str] = match overlay {
+            "matrix" => &["  name: netagg-matrix"],
+            _ => &["  name: netagg"],
+        };
+        assert_eq!(jobs, want, "{overlay}:\n{built}");
+    }
 }

@@ -4,10 +4,12 @@ read-only root filesystem, no privilege escalation and no capabilities,
 netserver's --data-ports range is exactly what its pods and Services expose
 (TCP and UDP), and its limits options are set; RBAC grants only reads and
 binds what exists; a pod holding a service-account token runs as its own
-account; and netagg --hosts-k8s has a selector that picks netserver pods, a
-service account allowed to list them, and its node and pod name from the
-downward API. Prints one line per problem; exit status 1 if there is any."""
+account; netagg --hosts-k8s and matrix --k8s-selector have a selector that
+picks netserver pods, a service account allowed to list them, and their node
+and pod name from the downward API; and a matrix or experiment Job has a
+writable /tmp. Prints one line per problem; exit status 1 if there is any."""
 import pathlib
+import re
 import sys
 
 import yaml
@@ -113,10 +115,27 @@ for kind, role_kind in (("RoleBinding", "Role"), ("ClusterRoleBinding", "Cluster
                     for verb in rule.get("verbs", []):
                         grants.setdefault(account, set()).add((scope, resource, verb))
 
+SELECTOR_TERM = re.compile(r"\s*([\w./-]+)\s*(?:(==|=|!=)\s*([\w./-]*)|\s+(in|notin)\s*\(([^)]*)\))\s*(?:,|$)")
+
 def selects(selector, labels):
-    """Equality-based label selector (a=b,c=d) against labels."""
-    terms = [t.split("=", 1) for t in selector.split(",")]
-    return all(len(t) == 2 and labels.get(t[0].strip()) == t[1].strip() for t in terms)
+    """A label selector (a=b, a!=b, a in (x,y), a notin (x,y), joined by
+    commas) against labels; a selector that does not parse selects nothing."""
+    pos, ok = 0, True
+    while pos < len(selector):
+        m = SELECTOR_TERM.match(selector, pos)
+        if not m or m.end() == pos:
+            return False
+        key, op, value, set_op, values = m.groups()
+        have = labels.get(key)
+        if op in ("=", "=="):
+            ok &= have == value
+        elif op == "!=":
+            ok &= have != value
+        else:
+            members = {v.strip() for v in values.split(",")}
+            ok &= (have in members) == (set_op == "in")
+        pos = m.end()
+    return ok and pos > 0
 
 netserver_labels = [doc["spec"]["template"]["metadata"].get("labels", {})
                     for items in docs.values() for doc in items
@@ -137,13 +156,20 @@ for path, items in docs.items():
             problems.append(f"{where}: service account {account} is not here")
         for c in spec.get("containers", []):
             args = c.get("args", [])
-            if not args or args[0] != "netagg" or "--hosts-k8s" not in args:
+            if args[:2] in (["netagg", "matrix"], ["netagg", "experiment"]):
+                # The root is read-only; a multi-stream cell writes its
+                # streams' latency histograms in the temporary directory.
+                mounts = {m["mountPath"] for m in c.get("volumeMounts", [])}
+                if "/tmp" not in mounts:
+                    problems.append(f"{where}: no writable /tmp for the streams' latency histograms")
+            option = next((o for o in ("--hosts-k8s", "--k8s-selector") if o in args), None)
+            if not args or args[0] != "netagg" or option is None:
                 continue
-            selector = args[args.index("--hosts-k8s") + 1]
+            selector = args[args.index(option) + 1]
             if not any(selects(selector, labels) for labels in netserver_labels):
-                problems.append(f"{where}: --hosts-k8s {selector} picks no netserver DaemonSet's pods")
+                problems.append(f"{where}: {option} {selector} picks no netserver DaemonSet's pods")
             if spec.get("automountServiceAccountToken") is not True:
-                problems.append(f"{where}: --hosts-k8s without a service-account token")
+                problems.append(f"{where}: {option} without a service-account token")
             granted = grants.get((ns, account), set())
             for resource, verb in (("pods", "list"), ("pods", "get"), ("services", "list")):
                 if (ns, resource, verb) not in granted and (None, resource, verb) not in granted:
