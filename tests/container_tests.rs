@@ -250,6 +250,50 @@ fn image_serves_netperf_and_netagg_between_containers() {
         servers.iter().all(|(_, address)| hosts.contains(address)),
         "{hosts:?}"
     );
+
+    // The matrix from the image: netagg finds netperf beside it, and the
+    // aggregate's per-stream histograms go to a tmpfs /tmp (the image has
+    // none, and its root is read-only), as the matrix Job mounts one.
+    let matrix = client(
+        "matrix",
+        &["-v", &volume, "--tmpfs", "/tmp"],
+        &[
+            "netagg",
+            "matrix",
+            "--scenario",
+            &format!("first={}", servers[0].1),
+            "--scenario",
+            &format!("second={}", servers[1].1),
+            "--tests",
+            "TCP_RR*2",
+            "--duration",
+            "1",
+            "--replicates",
+            "1",
+            "--no-store",
+            "--out",
+            "/out/matrix",
+        ],
+    );
+    let stdout = text(&matrix.stdout);
+    assert!(
+        matrix.status.success(),
+        "matrix: {stdout}{}",
+        text(&matrix.stderr)
+    );
+    for scenario in ["first", "second"] {
+        let row = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("| {scenario} ")))
+            .unwrap_or_else(|| panic!("no row {scenario}: {stdout}"));
+        let values: Vec<f64> = row
+            .split('|')
+            .skip(2)
+            .filter_map(|v| v.trim().parse().ok())
+            .collect();
+        assert_eq!(values.len(), 3, "tx/s, merged P50 and P99: {row}");
+        assert!(values.iter().all(|v| *v > 0.0), "{row}");
+    }
 }
 
 /// Run a client container (removed when it exits; the guard removes it if

@@ -14,8 +14,10 @@
 //! with no-new-privileges, no capabilities, a seccomp filter, a read-only
 //! root (writing to / inside fails with EROFS) and the spec's memory limit
 //! and request, published on no host port; the netagg Job's pod, its args
-//! unchanged but for a shorter run at a fixed burst, finds the netserver
-//! pod through the headless Service's name (--hosts-dns), completes with
+//! unchanged but for a shorter run at a fixed burst (and, there being no
+//! API server under podman, its --hosts-k8s SELECTOR played as --hosts-dns
+//! with the headless Service selecting the same pods), finds the netserver
+//! pod through the Service's name, completes with
 //! status 0, prints its result and writes it to its emptyDir. The
 //! hostNetwork DaemonSet's pod serves in a network namespace the test
 //! makes, and runs in that namespace.
@@ -32,8 +34,10 @@
 //! 1024); containerPort without hostPort (published on the host's port of
 //! the same number, so the script drops it); emptyDir (a volume named
 //! after the volume, shared by the pods naming it, so the script renames it
-//! per pod). Not played at all: Services (no virtual IP, no
-//! sessionAffinity), Namespaces, the Job's backoffLimit and
+//! per pod); the downward API's spec.nodeName and metadata.namespace
+//! (refused: the script gives this host's name and the manifest's
+//! namespace as values). Not played at all: Services (no virtual IP, no
+//! sessionAffinity), Namespaces, RBAC (no API server), the Job's backoffLimit and
 //! ttlSecondsAfterFinished, a DaemonSet's one pod per node. Honoured:
 //! runAsUser/runAsGroup, readOnlyRootFilesystem, allowPrivilegeEscalation,
 //! capabilities, limits.memory (and requests.memory as a soft limit),
