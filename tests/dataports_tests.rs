@@ -167,7 +167,7 @@ fn every_test_s_data_socket_is_in_the_range() {
         ("UDP_STREAM", "udp"),
         ("omni", "tcp"),
     ] {
-        let child = spawn_netperf(&server, &["-t", test, "-l", "2", "-P", "0"]);
+        let child = spawn_netperf(&server, &["-t", test, "-l", "1", "-P", "0"]);
         let held = wait_for_sockets(server.pid(), |h| {
             h.iter().any(|s| s.table == table && s.port != server.port)
         });
@@ -544,7 +544,7 @@ fn ipv6_data_sockets_are_in_the_range_too() {
     let range = free_range(2);
     let server = Server::start_with("::1", &["--data-ports", &range_arg(range)]);
     for (test, table) in [("TCP_RR", "tcp"), ("UDP_RR", "udp")] {
-        let child = spawn_netperf(&server, &["-t", test, "-l", "2", "-P", "0"]);
+        let child = spawn_netperf(&server, &["-t", test, "-l", "1", "-P", "0"]);
         let held = wait_for_sockets(server.pid(), |h| {
             h.iter().any(|s| s.table == table && s.port != server.port)
         });
