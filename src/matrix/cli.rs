@@ -139,7 +139,7 @@ fn run_inner(args: &MatrixArgs, command_line: Vec<String>) -> Result<ExitCode, S
         program: "matrix",
         out: args.out.clone(),
         db: args.db.clone(),
-        no_store: !stores(args),
+        no_store: args.dry_run || !stores(args),
         dry_run: args.dry_run,
     };
     run_plan(&plan, &outputs, command_line)
