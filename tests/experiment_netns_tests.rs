@@ -43,15 +43,6 @@ impl Drop for Pair {
     }
 }
 
-fn ip(args: &[&str]) -> bool {
-    Command::new("ip")
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
 impl Pair {
     /// None (after saying why) when namespaces cannot be made here.
     fn new(tag: &str) -> Option<Pair> {

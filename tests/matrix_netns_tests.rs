@@ -25,15 +25,6 @@ const VIP: &str = "198.18.152.100";
 const VIP_NO_DATA_PORTS: &str = "198.18.152.101";
 const DATA_PORTS: &str = "42424-42431";
 
-fn ip(args: &[&str]) -> bool {
-    Command::new("ip")
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
 /// The namespaces, their netservers and files; all removed when dropped.
 struct Place {
     client: String,

@@ -10,6 +10,7 @@
 //! when not root, without `ip netns`, or on a kernel without ethtool netlink.
 
 mod common;
+use common::ip;
 
 use netperf_ng::control::offload::{RemoteOffloadError, RemoteOffloads};
 use netperf_ng::experiment::model::OffloadSnapshot;
@@ -26,15 +27,6 @@ const PORT: u16 = 12865;
 const STOCK_NETSERVER: &str = "/opt/netperf-stock/netserver";
 /// Set in the environment of the child that plays a runner killed mid-experiment.
 const KILLED_CLIENT_ENV: &str = "NETPERF_NG_OFFLOAD_KILLED_CLIENT";
-
-fn ip(args: &[&str]) -> bool {
-    Command::new("ip")
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
 
 /// A namespace holding one end of a veth pair; the other end stays here.
 struct Bed {

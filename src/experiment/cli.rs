@@ -236,10 +236,11 @@ pub fn run_plan(
         true => None,
         false => Some(resultsdb::db::resolve(outputs.db.as_deref()).map_err(|e| e.to_string())?),
     };
-    let db = match &db_path {
-        Some(path) => Some(Db::open(path).map_err(|e| e.to_string())?),
-        None => None,
-    };
+    let db = db_path
+        .as_deref()
+        .map(Db::open)
+        .transpose()
+        .map_err(|e| e.to_string())?;
     // A plan with targets goes to several netservers: no single remote
     // to switch or read offloads on, and none to switch locally.
     let mut switch = match plan.targets.is_empty() {

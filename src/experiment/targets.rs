@@ -28,6 +28,17 @@ pub struct Target {
 }
 
 impl Target {
+    /// A target that runs: `label` goes to `host`:`port`.
+    pub fn reachable(label: &str, host: String, port: u16) -> Target {
+        Target {
+            label: label.to_string(),
+            host,
+            port,
+            about: String::new(),
+            unavailable: None,
+        }
+    }
+
     /// The target as the plan file writes it back.
     pub fn to_toml(&self) -> toml::Value {
         let mut t = toml::Table::new();
@@ -99,13 +110,7 @@ pub fn parse_targets(table: &toml::Table, default_port: u16) -> Result<Vec<Targe
         let target = match value {
             toml::Value::String(address) => {
                 let (host, port) = split_address(address, default_port).map_err(bad)?;
-                Target {
-                    label: label.clone(),
-                    host,
-                    port,
-                    about: String::new(),
-                    unavailable: None,
-                }
+                Target::reachable(&label, host, port)
             }
             toml::Value::Table(entry) => entry_target(&label, entry, default_port).map_err(bad)?,
             _ => return Err(bad("expected \"host[:port]\" or a table".into())),
@@ -171,13 +176,7 @@ pub fn resolve_levels(
             .map(|level| {
                 let (host, port) = split_address(level, default_port)
                     .map_err(|e| format!("factor target: {e} (or name it in [targets])"))?;
-                Ok(Target {
-                    label: level.clone(),
-                    host,
-                    port,
-                    about: String::new(),
-                    unavailable: None,
-                })
+                Ok(Target::reachable(level, host, port))
             })
             .collect();
     }

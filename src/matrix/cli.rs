@@ -174,13 +174,7 @@ fn own_scenarios(given: &[String]) -> Result<Vec<Target>, String> {
                 .map_err(|e| format!("--scenario {text}: {e}"))?;
             let (host, port) =
                 split_address(address, 12865).map_err(|e| format!("--scenario {text}: {e}"))?;
-            Ok(Target {
-                label,
-                host,
-                port,
-                about: String::new(),
-                unavailable: None,
-            })
+            Ok(Target::reachable(&label, host, port))
         })
         .collect()
 }

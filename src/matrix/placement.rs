@@ -55,11 +55,8 @@ pub fn choose(inventory: &Inventory) -> Vec<Target> {
         .map(
             |&(place, network, label)| match pick(&inventory.me, &endpoints, place, network) {
                 Ok(e) => Target {
-                    label: label.to_string(),
-                    host: e.address.clone(),
-                    port: e.port,
                     about: describe(e, place),
-                    unavailable: None,
+                    ..Target::reachable(label, e.address.clone(), e.port)
                 },
                 Err(why) => Target {
                     label: label.to_string(),

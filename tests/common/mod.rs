@@ -263,3 +263,14 @@ pub const CLASSIC_TESTS: &[(&str, &[&str], usize)] = &[
     ("TCP_CRR", &["-l", "-300"], 5),
     ("TCP_CC", &["-l", "-300"], 5),
 ];
+
+/// `ip ARGS` (iproute2) with its output discarded: whether it succeeded.
+/// The namespace tests build their hosts with it.
+pub fn ip(args: &[&str]) -> bool {
+    Command::new("ip")
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
