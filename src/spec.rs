@@ -150,6 +150,76 @@ impl TestName {
     }
 }
 
+/// One of the four Unix-domain tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnixTest {
+    /// SOCK_STREAM bulk transfer, netperf to netserver.
+    StreamStream,
+    /// SOCK_STREAM request/response.
+    StreamRr,
+    /// SOCK_DGRAM bulk transfer, netperf to netserver.
+    DgStream,
+    /// SOCK_DGRAM request/response.
+    DgRr,
+}
+
+const UNIX_NAMES: [(&str, UnixTest); 4] = [
+    ("STREAM_STREAM", UnixTest::StreamStream),
+    ("STREAM_RR", UnixTest::StreamRr),
+    ("DG_STREAM", UnixTest::DgStream),
+    ("DG_RR", UnixTest::DgRr),
+];
+
+impl UnixTest {
+    /// The test a `-t` name means (any case, as netperf's strcasecmp).
+    pub fn lookup(name: &str) -> Option<UnixTest> {
+        UNIX_NAMES
+            .iter()
+            .find(|(known, _)| known.eq_ignore_ascii_case(name))
+            .map(|(_, test)| *test)
+    }
+
+    pub fn name(self) -> &'static str {
+        UNIX_NAMES
+            .iter()
+            .find(|(_, test)| *test == self)
+            .map_or("", |(name, _)| name)
+    }
+
+    /// The test a netserver request type asks for.
+    pub fn from_request_kind(kind: u32) -> Option<UnixTest> {
+        [
+            UnixTest::StreamStream,
+            UnixTest::StreamRr,
+            UnixTest::DgStream,
+            UnixTest::DgRr,
+        ]
+        .into_iter()
+        .find(|test| test.request_kind() == kind)
+    }
+
+    pub fn request_kind(self) -> u32 {
+        match self {
+            UnixTest::StreamStream => crate::wire::unix::DO_STREAM_STREAM,
+            UnixTest::StreamRr => crate::wire::unix::DO_STREAM_RR,
+            UnixTest::DgStream => crate::wire::unix::DO_DG_STREAM,
+            UnixTest::DgRr => crate::wire::unix::DO_DG_RR,
+        }
+    }
+
+    pub fn response_kind(self) -> u32 {
+        self.request_kind() + 1
+    }
+
+    pub fn is_datagram(self) -> bool {
+        matches!(self, UnixTest::DgStream | UnixTest::DgRr)
+    }
+
+    pub fn is_request_response(self) -> bool {
+        matches!(self, UnixTest::StreamRr | UnixTest::DgRr)
+    }
+}
+
 /// How a test ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Limit {
@@ -494,6 +564,21 @@ impl TestSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_and_kinds_round_trip() {
+        for (name, test) in UNIX_NAMES {
+            assert_eq!(UnixTest::lookup(&name.to_lowercase()), Some(test));
+            assert_eq!(test.name(), name);
+            assert_eq!(UnixTest::from_request_kind(test.request_kind()), Some(test));
+        }
+        assert_eq!(UnixTest::lookup("TCP_STREAM"), None);
+        assert_eq!(
+            UnixTest::from_request_kind(crate::wire::unix::DO_STREAM_STREAM + 1),
+            None
+        );
+        assert_eq!(UnixTest::DgRr.response_kind(), 47);
+    }
 
     fn spec(name: &str) -> TestSpec {
         let mut cfg = Config {

@@ -6,7 +6,6 @@
 
 use netperf_ng::fuzzing::{decode, session, session::Step};
 use netperf_ng::net::offload::Offload;
-use netperf_ng::unix::wire as unix;
 use netperf_ng::wire::extension::Extension;
 use netperf_ng::wire::legacy;
 use netperf_ng::wire::offload::{
@@ -14,6 +13,7 @@ use netperf_ng::wire::offload::{
 };
 use netperf_ng::wire::omni::{OmniRequest, OmniResponse, OmniResults};
 use netperf_ng::wire::system_facts::{self, SystemFacts};
+use netperf_ng::wire::unix;
 use netperf_ng::wire::{self, Message, MESSAGE_LEN};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

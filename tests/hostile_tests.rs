@@ -61,10 +61,10 @@ fn random_messages() {
         kind::DO_TCP_CC,
         kind::DO_OMNI,
         kind::DO_SYSINFO,
-        netperf_ng::unix::wire::DO_STREAM_STREAM,
-        netperf_ng::unix::wire::DO_STREAM_RR,
-        netperf_ng::unix::wire::DO_DG_STREAM,
-        netperf_ng::unix::wire::DO_DG_RR,
+        netperf_ng::wire::unix::DO_STREAM_STREAM,
+        netperf_ng::wire::unix::DO_STREAM_RR,
+        netperf_ng::wire::unix::DO_DG_STREAM,
+        netperf_ng::wire::unix::DO_DG_RR,
     ];
     let (mut answered, mut closed, mut silent) = (0, 0, 0);
     for round in 0..400 {

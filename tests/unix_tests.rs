@@ -4,7 +4,7 @@
 
 mod common;
 use common::*;
-use netperf_ng::unix::wire::{StreamStreamRequest, UnixPath, STREAM_STREAM_RESPONSE};
+use netperf_ng::wire::unix::{StreamStreamRequest, UnixPath, STREAM_STREAM_RESPONSE};
 use netperf_ng::wire::{Message, MESSAGE_LEN};
 use std::io::{Read, Write};
 use std::net::TcpStream;

@@ -10,9 +10,9 @@ mod common;
 
 use common::control::*;
 use common::*;
-use netperf_ng::unix::wire as uw;
 use netperf_ng::wire::legacy::{TcpCcRequest, TcpStreamRequest, TcpStreamResponse};
 use netperf_ng::wire::omni::{OmniResponse, NF_INET};
+use netperf_ng::wire::unix as uw;
 use netperf_ng::wire::Message;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};

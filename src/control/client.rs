@@ -56,7 +56,7 @@ impl From<ResolveError> for ClientError {
 fn remote_error(errno: i32) -> ClientError {
     ClientError::Remote {
         errno,
-        text: crate::unix::strerror(errno),
+        text: crate::net::strerror(errno),
     }
 }
 
@@ -74,7 +74,7 @@ fn data_socket_refused(errno: i32) -> ClientError {
     };
     ClientError::Remote {
         errno,
-        text: format!("{}{hint}", crate::unix::strerror(errno)),
+        text: format!("{}{hint}", crate::net::strerror(errno)),
     }
 }
 
@@ -127,7 +127,7 @@ pub fn establish_within(g: &GlobalOptions, wait: Duration) -> Result<Channel, Cl
             let errno = last_errno;
             eprintln!(
                 "establish_control: connect failed, errno {errno} {}\n    trying next address combination",
-                crate::unix::strerror(errno)
+                crate::net::strerror(errno)
             );
         }
         if let Ok(stream) = tried {

@@ -4,8 +4,8 @@
 
 use super::session::Step;
 use super::templates;
-use crate::unix::wire as unix;
 use crate::wire::message::MESSAGE_WORDS;
+use crate::wire::unix;
 use crate::wire::{kind, Message, MESSAGE_LEN};
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, Shutdown, SocketAddr, TcpStream, UdpSocket};

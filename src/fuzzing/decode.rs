@@ -6,8 +6,9 @@
 
 use crate::server::limits::Limits;
 use crate::server::omni::validate;
-use crate::unix::{request, wire as unix, UnixTest};
+use crate::unix::{request, UnixTest};
 use crate::wire::extension::Extension;
+use crate::wire::unix;
 use crate::wire::{self, legacy, offload, omni, system_facts, Message, MESSAGE_LEN};
 use std::fmt::Debug;
 

@@ -11,10 +11,9 @@
 //! datagram: stock netserver also stops at a datagram of another size.
 
 use super::data::{self, Idle};
-use super::path::{self, SocketFile};
 use super::report::{self, Cpu, Measured, ReportOptions};
 use super::request::{remote, reply, request, Length, Params};
-use super::{strerror, UnixTest};
+use super::UnixTest;
 use crate::cli::config::{Config, GlobalOptions};
 use crate::control::channel::{Channel, ChannelError, RESPONSE_WAIT};
 use crate::control::client;
@@ -23,6 +22,8 @@ use crate::engine::timer::{StopFlag, Timer};
 use crate::engine::{Counters, DataError};
 use crate::measure::cpu::{self, CpuSampler};
 use crate::net::socket;
+use crate::net::strerror;
+use crate::net::unix_path::{self as path, SocketFile};
 use crate::run::EXIT_FAILURE;
 use crate::server::limits::defaults as limits;
 use socket2::{Domain, Socket, Type};

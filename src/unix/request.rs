@@ -3,16 +3,16 @@
 //! make, and netserver's response and results of any of the four tests
 //! read into one shape.
 
-use super::path;
-use super::wire::{
+use super::UnixTest;
+use crate::cli::config::{Config, GlobalOptions};
+use crate::net::unix_path as path;
+use crate::report::units;
+use crate::server::limits::defaults as limits;
+use crate::wire::unix::{
     DgRrRequest, DgRrResponse, DgRrResults, DgStreamRequest, DgStreamResponse, DgStreamResults,
     StreamRrRequest, StreamRrResponse, StreamRrResults, StreamStreamRequest, StreamStreamResponse,
     StreamStreamResults, UnixPath,
 };
-use super::UnixTest;
-use crate::cli::config::{Config, GlobalOptions};
-use crate::report::units;
-use crate::server::limits::defaults as limits;
 use crate::wire::Message;
 use std::path::PathBuf;
 

@@ -10,12 +10,6 @@
 //! request is honoured (stock ignores it).
 
 use super::data::{self, Idle};
-use super::path::{self, SocketFile};
-use super::wire::{
-    DgRrRequest, DgRrResponse, DgRrResults, DgStreamRequest, DgStreamResponse, DgStreamResults,
-    StreamRrRequest, StreamRrResponse, StreamRrResults, StreamStreamRequest, StreamStreamResponse,
-    StreamStreamResults, UnixPath,
-};
 use super::UnixTest;
 use crate::control::channel::{Channel, ChannelError};
 use crate::control::client::PAD_TIME;
@@ -24,11 +18,17 @@ use crate::engine::timer::{StopFlag, Timer};
 use crate::engine::{Counters, DataError};
 use crate::measure::cpu::{self, CpuSampler};
 use crate::net::socket;
+use crate::net::unix_path::{self as path, SocketFile};
 use crate::server::limits::{defaults, Limits};
 use crate::server::log;
 use crate::server::omni::Refusal;
 use crate::server::options::ServerOptions;
 use crate::server::watchdog;
+use crate::wire::unix::{
+    DgRrRequest, DgRrResponse, DgRrResults, DgStreamRequest, DgStreamResponse, DgStreamResults,
+    StreamRrRequest, StreamRrResponse, StreamRrResults, StreamStreamRequest, StreamStreamResponse,
+    StreamStreamResults, UnixPath,
+};
 use crate::wire::{self, Message};
 use socket2::{Domain, Socket, Type};
 use std::net::SocketAddr;

@@ -1,7 +1,7 @@
 //! netperf 2.7.1's control-connection messages: framing and byte order
 //! (`message`), the omni test (`omni`), the legacy BSD tests that stock
 //! netperf still sends for TCP_SENDFILE and TCP_CC (`legacy`), and the small
-//! messages below; netperf-ng's own offload control (`offload`). Encoding and
+//! messages below; the Unix-domain tests (`unix`); netperf-ng's own offload control (`offload`). Encoding and
 //! decoding only; no I/O.
 
 pub mod extension;
@@ -10,6 +10,7 @@ pub mod message;
 pub mod offload;
 pub mod omni;
 pub mod system_facts;
+pub mod unix;
 
 pub use message::{kind, Message, MESSAGE_LEN};
 

@@ -14,7 +14,7 @@ pub const PREFIX: &str = "netperf.";
 /// Random characters after the prefix (tempnam uses six).
 const RANDOM_CHARS: usize = 6;
 /// Longest socket path the kernel takes: `sun_path` less its NUL.
-pub const SOCKET_PATH_MAX: usize = crate::unix::wire::PATH_FIELD_MAX - 1;
+pub const SOCKET_PATH_MAX: usize = crate::wire::unix::PATH_FIELD_MAX - 1;
 /// How many fresh names to try before giving up on a crowded directory.
 const NAME_ATTEMPTS: usize = 64;
 
@@ -45,7 +45,7 @@ pub fn check_dir(dir: &Path) -> Result<(), (i32, String)> {
             e.raw_os_error().unwrap_or(libc::ENOENT),
             format!(
                 "{shown}: {}",
-                crate::unix::strerror(e.raw_os_error().unwrap_or(0))
+                crate::net::strerror(e.raw_os_error().unwrap_or(0))
             ),
         )),
     }
@@ -56,11 +56,11 @@ pub fn check_dir(dir: &Path) -> Result<(), (i32, String)> {
 pub fn resolve_user_dir(text: &str) -> Result<PathBuf, String> {
     let fail = |reason: String| format!("netperf: -p {text}: {reason}");
     let dir = std::fs::canonicalize(text).map_err(|e| {
-        fail(crate::unix::strerror(
+        fail(crate::net::strerror(
             e.raw_os_error().unwrap_or(libc::ENOENT),
         ))
     })?;
-    check_dir(&dir).map_err(|(errno, _)| fail(crate::unix::strerror(errno)))?;
+    check_dir(&dir).map_err(|(errno, _)| fail(crate::net::strerror(errno)))?;
     Ok(dir)
 }
 

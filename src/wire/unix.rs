@@ -420,5 +420,5 @@ layout! {
 }
 
 #[cfg(test)]
-#[path = "wire_tests.rs"]
+#[path = "unix_tests.rs"]
 mod tests;
