@@ -1,10 +1,13 @@
 //! netperf 2.7.1's control-connection messages: framing and byte order
 //! (`message`), the omni test (`omni`), the legacy BSD tests that stock
 //! netperf still sends for TCP_SENDFILE and TCP_CC (`legacy`), and the small
-//! messages below; the Unix-domain tests (`unix`); netperf-ng's own offload control (`offload`). Encoding and
-//! decoding only; no I/O.
+//! messages below; the Unix-domain tests (`unix`); netperf-ng's own offload
+//! control (`offload`); the macro that defines the fixed word layouts of the
+//! legacy and Unix-domain messages (`layout`). Encoding and decoding only; no
+//! I/O.
 
 pub mod extension;
+pub mod layout;
 pub mod legacy;
 pub mod message;
 pub mod offload;

@@ -33,6 +33,7 @@
 //! `sun_path`, 108 bytes) over the words after the 32-byte field; we read and
 //! write paths the same way, bounded by [`PATH_FIELD_MAX`] and the message.
 
+use crate::wire::layout::layout;
 use crate::wire::message::{Message, DATA_OFFSET, MESSAGE_LEN};
 
 /// Message types (netperf's netlib.h).
@@ -52,30 +53,6 @@ pub const DG_RR_RESULTS: u32 = 48;
 /// Longest path, with its NUL, that may occupy the `unix_path` field and
 /// the words after it: the size of `sockaddr_un.sun_path` on Linux.
 pub const PATH_FIELD_MAX: usize = 108;
-
-/// One 32-bit word of a layout: how a field becomes a word and back.
-trait Word: Copy {
-    fn to_word(self) -> u32;
-    fn from_word(word: u32) -> Self;
-}
-
-impl Word for i32 {
-    fn to_word(self) -> u32 {
-        self as u32
-    }
-    fn from_word(word: u32) -> Self {
-        word as i32
-    }
-}
-
-impl Word for f32 {
-    fn to_word(self) -> u32 {
-        self.to_bits()
-    }
-    fn from_word(word: u32) -> Self {
-        f32::from_bits(word)
-    }
-}
 
 /// `path_name_len` and the `unix_path` string that follows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -163,93 +140,6 @@ impl UnixPath {
             terminated: end.is_some(),
         }
     }
-}
-
-/// Defines a message struct whose fields are consecutive words in
-/// declaration order, so that encode and decode cannot disagree. `path: true`
-/// appends `path_name_len` and `unix_path` after the last word; `swapped`
-/// writes the type word byte-reversed, as stock netserver's results.
-macro_rules! layout {
-    (
-        $(#[$meta:meta])*
-        $name:ident { kind: $kind:expr, swapped: $swapped:expr, header: $header:ident, path: true }
-        $($fields:tt)*
-    ) => {
-        layout! {
-            @define [$(#[$meta])*] $name, $kind, $swapped, $header,
-            [
-                /// `path_name_len` and `unix_path`.
-                pub path: UnixPath,
-            ]
-            true; $($fields)*
-        }
-    };
-    (
-        $(#[$meta:meta])*
-        $name:ident { kind: $kind:expr, swapped: $swapped:expr, header: $header:ident, path: false }
-        $($fields:tt)*
-    ) => {
-        layout! { @define [$(#[$meta])*] $name, $kind, $swapped, $header, [] false; $($fields)* }
-    };
-    (
-        @define [$($meta:tt)*] $name:ident, $kind:expr, $swapped:expr, $header:ident,
-        [$($path_field:tt)*] $path:tt;
-        $( $(#[$fmeta:meta])* $field:ident: $ty:ty, )*
-    ) => {
-        $($meta)*
-        #[derive(Debug, Clone, PartialEq, Default)]
-        pub struct $name {
-            /// Header word 1: `serv_errno` in a response or results; in a
-            /// request netserver's CPU binding (-1 for none).
-            pub $header: i32,
-            $( $(#[$fmeta])* pub $field: $ty, )*
-            $($path_field)*
-        }
-
-        impl $name {
-            /// The type word this message carries.
-            pub const KIND: u32 = $kind;
-            /// Words before the path fields (the whole layout without them).
-            pub const WORDS: usize = [$(stringify!($field)),*].len();
-
-            pub fn encode(&self) -> Message {
-                let mut m = Message::new(0, self.$header);
-                if $swapped {
-                    m.set_kind_swapped($kind);
-                } else {
-                    m.set_word(0, $kind);
-                }
-                let words: [u32; Self::WORDS] = [$(Word::to_word(self.$field)),*];
-                for (index, word) in words.into_iter().enumerate() {
-                    m.set_data_u32(index, word);
-                }
-                layout!(@put_path $path, self, m);
-                m
-            }
-
-            /// Reads every field; the type word is not checked here.
-            #[allow(clippy::needless_update)]
-            pub fn decode(m: &Message) -> Self {
-                let mut next = 0usize;
-                let mut word = || {
-                    next += 1;
-                    m.data_u32(next - 1)
-                };
-                #[allow(unused_mut)]
-                let mut decoded = $name {
-                    $header: m.serv_errno(),
-                    $( $field: <$ty as Word>::from_word(word()), )*
-                    ..Default::default()
-                };
-                layout!(@get_path $path, decoded, m);
-                decoded
-            }
-        }
-    };
-    (@put_path true, $self:ident, $m:ident) => { $self.path.put(&mut $m, Self::WORDS) };
-    (@put_path false, $self:ident, $m:ident) => {};
-    (@get_path true, $value:ident, $m:ident) => { $value.path = UnixPath::get($m, Self::WORDS) };
-    (@get_path false, $value:ident, $m:ident) => {};
 }
 
 layout! {
