@@ -51,13 +51,8 @@ fn wildcard(ipfamily: i32, port: i32) -> SocketAddr {
     }
 }
 
-/// The data listener a legacy request asks for.
-struct Listen {
-    addr: SocketAddr,
-    send_buf: i32,
-    recv_buf: i32,
-    no_delay: i32,
-}
+/// The data listener a legacy request asks for: where, and its options.
+type Listen = (SocketAddr, SocketOptions);
 
 /// Check a legacy request's listener fields and test length: the listener,
 /// or the reason for a refusal.
@@ -82,12 +77,17 @@ fn listen(
     if test_length > limits.max_test_seconds {
         return Err(format!("test length {test_length} s out of range"));
     }
-    Ok(Listen {
-        addr: wildcard(ipfamily, port),
+    let options = SocketOptions {
         send_buf,
         recv_buf,
-        no_delay,
-    })
+        nodelay: no_delay != 0,
+        routing_allowed: true,
+        reuse_address: true,
+        priority: -1,
+        tos: -1,
+        ..Default::default()
+    };
+    Ok((wildcard(ipfamily, port), options))
 }
 
 /// TCP_SENDFILE's request checked; its test length may be a byte count,
@@ -165,21 +165,11 @@ pub(crate) fn accept_within(
 /// Open `listen` within netserver's --data-ports when it has one, with the
 /// receive timeout its accepts need; the errno for the client and the reason
 /// for the log if it cannot.
-fn data_listener(listen: &Listen, opts: &ServerOptions) -> Result<Socket, (i32, String)> {
-    let options = SocketOptions {
-        send_buf: listen.send_buf,
-        recv_buf: listen.recv_buf,
-        nodelay: listen.no_delay != 0,
-        routing_allowed: true,
-        reuse_address: true,
-        priority: -1,
-        tos: -1,
-        ..Default::default()
-    };
+fn data_listener((addr, options): &Listen, opts: &ServerOptions) -> Result<Socket, (i32, String)> {
     let open = |port: u16| -> std::io::Result<Socket> {
-        let mut addr = listen.addr;
+        let mut addr = *addr;
         addr.set_port(port);
-        let s = socket::create(&addr, &options)?;
+        let s = socket::create(&addr, options)?;
         if addr.is_ipv6() {
             let _ = s.set_only_v6(false);
         }
@@ -187,7 +177,6 @@ fn data_listener(listen: &Listen, opts: &ServerOptions) -> Result<Socket, (i32, 
         s.listen(128)?;
         Ok(s)
     };
-    let addr = listen.addr;
     let s = open_in_range(opts.data_ports, addr.port(), open).map_err(|e| {
         let reason = match &e {
             RangeError::Open(io) => format!("cannot open a data socket on {addr}: {io}"),
@@ -235,6 +224,8 @@ impl Measured {
 struct Phase<'a> {
     /// The test's name in netserver's log.
     name: &'static str,
+    /// The response's type, for a refusal.
+    response_kind: u32,
     control_fd: RawFd,
     peer: SocketAddr,
     opts: &'a ServerOptions,
@@ -294,15 +285,13 @@ impl Phase<'_> {
 }
 
 /// The flow of a legacy test. A refusal (`asked`'s reason) or a listener
-/// that cannot open is logged and answered with the errno alone in a message
-/// of `response_kind`; else the response that `respond` builds goes out,
+/// that cannot open is logged and answered with the errno alone; else the response that `respond` builds goes out,
 /// `finish` runs the data phase, and the results it returns go out and its
 /// summary to the log.
 fn serve<R>(
     chan: &mut Channel,
     phase: &Phase,
     asked: Result<Listen, String>,
-    response_kind: u32,
     encode: fn(&R) -> Message,
     respond: impl FnOnce(&Granted) -> R,
     finish: impl FnOnce(&Socket, &R) -> (Message, String),
@@ -318,7 +307,7 @@ fn serve<R>(
         Ok(s) => s,
         Err((errno, why)) => {
             phase.log(&why);
-            return chan.send(&Message::new(response_kind, errno));
+            return chan.send(&Message::new(phase.response_kind, errno));
         }
     };
     let (send_buf, recv_buf) = socket::buffer_sizes(&listener);
@@ -348,6 +337,7 @@ pub fn serve_tcp_stream(
     let limits = &opts.limits;
     let phase = Phase {
         name: "TCP_STREAM",
+        response_kind: TcpStreamResponse::KIND,
         control_fd,
         peer,
         opts,
@@ -377,11 +367,8 @@ pub fn serve_tcp_stream(
         let width = ((response.recv_buf_size.max(0) / size.max(1)) + 1)
             .clamp(2, limits.max_ring_width.max(2) as i32) as u32;
         let ring = u64::from(width) * (size as u64 + 2 * u64::from(defaults::MAX_ALIGNMENT));
-        let width = if ring > limits.max_ring_bytes {
-            1
-        } else {
-            width
-        };
+        let too_big = ring > limits.max_ring_bytes;
+        let width = if too_big { 1 } else { width };
         let (align, offset) = (r.recv_alignment as u32, r.recv_offset as u32);
         let mut ring = BufferRing::new(width, size as usize, align, offset);
         let (limit, _) = timer_for(r.test_length.max(1), limits);
@@ -414,16 +401,8 @@ pub fn serve_tcp_stream(
         (results.encode(), summary)
     };
     let asked = check_tcp_stream(&r, limits);
-    let kind = TcpStreamResponse::KIND;
-    serve(
-        chan,
-        &phase,
-        asked,
-        kind,
-        TcpStreamResponse::encode,
-        respond,
-        finish,
-    )
+    let encode = TcpStreamResponse::encode;
+    serve(chan, &phase, asked, encode, respond, finish)
 }
 
 /// TCP_CC's server half: accept and close until the timer or the count.
@@ -437,6 +416,7 @@ pub fn serve_tcp_cc(
     let r = TcpCcRequest::decode(m);
     let phase = Phase {
         name: "TCP_CC",
+        response_kind: TcpCcResponse::KIND,
         control_fd,
         peer,
         opts,
@@ -480,14 +460,6 @@ pub fn serve_tcp_cc(
         (results.encode(), summary)
     };
     let asked = check_tcp_cc(&r, &opts.limits);
-    let kind = TcpCcResponse::KIND;
-    serve(
-        chan,
-        &phase,
-        asked,
-        kind,
-        TcpCcResponse::encode,
-        respond,
-        finish,
-    )
+    let encode = TcpCcResponse::encode;
+    serve(chan, &phase, asked, encode, respond, finish)
 }
