@@ -12,34 +12,25 @@ pub trait Words: Copy {
     fn get(m: &Message, at: usize) -> Self;
 }
 
-impl Words for u32 {
-    const COUNT: usize = 1;
-    fn put(self, m: &mut Message, at: usize) {
-        m.set_data_u32(at, self)
-    }
-    fn get(m: &Message, at: usize) -> Self {
-        m.data_u32(at)
-    }
+/// The one-word fields, through the message's word accessors.
+macro_rules! one_word {
+    ($($ty:ty: $get:ident, $set:ident;)*) => {$(
+        impl Words for $ty {
+            const COUNT: usize = 1;
+            fn put(self, m: &mut Message, at: usize) {
+                m.$set(at, self)
+            }
+            fn get(m: &Message, at: usize) -> Self {
+                m.$get(at)
+            }
+        }
+    )*};
 }
 
-impl Words for i32 {
-    const COUNT: usize = 1;
-    fn put(self, m: &mut Message, at: usize) {
-        m.set_data_i32(at, self)
-    }
-    fn get(m: &Message, at: usize) -> Self {
-        m.data_i32(at)
-    }
-}
-
-impl Words for f32 {
-    const COUNT: usize = 1;
-    fn put(self, m: &mut Message, at: usize) {
-        m.set_data_f32(at, self)
-    }
-    fn get(m: &Message, at: usize) -> Self {
-        m.data_f32(at)
-    }
+one_word! {
+    u32: data_u32, set_data_u32;
+    i32: data_i32, set_data_i32;
+    f32: data_f32, set_data_f32;
 }
 
 /// A C `double` that its sender put through `htond`: an 8-byte big-endian
