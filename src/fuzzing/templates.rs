@@ -7,12 +7,12 @@
 
 use crate::net::offload::Offload;
 use crate::net::unix_path as path;
-use crate::unix::UnixTest;
 use crate::wire::extension::Extension;
 use crate::wire::legacy::{TcpCcRequest, TcpStreamRequest};
 use crate::wire::offload::{OffloadBits, OffloadOp, OffloadRequest};
 use crate::wire::omni::{self, flag, OmniRequest};
 use crate::wire::unix;
+use crate::wire::unix::UnixTest;
 use crate::wire::{self, kind, Message};
 use std::sync::OnceLock;
 

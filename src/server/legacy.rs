@@ -4,10 +4,10 @@
 use super::limits::{defaults, Limits};
 use super::log;
 use super::options::ServerOptions;
-use super::watchdog;
 use crate::control::channel::{Channel, ChannelError};
 use crate::engine::ring::BufferRing;
 use crate::engine::timer::StopFlag;
+use crate::engine::watchdog;
 use crate::engine::{self, Counters};
 use crate::measure::cpu::{self, CpuSampler};
 use crate::measure::outcome::CpuUsage;
