@@ -62,48 +62,46 @@ pub enum UnixTest {
     DgRr,
 }
 
-const UNIX_NAMES: [(&str, UnixTest); 4] = [
-    ("STREAM_STREAM", UnixTest::StreamStream),
-    ("STREAM_RR", UnixTest::StreamRr),
-    ("DG_STREAM", UnixTest::DgStream),
-    ("DG_RR", UnixTest::DgRr),
+/// Each test's `-t` name and request type, in the order of their types.
+pub const UNIX_TESTS: [(&str, UnixTest, u32); 4] = [
+    ("STREAM_STREAM", UnixTest::StreamStream, DO_STREAM_STREAM),
+    ("STREAM_RR", UnixTest::StreamRr, DO_STREAM_RR),
+    ("DG_STREAM", UnixTest::DgStream, DO_DG_STREAM),
+    ("DG_RR", UnixTest::DgRr, DO_DG_RR),
 ];
 
 impl UnixTest {
-    /// The test a `-t` name means (any case, as netperf's strcasecmp).
-    pub fn lookup(name: &str) -> Option<UnixTest> {
-        UNIX_NAMES
+    fn row(self) -> &'static (&'static str, UnixTest, u32) {
+        UNIX_TESTS
             .iter()
-            .find(|(known, _)| known.eq_ignore_ascii_case(name))
-            .map(|(_, test)| *test)
+            .find(|row| row.1 == self)
+            .expect("every test has a row")
     }
 
-    pub fn name(self) -> &'static str {
-        UNIX_NAMES
+    /// The test a `-t` name means (any case, as netperf's strcasecmp).
+    pub fn lookup(name: &str) -> Option<UnixTest> {
+        let row = UNIX_TESTS
             .iter()
-            .find(|(_, test)| *test == self)
-            .map_or("", |(name, _)| name)
+            .find(|row| row.0.eq_ignore_ascii_case(name));
+        row.map(|row| row.1)
     }
 
     /// The test a netserver request type asks for.
     pub fn from_request_kind(kind: u32) -> Option<UnixTest> {
-        [
-            UnixTest::StreamStream,
-            UnixTest::StreamRr,
-            UnixTest::DgStream,
-            UnixTest::DgRr,
-        ]
-        .into_iter()
-        .find(|test| test.request_kind() == kind)
+        UNIX_TESTS.iter().find(|row| row.2 == kind).map(|row| row.1)
+    }
+
+    /// The test whose response has this type.
+    pub fn from_response_kind(kind: u32) -> Option<UnixTest> {
+        Self::from_request_kind(kind.wrapping_sub(1))
+    }
+
+    pub fn name(self) -> &'static str {
+        self.row().0
     }
 
     pub fn request_kind(self) -> u32 {
-        match self {
-            UnixTest::StreamStream => DO_STREAM_STREAM,
-            UnixTest::StreamRr => DO_STREAM_RR,
-            UnixTest::DgStream => DO_DG_STREAM,
-            UnixTest::DgRr => DO_DG_RR,
-        }
+        self.row().2
     }
 
     pub fn response_kind(self) -> u32 {
@@ -622,6 +620,12 @@ macro_rules! by_layout {
             }
         }
     };
+}
+
+/// Where the path fields of `test`'s `role` message start, in data words
+/// (the message's length without them).
+pub fn path_word(test: UnixTest, role: Role) -> usize {
+    by_layout!(test, role, |T| T::WORDS)
 }
 
 /// `test`'s `role` message holding the fields its layout has.
