@@ -40,6 +40,9 @@ pub enum TestName {
     TcpCrr,
     TcpCc,
     Omni,
+    /// A Unix-domain test: `protocol` Tcp is its SOCK_STREAM, Udp its
+    /// SOCK_DGRAM, and the data moves over a socket file on this host.
+    Unix(UnixTest),
 }
 
 /// Direction bits as netperf uses them: what the *local* end does.
@@ -139,9 +142,49 @@ const PRESETS: &[Preset] = &[
         connection: false,
         sendfile: false,
     },
+    Preset {
+        name: "STREAM_STREAM",
+        test: TestName::Unix(UnixTest::StreamStream),
+        protocol: Protocol::Tcp,
+        direction: XMIT,
+        rr_sizes: false,
+        connection: false,
+        sendfile: false,
+    },
+    Preset {
+        name: "STREAM_RR",
+        test: TestName::Unix(UnixTest::StreamRr),
+        protocol: Protocol::Tcp,
+        direction: XMIT | RECV,
+        rr_sizes: true,
+        connection: false,
+        sendfile: false,
+    },
+    Preset {
+        name: "DG_STREAM",
+        test: TestName::Unix(UnixTest::DgStream),
+        protocol: Protocol::Udp,
+        direction: XMIT,
+        rr_sizes: false,
+        connection: false,
+        sendfile: false,
+    },
+    Preset {
+        name: "DG_RR",
+        test: TestName::Unix(UnixTest::DgRr),
+        protocol: Protocol::Udp,
+        direction: XMIT | RECV,
+        rr_sizes: true,
+        connection: false,
+        sendfile: false,
+    },
 ];
 
 impl TestName {
+    pub fn is_unix(self) -> bool {
+        matches!(self, TestName::Unix(_))
+    }
+
     pub fn lookup(name: &str) -> Option<TestName> {
         PRESETS
             .iter()
@@ -150,75 +193,7 @@ impl TestName {
     }
 }
 
-/// One of the four Unix-domain tests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UnixTest {
-    /// SOCK_STREAM bulk transfer, netperf to netserver.
-    StreamStream,
-    /// SOCK_STREAM request/response.
-    StreamRr,
-    /// SOCK_DGRAM bulk transfer, netperf to netserver.
-    DgStream,
-    /// SOCK_DGRAM request/response.
-    DgRr,
-}
-
-const UNIX_NAMES: [(&str, UnixTest); 4] = [
-    ("STREAM_STREAM", UnixTest::StreamStream),
-    ("STREAM_RR", UnixTest::StreamRr),
-    ("DG_STREAM", UnixTest::DgStream),
-    ("DG_RR", UnixTest::DgRr),
-];
-
-impl UnixTest {
-    /// The test a `-t` name means (any case, as netperf's strcasecmp).
-    pub fn lookup(name: &str) -> Option<UnixTest> {
-        UNIX_NAMES
-            .iter()
-            .find(|(known, _)| known.eq_ignore_ascii_case(name))
-            .map(|(_, test)| *test)
-    }
-
-    pub fn name(self) -> &'static str {
-        UNIX_NAMES
-            .iter()
-            .find(|(_, test)| *test == self)
-            .map_or("", |(name, _)| name)
-    }
-
-    /// The test a netserver request type asks for.
-    pub fn from_request_kind(kind: u32) -> Option<UnixTest> {
-        [
-            UnixTest::StreamStream,
-            UnixTest::StreamRr,
-            UnixTest::DgStream,
-            UnixTest::DgRr,
-        ]
-        .into_iter()
-        .find(|test| test.request_kind() == kind)
-    }
-
-    pub fn request_kind(self) -> u32 {
-        match self {
-            UnixTest::StreamStream => crate::wire::unix::DO_STREAM_STREAM,
-            UnixTest::StreamRr => crate::wire::unix::DO_STREAM_RR,
-            UnixTest::DgStream => crate::wire::unix::DO_DG_STREAM,
-            UnixTest::DgRr => crate::wire::unix::DO_DG_RR,
-        }
-    }
-
-    pub fn response_kind(self) -> u32 {
-        self.request_kind() + 1
-    }
-
-    pub fn is_datagram(self) -> bool {
-        matches!(self, UnixTest::DgStream | UnixTest::DgRr)
-    }
-
-    pub fn is_request_response(self) -> bool {
-        matches!(self, UnixTest::StreamRr | UnixTest::DgRr)
-    }
-}
+pub use crate::wire::unix::UnixTest;
 
 /// How a test ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -304,6 +279,9 @@ pub struct TestSpec {
     pub maxseg: Option<i32>,
     /// netperf-ng extensions asked for on the command line (both ends).
     pub extension: crate::wire::extension::Extension,
+    /// A Unix-domain test's `-p dir`, checked and absolute: where netserver
+    /// makes its socket file (None: its default).
+    pub unix_dir: Option<std::path::PathBuf>,
 }
 
 /// Why a command line does not describe a runnable test.
@@ -458,7 +436,8 @@ impl TestSpec {
         let limit = if g.test_length > 0 {
             Limit::Seconds(g.test_length.min(i64::from(i32::MAX)) as u32)
         } else if g.test_length < 0 {
-            if protocol == Protocol::Udp && !is_rr {
+            // DG_STREAM counts bytes and ends with a zero-length datagram.
+            if protocol == Protocol::Udp && !is_rr && !preset.test.is_unix() {
                 return Err(SpecError::Invalid(
                     "a byte count (-l negative) is not valid for an unreliable UDP stream test"
                         .into(),
@@ -483,6 +462,12 @@ impl TestSpec {
             (f, _) => f,
         };
         // --latency-histogram writes the same per-operation times -j keeps.
+        let unix_dir = match &t.unix_dir {
+            Some(text) => {
+                Some(crate::net::unix_path::resolve_user_dir(text).map_err(SpecError::Invalid)?)
+            }
+            None => None,
+        };
         let keep_histogram = g.verbosity > 1 || g.keep_statistics || t.latency_histogram.is_some();
         Ok(TestSpec {
             test: preset.test,
@@ -547,6 +532,7 @@ impl TestSpec {
                 sequence: t.sequence,
                 interface_counters: false,
             },
+            unix_dir,
         })
     }
 
@@ -564,21 +550,6 @@ impl TestSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn names_and_kinds_round_trip() {
-        for (name, test) in UNIX_NAMES {
-            assert_eq!(UnixTest::lookup(&name.to_lowercase()), Some(test));
-            assert_eq!(test.name(), name);
-            assert_eq!(UnixTest::from_request_kind(test.request_kind()), Some(test));
-        }
-        assert_eq!(UnixTest::lookup("TCP_STREAM"), None);
-        assert_eq!(
-            UnixTest::from_request_kind(crate::wire::unix::DO_STREAM_STREAM + 1),
-            None
-        );
-        assert_eq!(UnixTest::DgRr.response_kind(), 47);
-    }
 
     fn spec(name: &str) -> TestSpec {
         let mut cfg = Config {

@@ -109,7 +109,7 @@ pub fn apply_test(config: &mut Config, letter: char, value: Option<&str>) -> Res
     let option = name(letter);
     let text = value.unwrap_or("");
     let is_native_omni = config.global.test_name == NATIVE_OMNI_TEST;
-    let is_unix_domain = crate::unix::UnixTest::lookup(&config.global.test_name).is_some();
+    let is_unix_domain = crate::wire::unix::UnixTest::lookup(&config.global.test_name).is_some();
     let test = &mut config.test;
     let positive_size = |half: &str| checked::size_u32(option, half, 1);
     let buffer_size = |half: &str| checked::buffer_request(option, half);

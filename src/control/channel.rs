@@ -27,6 +27,13 @@ pub struct Channel {
     debug: i32,
 }
 
+/// For a watcher that looks for the peer closing the connection mid-test.
+impl std::os::fd::AsRawFd for Channel {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.stream.as_raw_fd()
+    }
+}
+
 impl Channel {
     pub fn new(stream: TcpStream) -> Self {
         let _ = stream.set_nodelay(true);

@@ -2,7 +2,8 @@
 //! framed 656-byte messages with bounded waits (`channel`), what netperf asks
 //! netserver for (`request`), its half of the data phase (`data`), and one
 //! iteration end to end (`client`), with interim results sampled beside it
-//! (`interim`); the remote netserver's offloads, netperf-ng only (`offload`).
+//! (`interim`); the remote netserver's offloads, netperf-ng only (`offload`);
+//! the Unix-domain tests' own exchange over it (`unix`).
 
 pub mod channel;
 pub mod client;
@@ -10,3 +11,4 @@ pub mod data;
 pub mod interim;
 pub mod offload;
 pub mod request;
+pub mod unix;

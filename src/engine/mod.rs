@@ -18,6 +18,7 @@ pub mod sizing;
 pub mod stream;
 pub mod timer;
 pub mod timer_thread;
+pub mod watchdog;
 pub mod zerocopy;
 
 /// What one end's loop counted.

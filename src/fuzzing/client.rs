@@ -189,11 +189,11 @@ fn data_target(m: &Message) -> Option<DataTarget> {
         kind::OMNI_RESPONSE => port(11),
         kind::TCP_STREAM_RESPONSE => port(6),
         kind::TCP_CC_RESPONSE => port(5),
-        unix::STREAM_STREAM_RESPONSE => unix(unix::StreamStreamResponse::decode(m).path, true),
-        unix::STREAM_RR_RESPONSE => unix(unix::StreamRrResponse::decode(m).path, true),
-        unix::DG_STREAM_RESPONSE => unix(unix::DgStreamResponse::decode(m).path, false),
-        unix::DG_RR_RESPONSE => unix(unix::DgRrResponse::decode(m).path, false),
-        _ => None,
+        word => {
+            let test = unix::UnixTest::from_response_kind(word)?;
+            let path = unix::decode(test, unix::Role::Response, m).path;
+            unix(path, !test.is_datagram())
+        }
     }
 }
 

@@ -6,9 +6,8 @@
 
 use crate::server::limits::Limits;
 use crate::server::omni::validate;
-use crate::unix::{request, UnixTest};
 use crate::wire::extension::Extension;
-use crate::wire::unix;
+use crate::wire::unix::{self, Role, UnixTest};
 use crate::wire::{self, legacy, offload, omni, system_facts, Message, MESSAGE_LEN};
 use std::fmt::Debug;
 
@@ -82,7 +81,7 @@ pub fn check_message(data: &[u8]) {
     let limits = Limits::default();
     let _ = validate(&omni::OmniRequest::decode(m), &limits);
     let _ = crate::server::legacy::check_request(m, &limits);
-    let _ = crate::unix::server::check_request(m, &limits);
+    let _ = crate::server::unix::check_request(m, &limits);
     let _ = UnixTest::from_request_kind(kind);
     for test in [
         UnixTest::StreamStream,
@@ -90,8 +89,15 @@ pub fn check_message(data: &[u8]) {
         UnixTest::DgStream,
         UnixTest::DgRr,
     ] {
-        let _ = request::reply(test, m);
-        let _ = request::remote(test, m);
+        for role in [Role::Request, Role::Response, Role::Results] {
+            let fields = unix::decode(test, role, m);
+            round_trip(
+                "unix fields",
+                fields,
+                |f| unix::encode(test, role, f),
+                |m| unix::decode(test, role, m),
+            );
+        }
     }
 }
 

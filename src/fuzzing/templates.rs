@@ -7,12 +7,12 @@
 
 use crate::net::offload::Offload;
 use crate::net::unix_path as path;
-use crate::unix::UnixTest;
 use crate::wire::extension::Extension;
 use crate::wire::legacy::{TcpCcRequest, TcpStreamRequest};
 use crate::wire::offload::{OffloadBits, OffloadOp, OffloadRequest};
 use crate::wire::omni::{self, flag, OmniRequest};
 use crate::wire::unix;
+use crate::wire::unix::UnixTest;
 use crate::wire::{self, kind, Message};
 use std::sync::OnceLock;
 
@@ -66,39 +66,18 @@ fn with_extension(mut m: Message, ext: Extension) -> Message {
 fn build() -> Vec<Message> {
     let (tcp, udp) = (IPPROTO_TCP, IPPROTO_UDP);
     let (xmit, recv) = (omni::DIR_XMIT, omni::DIR_RECV);
+    // One set of fields for every Unix layout: each takes its own.
     let unix_request = |test: UnixTest| -> Message {
-        match test {
-            UnixTest::StreamStream => unix::StreamStreamRequest {
-                cpu_bind: -1,
-                receive_size: 4096,
-                test_length: 1,
-                ..Default::default()
-            }
-            .encode(),
-            UnixTest::StreamRr => unix::StreamRrRequest {
-                cpu_bind: -1,
-                request_size: 1,
-                response_size: 1,
-                test_length: 1,
-                ..Default::default()
-            }
-            .encode(),
-            UnixTest::DgStream => unix::DgStreamRequest {
-                cpu_bind: -1,
-                message_size: 1024,
-                test_length: 1,
-                ..Default::default()
-            }
-            .encode(),
-            UnixTest::DgRr => unix::DgRrRequest {
-                cpu_bind: -1,
-                request_size: 1,
-                response_size: 1,
-                test_length: -10,
-                ..Default::default()
-            }
-            .encode(),
-        }
+        let fields = unix::Fields {
+            cpu_bind: -1,
+            receive_size: 4096,
+            message_size: 1024,
+            request_size: 1,
+            response_size: 1,
+            test_length: if test == UnixTest::DgRr { -10 } else { 1 },
+            ..Default::default()
+        };
+        unix::encode(test, unix::Role::Request, &fields)
     };
     vec![
         // 0-6: omni as netperf's classic presets send it (TCP_STREAM,
@@ -211,24 +190,14 @@ pub fn confine(m: &mut Message, sink_port: u16) {
 fn confine_unix_path(m: &mut Message, test: UnixTest) {
     let dir = path::default_dir();
     let dir = unix::UnixPath::new(dir.as_os_str().as_encoded_bytes());
-    macro_rules! with {
-        ($ty:ty) => {{
-            let mut r = <$ty>::decode(m);
-            if !r.path.is_announced() {
-                return;
-            }
-            r.path = dir;
-            let fresh = r.encode();
-            // Only the path's words: the rest of the message stays as fuzzed.
-            let first = wire::message::DATA_OFFSET + 4 * <$ty>::WORDS;
-            let end = (first + 4 + unix::PATH_FIELD_MAX).min(wire::MESSAGE_LEN);
-            m.bytes[first..end].copy_from_slice(&fresh.bytes[first..end]);
-        }};
+    let mut fields = unix::decode(test, unix::Role::Request, m);
+    if !fields.path.is_announced() {
+        return;
     }
-    match test {
-        UnixTest::StreamStream => with!(unix::StreamStreamRequest),
-        UnixTest::StreamRr => with!(unix::StreamRrRequest),
-        UnixTest::DgStream => with!(unix::DgStreamRequest),
-        UnixTest::DgRr => with!(unix::DgRrRequest),
-    }
+    fields.path = dir;
+    let fresh = unix::encode(test, unix::Role::Request, &fields);
+    // Only the path's words: the rest of the message stays as fuzzed.
+    let first = wire::message::DATA_OFFSET + 4 * unix::path_word(test, unix::Role::Request);
+    let end = (first + 4 + unix::PATH_FIELD_MAX).min(wire::MESSAGE_LEN);
+    m.bytes[first..end].copy_from_slice(&fresh.bytes[first..end]);
 }

@@ -52,9 +52,10 @@ pub fn check_dir(dir: &Path) -> Result<(), (i32, String)> {
 }
 
 /// The directory a user named with `-p`, made absolute (netserver may run
-/// in another working directory) and checked; the error is printable.
+/// in another working directory) and checked; the error is printable
+/// after "netperf: ".
 pub fn resolve_user_dir(text: &str) -> Result<PathBuf, String> {
-    let fail = |reason: String| format!("netperf: -p {text}: {reason}");
+    let fail = |reason: String| format!("-p {text}: {reason}");
     let dir = std::fs::canonicalize(text).map_err(|e| {
         fail(crate::net::strerror(
             e.raw_os_error().unwrap_or(libc::ENOENT),
@@ -173,10 +174,7 @@ mod tests {
             libc::ENAMETOOLONG
         );
         let e = resolve_user_dir("/no/such/netperf-ng/dir").unwrap_err();
-        assert_eq!(
-            e,
-            "netperf: -p /no/such/netperf-ng/dir: No such file or directory"
-        );
+        assert_eq!(e, "-p /no/such/netperf-ng/dir: No such file or directory");
     }
 
     #[test]

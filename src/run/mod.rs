@@ -6,6 +6,7 @@ pub mod classic;
 pub mod latency_file;
 pub mod omni;
 pub mod special;
+pub mod unix;
 pub mod unsupported;
 
 use crate::cli::{self, Invocation};
@@ -65,9 +66,9 @@ pub fn main(args: &[String]) -> i32 {
         );
         return crate::resultsdb::netperf::EXIT_STORE_FAILED;
     }
-    // Only the tests that run on the engine keep per-operation times.
+    // Only the tests that time their operations keep a latency histogram.
     let no_engine = special::lookup(&config.global.test_name).is_some()
-        || crate::unix::UnixTest::lookup(&config.global.test_name).is_some();
+        || crate::wire::unix::UnixTest::lookup(&config.global.test_name).is_some();
     if config.test.latency_histogram.is_some() && no_engine {
         eprintln!(
             "netperf: --latency-histogram: {} keeps no latency histogram",
@@ -75,15 +76,13 @@ pub fn main(args: &[String]) -> i32 {
         );
         return latency_file::EXIT_LATENCY_FILE_FAILED;
     }
-    if let Some(test) = crate::unix::UnixTest::lookup(&config.global.test_name) {
-        let code = crate::unix::client::run(test, &config);
-        let _ = std::io::stdout().flush();
-        return code;
-    }
     let code = match special::lookup(&config.global.test_name) {
         Some(test) => special::run(test, &config),
         None => match TestSpec::from_config(&config) {
-            Ok(spec) => classic::run(&config, &spec),
+            Ok(spec) => match spec.test {
+                crate::spec::TestName::Unix(test) => unix::run(&config, &spec, test),
+                _ => classic::run(&config, &spec),
+            },
             Err(e @ SpecError::UnknownTest(_)) => {
                 out(&format!("{e}\n"));
                 1

@@ -7,10 +7,10 @@
 use super::limits::{defaults, Limits};
 use super::log;
 use super::options::ServerOptions;
-use super::watchdog;
 use crate::control::channel::{Channel, ChannelError};
 use crate::engine::ring::BufferRing;
 use crate::engine::timer::StopFlag;
+use crate::engine::watchdog;
 use crate::engine::{self, Counters};
 use crate::measure::cpu::{self, CpuSampler};
 use crate::measure::outcome::CpuUsage;
@@ -285,9 +285,9 @@ impl Phase<'_> {
 }
 
 /// The flow of a legacy test. A refusal (`asked`'s reason) or a listener
-/// that cannot open is logged and answered with the errno alone; else the response that `respond` builds goes out,
-/// `finish` runs the data phase, and the results it returns go out and its
-/// summary to the log.
+/// that cannot open is logged and answered with the errno alone; else the
+/// response that `respond` builds goes out, `finish` runs the data phase, and
+/// the results it returns go out and its summary to the log.
 fn serve<R>(
     chan: &mut Channel,
     phase: &Phase,

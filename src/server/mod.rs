@@ -1,6 +1,7 @@
 //! netserver: listen for control connections, serve each on its own thread
 //! (`session`), run the netserver half of omni tests (`omni`) and of the
-//! legacy tests stock netperf still sends (`legacy`); read and, where the
+//! legacy tests stock netperf still sends (`legacy`) and of the Unix-domain
+//! tests (`unix`); read and, where the
 //! operator allows it, change offloads for a client (`offload`).
 
 pub mod allow;
@@ -13,7 +14,7 @@ pub mod omni;
 pub mod omni_checks;
 pub mod options;
 pub mod session;
-pub mod watchdog;
+pub mod unix;
 
 use crate::cli::config::Family;
 use crate::net::resolve;

@@ -108,7 +108,7 @@ fn dispatch(
     let is_test = matches!(
         m.kind(),
         kind::DO_OMNI | kind::DO_TCP_STREAM | kind::DO_TCP_CC
-    ) || crate::unix::UnixTest::from_request_kind(m.kind()).is_some();
+    ) || crate::wire::unix::UnixTest::from_request_kind(m.kind()).is_some();
     let _slot = if is_test {
         match TestSlot::take(opts.limits.max_tests) {
             Some(slot) => Some(slot),
@@ -133,8 +133,8 @@ fn dispatch(
         kind::DO_OMNI => super::omni::serve(chan, control_fd, m, peer, opts),
         kind::DO_TCP_STREAM => super::legacy::serve_tcp_stream(chan, control_fd, m, peer, opts),
         kind::DO_TCP_CC => super::legacy::serve_tcp_cc(chan, control_fd, m, peer, opts),
-        k if crate::unix::UnixTest::from_request_kind(k).is_some() => {
-            crate::unix::server::serve(chan, control_fd, m, peer, opts)
+        k if crate::wire::unix::UnixTest::from_request_kind(k).is_some() => {
+            super::unix::serve(chan, control_fd, m, peer, opts)
         }
         kind::CPU_CALIBRATE => chan.send(&wire::encode_cpu_calibrate_response(
             cpu::calibrate_rate(),

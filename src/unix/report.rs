@@ -4,10 +4,10 @@
 //! be checked against its source column for column), plus the figures
 //! behind them: throughput, CPU utilization and service demand.
 
-use super::UnixTest;
 use crate::measure::cpu::service_demand;
 use crate::report::cfmt::{sprintf, Arg};
 use crate::report::units;
+use crate::wire::unix::UnixTest;
 
 /// The first line each test prints (netperf prints no addresses for these).
 fn title(test: UnixTest) -> &'static str {

@@ -48,10 +48,14 @@ impl Words for f64 {
 }
 
 /// Defines a message struct whose fields are consecutive words in
-/// declaration order, so that encode and decode cannot disagree. `path: true`
-/// appends `path_name_len` and `unix_path` after the last word (a `UnixPath`
-/// in scope where it is used, see `wire::unix`); `swapped` writes the type
-/// word byte-reversed, as stock netserver's results.
+/// declaration order, so that encode and decode cannot disagree; `swapped`
+/// writes the type word byte-reversed, as stock netserver's results.
+///
+/// The Unix-domain messages (`wire::unix`) say `path: true` or `path: false`:
+/// `true` appends `path_name_len` and `unix_path` after the last word, and
+/// both convert to and from that module's `Fields` (`UnixPath` and `Fields`
+/// must be in scope where they are defined). Without `path`, a plain layout
+/// (the legacy BSD messages).
 macro_rules! layout {
     (
         $(#[$meta:meta])*
@@ -74,6 +78,15 @@ macro_rules! layout {
     ) => {
         $crate::wire::layout::layout! {
             @define [$(#[$meta])*] $name, $kind, $swapped, $header, [] false; $($fields)*
+        }
+    };
+    (
+        $(#[$meta:meta])*
+        $name:ident { kind: $kind:expr, swapped: $swapped:expr, header: $header:ident }
+        $($fields:tt)*
+    ) => {
+        $crate::wire::layout::layout! {
+            @define [$(#[$meta])*] $name, $kind, $swapped, $header, [] plain; $($fields)*
         }
     };
     (
@@ -135,11 +148,44 @@ macro_rules! layout {
                 decoded
             }
         }
+
+        $crate::wire::layout::layout!(@fields $path, $name, $header, [$($field)*]);
     };
+    (@fields plain, $($rest:tt)*) => {};
+    (@fields $path:tt, $name:ident, $header:ident, [$($field:ident)*]) => {
+        impl From<&$name> for Fields {
+            fn from(x: &$name) -> Fields {
+                Fields {
+                    $header: x.$header,
+                    $( $field: x.$field, )*
+                    path: $crate::wire::layout::layout!(@path_of $path, x),
+                    ..Default::default()
+                }
+            }
+        }
+
+        impl From<&Fields> for $name {
+            #[allow(clippy::needless_update)]
+            fn from(f: &Fields) -> $name {
+                #[allow(unused_mut)]
+                let mut x = $name {
+                    $header: f.$header,
+                    $( $field: f.$field, )*
+                    ..Default::default()
+                };
+                $crate::wire::layout::layout!(@set_path $path, x, f);
+                x
+            }
+        }
+    };
+    (@path_of true, $from:ident) => { $from.path.clone() };
+    (@path_of false, $from:ident) => { UnixPath::default() };
     (@put_path true, $self:ident, $m:ident) => { $self.path.put(&mut $m, Self::WORDS) };
-    (@put_path false, $self:ident, $m:ident) => {};
+    (@put_path $other:tt, $self:ident, $m:ident) => {};
     (@get_path true, $value:ident, $m:ident) => { $value.path = UnixPath::get($m, Self::WORDS) };
-    (@get_path false, $value:ident, $m:ident) => {};
+    (@get_path $other:tt, $value:ident, $m:ident) => {};
+    (@set_path true, $value:ident, $f:ident) => { $value.path = $f.path.clone() };
+    (@set_path false, $value:ident, $f:ident) => {};
 }
 
 pub(crate) use layout;

@@ -88,7 +88,7 @@ fn converted_again(sent: &Message) -> Message {
 
 layout! {
     /// `tcp_stream_request_struct`, as `sendfile_tcp_stream` fills it.
-    TcpStreamRequest { kind: kind::DO_TCP_STREAM, swapped: false, header: cpu_bind, path: false }
+    TcpStreamRequest { kind: kind::DO_TCP_STREAM, swapped: false, header: cpu_bind }
     send_buf_size: i32,
     recv_buf_size: i32,
     receive_size: i32,
@@ -113,7 +113,7 @@ layout! {
 layout! {
     /// `tcp_stream_response_struct`. A stock netserver never writes
     /// `test_length` (0 on a fresh connection).
-    TcpStreamResponse { kind: kind::TCP_STREAM_RESPONSE, swapped: false, header: serv_errno, path: false }
+    TcpStreamResponse { kind: kind::TCP_STREAM_RESPONSE, swapped: false, header: serv_errno }
     recv_buf_size: i32,
     receive_size: i32,
     no_delay: i32,
@@ -133,7 +133,7 @@ layout! {
     /// `elapsed_time`, `cpu_method`, `num_cpus`, and `cpu_util` only when
     /// measuring CPU; everything else (`serv_errno` included) is the
     /// response converted twice: see [`Self::left_over_from`].
-    TcpStreamResults { kind: kind::TCP_STREAM_RESPONSE, swapped: true, header: serv_errno, path: false }
+    TcpStreamResults { kind: kind::TCP_STREAM_RESPONSE, swapped: true, header: serv_errno }
     /// Two words: a `double` sent through `htond`.
     bytes_received: f64,
     recv_calls: u32,
@@ -160,7 +160,7 @@ impl TcpStreamResults {
 
 layout! {
     /// `tcp_cc_request_struct`, as `send_tcp_cc` fills it.
-    TcpCcRequest { kind: kind::DO_TCP_CC, swapped: false, header: cpu_bind, path: false }
+    TcpCcRequest { kind: kind::DO_TCP_CC, swapped: false, header: cpu_bind }
     recv_buf_size: i32,
     send_buf_size: i32,
     recv_alignment: i32,
@@ -185,7 +185,7 @@ layout! {
     /// `tcp_cc_response_struct`. A stock netserver never writes
     /// `test_length`, and writes `measure_cpu` only as 1 when asked to
     /// measure (else 0 on a fresh connection).
-    TcpCcResponse { kind: kind::TCP_CC_RESPONSE, swapped: false, header: serv_errno, path: false }
+    TcpCcResponse { kind: kind::TCP_CC_RESPONSE, swapped: false, header: serv_errno }
     recv_buf_size: i32,
     no_delay: i32,
     measure_cpu: i32,
@@ -206,7 +206,7 @@ layout! {
     /// `cpu_util` only when measuring CPU; everything else (`serv_errno`
     /// included) is the response converted twice: see
     /// [`Self::left_over_from`].
-    TcpCcResults { kind: kind::TCP_CC_RESPONSE, swapped: true, header: serv_errno, path: false }
+    TcpCcResults { kind: kind::TCP_CC_RESPONSE, swapped: true, header: serv_errno }
     bytes_received: u32,
     recv_calls: u32,
     trans_received: u32,

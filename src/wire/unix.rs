@@ -50,6 +50,74 @@ pub const DO_DG_RR: u32 = 46;
 pub const DG_RR_RESPONSE: u32 = 47;
 pub const DG_RR_RESULTS: u32 = 48;
 
+/// One of the four Unix-domain tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnixTest {
+    /// SOCK_STREAM bulk transfer, netperf to netserver.
+    StreamStream,
+    /// SOCK_STREAM request/response.
+    StreamRr,
+    /// SOCK_DGRAM bulk transfer, netperf to netserver.
+    DgStream,
+    /// SOCK_DGRAM request/response.
+    DgRr,
+}
+
+/// Each test's `-t` name and request type, in the order of their types.
+pub const UNIX_TESTS: [(&str, UnixTest, u32); 4] = [
+    ("STREAM_STREAM", UnixTest::StreamStream, DO_STREAM_STREAM),
+    ("STREAM_RR", UnixTest::StreamRr, DO_STREAM_RR),
+    ("DG_STREAM", UnixTest::DgStream, DO_DG_STREAM),
+    ("DG_RR", UnixTest::DgRr, DO_DG_RR),
+];
+
+impl UnixTest {
+    fn row(self) -> &'static (&'static str, UnixTest, u32) {
+        UNIX_TESTS
+            .iter()
+            .find(|row| row.1 == self)
+            .expect("every test has a row")
+    }
+
+    /// The test a `-t` name means (any case, as netperf's strcasecmp).
+    pub fn lookup(name: &str) -> Option<UnixTest> {
+        let row = UNIX_TESTS
+            .iter()
+            .find(|row| row.0.eq_ignore_ascii_case(name));
+        row.map(|row| row.1)
+    }
+
+    /// The test a netserver request type asks for.
+    pub fn from_request_kind(kind: u32) -> Option<UnixTest> {
+        UNIX_TESTS.iter().find(|row| row.2 == kind).map(|row| row.1)
+    }
+
+    /// The test whose response has this type.
+    pub fn from_response_kind(kind: u32) -> Option<UnixTest> {
+        Self::from_request_kind(kind.wrapping_sub(1))
+    }
+
+    pub fn name(self) -> &'static str {
+        self.row().0
+    }
+
+    pub fn request_kind(self) -> u32 {
+        self.row().2
+    }
+
+    pub fn response_kind(self) -> u32 {
+        self.request_kind() + 1
+    }
+
+    pub fn is_datagram(self) -> bool {
+        matches!(self, UnixTest::DgStream | UnixTest::DgRr)
+    }
+
+    pub fn is_request_response(self) -> bool {
+        matches!(self, UnixTest::StreamRr | UnixTest::DgRr)
+    }
+}
+
 /// Longest path, with its NUL, that may occupy the `unix_path` field and
 /// the words after it: the size of `sockaddr_un.sun_path` on Linux.
 pub const PATH_FIELD_MAX: usize = 108;
@@ -307,6 +375,128 @@ layout! {
     cpu_util: f32,
     serv_dem: f32,
     num_cpus: i32,
+}
+
+/// Every field of any Unix-domain message, under the names netperf's structs
+/// give them: a layout writes and reads the ones it has, the others stay 0.
+/// Both ends fill one of these whatever the test, so only the layouts know
+/// which word is where.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Fields {
+    /// A request's header word: netserver's CPU binding (-1 for none).
+    pub cpu_bind: i32,
+    /// A response's or results' header word.
+    pub serv_errno: i32,
+    pub recv_buf_size: i32,
+    pub send_buf_size: i32,
+    /// STREAM_STREAM's receive size.
+    pub receive_size: i32,
+    /// DG_STREAM's datagram size.
+    pub message_size: i32,
+    pub recv_alignment: i32,
+    pub recv_offset: i32,
+    pub send_alignment: i32,
+    pub send_offset: i32,
+    pub request_size: i32,
+    pub response_size: i32,
+    pub so_rcvavoid: i32,
+    pub so_sndavoid: i32,
+    pub measure_cpu: i32,
+    pub cpu_rate: f32,
+    pub test_length: i32,
+    pub dirty_count: i32,
+    pub clean_count: i32,
+    pub data_port_number: i32,
+    pub no_delay: i32,
+    pub bytes_received: i32,
+    pub recv_calls: i32,
+    pub trans_received: i32,
+    pub messages_recvd: i32,
+    pub elapsed_time: f32,
+    pub cpu_util: f32,
+    pub serv_dem: f32,
+    pub num_cpus: i32,
+    pub path: UnixPath,
+}
+
+/// Which of a test's three control messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Request,
+    Response,
+    Results,
+}
+
+/// The layout of `test`'s `role` message, as a call on its struct type.
+macro_rules! by_layout {
+    ($test:expr, $role:expr, |$t:ident| $body:expr) => {
+        match ($test, $role) {
+            (UnixTest::StreamStream, Role::Request) => {
+                type $t = StreamStreamRequest;
+                $body
+            }
+            (UnixTest::StreamStream, Role::Response) => {
+                type $t = StreamStreamResponse;
+                $body
+            }
+            (UnixTest::StreamStream, Role::Results) => {
+                type $t = StreamStreamResults;
+                $body
+            }
+            (UnixTest::StreamRr, Role::Request) => {
+                type $t = StreamRrRequest;
+                $body
+            }
+            (UnixTest::StreamRr, Role::Response) => {
+                type $t = StreamRrResponse;
+                $body
+            }
+            (UnixTest::StreamRr, Role::Results) => {
+                type $t = StreamRrResults;
+                $body
+            }
+            (UnixTest::DgStream, Role::Request) => {
+                type $t = DgStreamRequest;
+                $body
+            }
+            (UnixTest::DgStream, Role::Response) => {
+                type $t = DgStreamResponse;
+                $body
+            }
+            (UnixTest::DgStream, Role::Results) => {
+                type $t = DgStreamResults;
+                $body
+            }
+            (UnixTest::DgRr, Role::Request) => {
+                type $t = DgRrRequest;
+                $body
+            }
+            (UnixTest::DgRr, Role::Response) => {
+                type $t = DgRrResponse;
+                $body
+            }
+            (UnixTest::DgRr, Role::Results) => {
+                type $t = DgRrResults;
+                $body
+            }
+        }
+    };
+}
+
+/// Where the path fields of `test`'s `role` message start, in data words
+/// (the message's length without them).
+pub fn path_word(test: UnixTest, role: Role) -> usize {
+    by_layout!(test, role, |T| T::WORDS)
+}
+
+/// `test`'s `role` message holding the fields its layout has.
+pub fn encode(test: UnixTest, role: Role, fields: &Fields) -> Message {
+    by_layout!(test, role, |T| T::from(fields).encode())
+}
+
+/// The fields of `test`'s `role` message; the type word is not checked.
+pub fn decode(test: UnixTest, role: Role, m: &Message) -> Fields {
+    by_layout!(test, role, |T| Fields::from(&T::decode(m)))
 }
 
 #[cfg(test)]

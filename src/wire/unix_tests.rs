@@ -268,3 +268,17 @@ fn unterminated_or_inconsistent_paths_are_flagged() {
     lying.name_len = 3;
     assert!(!lying.is_announced());
 }
+
+#[test]
+fn names_and_kinds_round_trip() {
+    for (name, test, _) in UNIX_TESTS {
+        assert_eq!(UnixTest::lookup(&name.to_lowercase()), Some(test));
+        assert_eq!(test.name(), name);
+        assert_eq!(UnixTest::from_request_kind(test.request_kind()), Some(test));
+    }
+    assert_eq!(UnixTest::lookup("TCP_STREAM"), None);
+    assert_eq!(UnixTest::from_request_kind(DO_STREAM_STREAM + 1), None);
+    assert_eq!(UnixTest::DgRr.response_kind(), 47);
+    assert_eq!(UnixTest::from_response_kind(47), Some(UnixTest::DgRr));
+    assert_eq!(UnixTest::from_response_kind(0), None);
+}

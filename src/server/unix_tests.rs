@@ -1,4 +1,9 @@
-//! Unit tests of netserver's Unix-domain half (`server.rs`).
+//! Unit tests of netserver's Unix-domain half (`unix.rs`).
+
+use crate::wire::unix::{
+    DgRrRequest, DgRrResponse, DgStreamRequest, StreamRrRequest, StreamRrResults,
+    StreamStreamRequest,
+};
 
 use super::*;
 
@@ -68,35 +73,35 @@ fn good_requests_pass_with_the_default_directory() {
 fn bad_fields_are_refused_with_errnos() {
     let errno = |p: Plan| p.validate(&Limits::default()).unwrap_err().errno;
     let mut p = plan(UnixTest::StreamRr);
-    p.request_size = 0;
+    p.f.request_size = 0;
     assert_eq!(errno(p), libc::EINVAL);
     let mut p = plan(UnixTest::DgStream);
-    p.recv_size = defaults::MAX_MESSAGE + 1;
+    p.f.message_size = defaults::MAX_MESSAGE + 1;
     assert_eq!(errno(p), libc::EINVAL);
     let mut p = plan(UnixTest::StreamStream);
-    p.recv_buf = i32::MAX;
+    p.f.recv_buf_size = i32::MAX;
     assert_eq!(errno(p), libc::EINVAL);
     let mut p = plan(UnixTest::StreamStream);
-    p.recv_align = -8;
+    p.f.recv_alignment = -8;
     assert_eq!(errno(p), libc::EINVAL);
     let mut p = plan(UnixTest::DgRr);
-    p.test_length = 0;
+    p.f.test_length = 0;
     assert_eq!(errno(p), libc::EINVAL);
     let mut p = plan(UnixTest::DgRr);
-    p.test_length = i32::MAX;
+    p.f.test_length = i32::MAX;
     assert_eq!(errno(p), libc::EINVAL);
     let mut p = plan(UnixTest::StreamStream);
-    p.path = UnixPath::new(b"/no/such/netperf-ng/dir");
+    p.f.path = UnixPath::new(b"/no/such/netperf-ng/dir");
     assert_eq!(errno(p), libc::ENOENT);
     let mut p = plan(UnixTest::StreamStream);
-    p.path = UnixPath::new(b"relative/dir");
+    p.f.path = UnixPath::new(b"relative/dir");
     assert_eq!(errno(p), libc::EINVAL);
     let mut p = plan(UnixTest::StreamStream);
-    p.path = UnixPath::new(b"/tmp");
-    p.path.terminated = false;
+    p.f.path = UnixPath::new(b"/tmp");
+    p.f.path.terminated = false;
     assert_eq!(errno(p), libc::EINVAL);
     let mut p = plan(UnixTest::StreamStream);
-    p.path.name_len = -1;
+    p.f.path.name_len = -1;
     assert_eq!(errno(p), libc::EINVAL);
 }
 
@@ -143,7 +148,7 @@ fn setup_creates_and_removes_the_socket_file() {
 #[test]
 fn results_wrap_like_c_ints() {
     let mut p = plan(UnixTest::StreamRr);
-    p.request_size = 1 << 20;
+    p.f.request_size = 1 << 20;
     let done = Done {
         counters: Counters {
             transactions: 1 << 12,

@@ -1,13 +1,21 @@
-//! Ends a netserver test whose client has gone: it closed (or reset) the
-//! control connection, or it made no progress for the silent timeout. Runs
-//! beside the data thread and only sets the test's StopFlag; the test's timer
-//! (armed watching the flag) interrupts a data call blocked in the kernel.
+//! Ends a test whose peer has gone: it closed (or reset) the control
+//! connection, or no data moved for the silent timeout. One mechanism for
+//! every family and both ends: the data loops publish their units on the
+//! StopFlag, and this watcher, beside the data thread, only sets the flag;
+//! the test's timer (armed watching the flag) or the sockets' timeouts
+//! (`UNTIMED_IO_WAIT`) make a blocked call see it.
 
 use crate::engine::fd_table::PrivateTable;
 use crate::engine::timer::{StopFlag, Timer};
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+
+/// How long a blocking data call of a test without a clock of its own waits
+/// before it looks at the stop flag again (SO_RCVTIMEO/SO_SNDTIMEO).
+pub const UNTIMED_IO_WAIT: Duration = Duration::from_millis(250);
+/// How long netperf's count test waits for data that does not move.
+pub const UNTIMED_SILENCE: Duration = Duration::from_secs(60);
 
 /// How often the watcher looks; it also bounds how long the results wait for
 /// the watcher to notice that the test ended.

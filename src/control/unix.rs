@@ -1,0 +1,571 @@
+//! netperf's half of a Unix-domain test over an established control
+//! connection: ask netserver for its socket file, connect to the path it
+//! answers with, run the engine's loop on it, and take its results.
+//!
+//! A stock netserver ends STREAM_RR and DG_RR on its own timer, `PAD_TIME`
+//! seconds after netperf has stopped, and netperf must keep its socket open
+//! until then (a stock netserver spins on an early end of file). Our
+//! netserver announces itself by filling `path_name_len` (see `wire::unix`);
+//! only then do we end those tests at once: a half-close for STREAM_RR, a
+//! zero-length datagram for DG_RR. DG_STREAM always ends with a zero-length
+//! datagram: stock netserver also stops at a datagram of another size.
+
+use super::channel::{Channel, ChannelError, RESPONSE_WAIT};
+use crate::cli::config::GlobalOptions;
+use crate::engine::ring::BufferRing;
+use crate::engine::timer::{StopFlag, Timer};
+use crate::engine::watchdog::{self, ClientGone, UNTIMED_IO_WAIT, UNTIMED_SILENCE};
+use crate::engine::{self, Counters, DataError};
+use crate::measure::cpu::{self, CpuSampler};
+use crate::net::socket;
+use crate::net::strerror;
+use crate::net::unix_path::{self as path, SocketFile};
+use crate::server::limits::defaults as limits;
+use crate::spec::{Limit, TestName, TestSpec};
+use crate::unix::report::{Cpu, Measured};
+use crate::wire::unix::{self as layouts, Fields, Role, UnixPath, UnixTest};
+use crate::wire::Message;
+use socket2::{Domain, Socket, Type};
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
+
+/// netperf's UNIX_LENGTH_MAX: the largest default DG_STREAM datagram.
+const DG_LENGTH_MAX: i32 = 0xFFFF - 28;
+/// Tries at the zero-length end marker, one socket timeout each.
+const END_MARKER_TRIES: u32 = 8;
+
+/// Why a run stopped: the line for stderr and anything netperf prints on
+/// stdout with it. netperf exits with 1 for all of them.
+#[derive(Debug)]
+pub struct Failure {
+    pub message: String,
+    pub stdout: String,
+}
+
+impl Failure {
+    fn new(message: impl Into<String>) -> Failure {
+        Failure {
+            message: message.into(),
+            stdout: String::new(),
+        }
+    }
+
+    /// netperf's perror(): "<context>: <strerror>".
+    fn errno(context: &str, errno: i32) -> Failure {
+        Failure::new(format!("{context}: {}", strerror(errno)))
+    }
+}
+
+/// A control connection that fails mid-test: netperf's recv_response
+/// exits with 1.
+impl From<ChannelError> for Failure {
+    fn from(e: ChannelError) -> Failure {
+        Failure::new(format!("netperf: {e}"))
+    }
+}
+
+fn io_errno(e: &std::io::Error) -> i32 {
+    e.raw_os_error().unwrap_or(libc::EIO)
+}
+
+/// netperf's wording for each test's failures: remote setup, remote
+/// results, connect, send, receive.
+fn wording(test: UnixTest) -> [&'static str; 5] {
+    match test {
+        UnixTest::StreamStream => [
+            "netperf: send_stream_stream: remote error",
+            "netperf: remote error",
+            "netperf: send_stream_stream: data socket connect failed",
+            "netperf: data send error",
+            "netperf: data recv error",
+        ],
+        UnixTest::StreamRr => [
+            "netperf: remote error",
+            "netperf: remote error",
+            "netperf: data socket connect failed",
+            "send_stream_rr: data send error",
+            "send_stream_rr: data recv error",
+        ],
+        UnixTest::DgStream => [
+            "send_dg_stream: error on remote",
+            "send_dg_stream: error on remote",
+            "send_dg_stream: data socket connect failed",
+            "dg_send: data send error",
+            "dg_send: data recv error",
+        ],
+        UnixTest::DgRr => [
+            "netperf: remote error",
+            "netperf: remote error",
+            "netperf: data socket connect failed",
+            "send_dg_rr: data send error",
+            "send_dg_rr: data recv error",
+        ],
+    }
+}
+
+fn data_failure(test: UnixTest, e: DataError) -> Failure {
+    let [.., connect, send, recv] = wording(test);
+    let (context, io) = match e {
+        DataError::Send(io) => (send, io),
+        DataError::Recv(io) => (recv, io),
+        DataError::Connect(io) => (connect, io),
+    };
+    let reason = io.raw_os_error().map_or_else(|| io.to_string(), strerror);
+    Failure::new(format!("{context}: {reason}"))
+}
+
+/// The Unix-domain test a spec runs.
+pub fn unix_test(spec: &TestSpec) -> Option<UnixTest> {
+    match spec.test {
+        TestName::Unix(test) => Some(test),
+        _ => None,
+    }
+}
+
+/// A size the user gave, within netperf-ng's limit.
+fn checked_size(v: i64) -> Result<i32, Failure> {
+    i32::try_from(v)
+        .ok()
+        .filter(|v| *v <= limits::MAX_MESSAGE)
+        .ok_or_else(|| {
+            Failure::new(format!(
+                "netperf: a message size of {v} bytes is beyond netperf-ng's limit of {} bytes",
+                limits::MAX_MESSAGE
+            ))
+        })
+}
+
+/// The `test_length` word netperf sends: seconds, or the count (positive
+/// bytes for STREAM_STREAM, negated transactions for request/response).
+fn wire_length(test: UnixTest, limit: Limit) -> i32 {
+    let clamp = |v: u64| i32::try_from(v).unwrap_or(i32::MAX);
+    match (limit, test) {
+        (Limit::Seconds(s), _) => clamp(u64::from(s)),
+        (Limit::Units(n), UnixTest::StreamStream) => clamp(n),
+        (Limit::Units(n), UnixTest::StreamRr | UnixTest::DgRr) => -clamp(n),
+        // Stock netperf has no count mode here and sends its test time, 0;
+        // we count bytes and end with a zero-length datagram all the same.
+        (Limit::Units(_), UnixTest::DgStream) => 0,
+    }
+}
+
+/// The request for `spec`, with the send size settled.
+pub fn request(test: UnixTest, spec: &TestSpec, g: &GlobalOptions, send_size: i32) -> Message {
+    let path = spec.unix_dir.as_ref().map_or_else(UnixPath::default, |d| {
+        UnixPath::new(std::os::unix::ffi::OsStrExt::as_bytes(d.as_os_str()))
+    });
+    let fields = Fields {
+        cpu_bind: g.remote_cpu_bind,
+        // Stock netperf sends 0 here, which stock netserver turns into the
+        // smallest buffer the kernel allows; -1 asks both netservers for
+        // their default, as netperf's own comments intend.
+        recv_buf_size: spec.remote_recv_buf,
+        send_buf_size: spec.remote_send_buf,
+        receive_size: spec.remote_recv_size.max(0),
+        message_size: send_size,
+        recv_alignment: g.remote_recv_align as i32,
+        recv_offset: g.remote_recv_offset as i32,
+        send_alignment: g.remote_send_align as i32,
+        send_offset: g.remote_send_offset as i32,
+        request_size: spec.request_size,
+        response_size: spec.response_size,
+        measure_cpu: i32::from(g.remote_cpu),
+        cpu_rate: g.remote_cpu_rate,
+        test_length: wire_length(test, spec.limit),
+        path,
+        ..Default::default()
+    };
+    layouts::encode(test, Role::Request, &fields)
+}
+
+/// netserver's CPU count, or 0 (use ours) when it cannot be one. A stock
+/// netserver never writes `num_cpus` into these results: the word netperf
+/// reads is a leftover of the response (its `measure_cpu`, `cpu_rate` or
+/// `so_rcvavoid`, byte-swapped). netserver runs on this machine, so a real
+/// count is at most our own.
+fn remote_num_cpus(reported: i32) -> u32 {
+    let ours = cpu::num_cpus();
+    match u32::try_from(reported) {
+        Ok(n) if (1..=ours).contains(&n) => n,
+        _ => 0,
+    }
+}
+
+/// The data socket with netperf's local buffer requests applied.
+fn data_socket(test: UnixTest, spec: &TestSpec) -> Result<Socket, Failure> {
+    let kind = if test.is_datagram() {
+        Type::DGRAM
+    } else {
+        Type::STREAM
+    };
+    let s = Socket::new(Domain::UNIX, kind, None).map_err(|e| {
+        Failure::new(format!(
+            "netperf: create_unix_socket: socket: {}",
+            io_errno(&e)
+        ))
+    })?;
+    let set = |which: &str, e: std::io::Error| {
+        Failure::new(format!(
+            "netperf: set_sock_buffer: {which} option: errno {} ({})",
+            io_errno(&e),
+            strerror(io_errno(&e))
+        ))
+    };
+    if spec.local_send_buf >= 0 {
+        s.set_send_buffer_size(spec.local_send_buf as usize)
+            .map_err(|e| set("SO_SNDBUF", e))?;
+    }
+    if spec.local_recv_buf >= 0 {
+        s.set_recv_buffer_size(spec.local_recv_buf as usize)
+            .map_err(|e| set("SO_RCVBUF", e))?;
+    }
+    Ok(s)
+}
+
+/// Send a zero-length datagram: the end of the test for a netserver that
+/// listens for one. Bounded: a few socket timeouts at most.
+fn send_end_marker(s: &Socket) {
+    let _ = socket::set_timeouts(s, Some(UNTIMED_IO_WAIT));
+    for _ in 0..END_MARKER_TRIES {
+        match s.send(&[]) {
+            Ok(_) => return,
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EINTR)) => {}
+            Err(_) => return,
+        }
+    }
+}
+
+/// A ring of `width` buffers, fewer if that much memory is beyond
+/// netperf-ng's limits: a command line (-W) must not abort us.
+fn ring(width: u32, size: i32, align: u32, offset: u32) -> BufferRing {
+    let per_buffer = size.max(1) as u64 + u64::from(align) + u64::from(offset);
+    let fits = u32::try_from(limits::MAX_RING_BYTES / per_buffer).unwrap_or(u32::MAX);
+    let width = width.clamp(1, limits::MAX_WIDTH).min(fits.max(1));
+    BufferRing::new(width, size.max(0) as usize, align, offset)
+}
+
+/// The local measurements of the data phase.
+struct Local {
+    counters: Counters,
+    elapsed: f32,
+    cpu: Option<Cpu>,
+}
+
+/// Run the engine's loop for `test` on the connected socket `s`. A count
+/// test has no clock to end a blocked call: its socket calls wake up to
+/// look, and the watchdog ends it when no data moved for a minute (or
+/// netserver closed the control connection).
+fn move_data(
+    test: UnixTest,
+    spec: &TestSpec,
+    g: &GlobalOptions,
+    s: &Socket,
+    control_fd: std::os::fd::RawFd,
+    send_size: i32,
+) -> Result<Local, Failure> {
+    let (timer_after, count) = match spec.limit {
+        Limit::Seconds(secs) => (Some(Duration::from_secs(u64::from(secs))), None),
+        Limit::Units(n) => (None, Some(n)),
+    };
+    let io_wait = count.map(|_| UNTIMED_IO_WAIT);
+    socket::set_timeouts(s, io_wait).map_err(|e| data_failure(test, DataError::Connect(e)))?;
+    let fd = s.as_raw_fd();
+    let (align, offset) = (spec.local_send_align, spec.local_send_offset);
+    let chosen = |width: u32, natural: u32| if width > 0 { width } else { natural };
+    let mut recv_ring = ring(
+        chosen(spec.recv_width, 1),
+        spec.response_size,
+        spec.local_recv_align,
+        spec.local_recv_offset,
+    );
+    let natural_send_width = match test {
+        UnixTest::StreamRr | UnixTest::DgRr => 1,
+        // netperf's default: enough sends to fill the socket buffer, plus one.
+        UnixTest::StreamStream => {
+            let lss = socket::buffer_sizes(s).0;
+            ((lss.max(0) / send_size.max(1)) + 1).max(2) as u32
+        }
+        UnixTest::DgStream => 32,
+    };
+    let message = if test.is_request_response() {
+        spec.request_size
+    } else {
+        send_size
+    };
+    let mut send_ring = ring(
+        chosen(spec.send_width, natural_send_width),
+        message,
+        align,
+        offset,
+    );
+    if let Some(path) = &g.local_fill_file {
+        let data = crate::input::read_fill(std::path::Path::new(path), send_ring.capacity())
+            .map_err(|e| Failure::new(format!("netperf: cannot read fill file '{path}': {e}")))?;
+        send_ring.fill_continuous(&data);
+    }
+    let stop = StopFlag::new();
+    let mut sampler = if g.local_cpu {
+        CpuSampler::start(g.num_cpus).ok()
+    } else {
+        None
+    };
+    let started = Instant::now();
+    let timer = Timer::arm(timer_after, stop.clone());
+    let silence = if count.is_some() {
+        UNTIMED_SILENCE
+    } else {
+        Duration::MAX
+    };
+    let (outcome, gone) = watchdog::watched(control_fd, &stop, silence, || {
+        if test.is_request_response() {
+            engine::rr::client(
+                fd,
+                &mut send_ring,
+                &mut recv_ring,
+                test.is_datagram(),
+                0,
+                &stop,
+                count,
+                None,
+                false,
+                None,
+                None,
+                None,
+            )
+        } else {
+            engine::stream::send(fd, &mut send_ring, &stop, count, None, None, None, None)
+        }
+    });
+    drop(timer);
+    if test == UnixTest::StreamStream {
+        // netperf closes before it stops its clock: netserver's end of file.
+        let _ = s.shutdown(std::net::Shutdown::Both);
+    }
+    let elapsed = started.elapsed().as_secs_f32();
+    let usage = sampler.as_mut().and_then(|c| c.stop().ok());
+    let counters = outcome.map_err(|e| data_failure(test, e))?;
+    if let Some(ClientGone::Silent(d)) = gone {
+        let silent = std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("no data moved for {:.1} seconds", d.as_secs_f64()),
+        );
+        return Err(data_failure(test, DataError::Recv(silent)));
+    }
+    let rate = if g.local_cpu_rate > 0.0 {
+        g.local_cpu_rate
+    } else {
+        cpu::calibrate_rate()
+    };
+    Ok(Local {
+        counters,
+        elapsed,
+        cpu: usage.map(|u| Cpu {
+            util: u.util,
+            num_cpus: u.num_cpus,
+            rate,
+        }),
+    })
+}
+
+/// The send size netperf settles on: -m, else from the socket buffer.
+fn send_size(test: UnixTest, spec: &TestSpec, lss: i32) -> Result<i32, Failure> {
+    Ok(match (checked_size(spec.send_size.into())?, test) {
+        (n, _) if n > 0 => n,
+        (_, UnixTest::DgStream) if lss > 0 => lss.min(DG_LENGTH_MAX),
+        (_, _) if lss > 0 => lss.min(limits::MAX_MESSAGE),
+        _ => 4096,
+    })
+}
+
+/// One whole test over an established control connection.
+pub fn run_test(
+    chan: &mut Channel,
+    test: UnixTest,
+    spec: &TestSpec,
+    g: &GlobalOptions,
+) -> Result<Measured, Failure> {
+    let [remote_setup, remote_results, connect, ..] = wording(test);
+    for size in [spec.request_size, spec.response_size, spec.remote_recv_size] {
+        checked_size(size.into())?;
+    }
+    let s = data_socket(test, spec)?;
+    let (lss, lsr) = socket::buffer_sizes(&s);
+    let send_size = send_size(test, spec, lss)?;
+    chan.send(&request(test, spec, g, send_size))?;
+    let reply = chan.recv(RESPONSE_WAIT)?;
+    let answer = layouts::decode(test, Role::Response, &reply);
+    if answer.serv_errno != 0 {
+        return Err(Failure::errno(remote_setup, answer.serv_errno));
+    }
+    if reply.kind() != test.response_kind() {
+        return Err(Failure::new(format!(
+            "netperf: unexpected message type {} from netserver",
+            reply.kind()
+        )));
+    }
+    let server_path = path::address(&answer.path.bytes)
+        .map_err(|_| Failure::new(format!("{connect}: netserver sent no usable socket path")))?;
+    // DG_RR's answers come back to a name of ours, in the same directory.
+    let _own_file: Option<SocketFile> = if test == UnixTest::DgRr {
+        let dir = spec.unix_dir.clone().unwrap_or_else(path::default_dir);
+        Some(
+            path::bind_fresh(&s, &dir)
+                .map_err(|e| Failure::errno("netperf: send_dg_rr", io_errno(&e)))?,
+        )
+    } else {
+        None
+    };
+    if let Err(e) = s.connect(&server_path) {
+        let mut f = Failure::errno(connect, io_errno(&e));
+        if test == UnixTest::StreamStream {
+            f.stdout = format!(" path: {}\n", String::from_utf8_lossy(&answer.path.bytes));
+        }
+        return Err(f);
+    }
+    let local = move_data(test, spec, g, &s, chan.as_raw_fd(), send_size)?;
+    let announced = answer.path.is_announced();
+    if test == UnixTest::DgStream || (test == UnixTest::DgRr && announced) {
+        send_end_marker(&s);
+    } else if test == UnixTest::StreamRr && announced {
+        let _ = s.shutdown(std::net::Shutdown::Write);
+    }
+    let results = layouts::decode(test, Role::Results, &chan.recv(RESPONSE_WAIT)?);
+    if results.serv_errno != 0 {
+        return Err(Failure::errno(remote_results, results.serv_errno));
+    }
+    drop(s);
+    // DG_STREAM's netperf keeps its own idea of whether netserver measures.
+    let remote_measures = match test {
+        UnixTest::DgStream => g.remote_cpu,
+        _ => answer.measure_cpu != 0,
+    };
+    let remote_cpu = remote_measures.then(|| Cpu {
+        util: f64::from(results.cpu_util),
+        num_cpus: remote_num_cpus(results.num_cpus),
+        rate: answer.cpu_rate,
+    });
+    let c = &local.counters;
+    Ok(Measured {
+        test,
+        local_send_buf: lss,
+        local_recv_buf: lsr,
+        remote_send_buf: answer.send_buf_size,
+        remote_recv_buf: answer.recv_buf_size,
+        send_size,
+        request_size: spec.request_size,
+        response_size: spec.response_size,
+        elapsed: local.elapsed,
+        bytes_sent: c.bytes_sent as f64,
+        messages_sent: c.send_calls,
+        failed_sends: c.failed_sends,
+        remote_messages: u64::from(results.messages_recvd.max(0) as u32),
+        remote_recv_calls: i64::from(results.recv_calls),
+        transactions: c.transactions,
+        local_cpu: local.cpu,
+        remote_cpu,
+        local_send_align: spec.local_send_align,
+        remote_recv_align: spec.remote_recv_align,
+        local_send_offset: spec.local_send_offset,
+        remote_recv_offset: spec.remote_recv_offset,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::test_support::run as config;
+    use crate::wire::unix::StreamStreamRequest;
+
+    fn spec(line: &str) -> TestSpec {
+        TestSpec::from_config(&config(line)).expect("a valid spec")
+    }
+
+    #[test]
+    fn leftover_cpu_counts_are_not_believed() {
+        assert_eq!(remote_num_cpus(1), 1);
+        assert_eq!(remote_num_cpus(0), 0);
+        assert_eq!(remote_num_cpus(-3), 0);
+        // A stock netserver's cpu_rate of 100.0, read back byte-swapped.
+        assert_eq!(remote_num_cpus(100f32.to_bits().swap_bytes() as i32), 0);
+    }
+
+    #[test]
+    fn failures_read_like_perror() {
+        let f = Failure::errno("netperf: remote error", libc::ENOENT);
+        assert_eq!(
+            f.message,
+            "netperf: remote error: No such file or directory"
+        );
+        let f = data_failure(
+            UnixTest::DgRr,
+            DataError::Recv(std::io::Error::from_raw_os_error(libc::ECONNREFUSED)),
+        );
+        assert_eq!(f.message, "send_dg_rr: data recv error: Connection refused");
+    }
+
+    #[test]
+    fn lengths_follow_netperf() {
+        let length = |line: &str| {
+            let s = spec(line);
+            wire_length(unix_test(&s).unwrap(), s.limit)
+        };
+        assert_eq!(length("-t STREAM_RR -l -500"), -500);
+        assert_eq!(length("-t STREAM_STREAM -l -4096"), 4096);
+        assert_eq!(length("-t DG_STREAM -l -4096"), 0);
+        assert_eq!(length("-t DG_RR -l 3"), 3);
+        let s = spec("-t DG_RR -l 3 -- -r 32,64 -s 64K -S ,128K");
+        assert_eq!((s.request_size, s.response_size), (32, 64));
+        assert_eq!((s.local_send_buf, s.local_recv_buf), (65536, 65536));
+        assert_eq!((s.remote_send_buf, s.remote_recv_buf), (-1, 131072));
+        let s = spec("-t STREAM_RR");
+        assert_eq!((s.request_size, s.response_size), (1, 1));
+    }
+
+    #[test]
+    fn the_directory_is_checked_and_sent() {
+        let tmp = path::default_dir();
+        let s = spec(&format!("-t STREAM_STREAM -- -p {}", tmp.display()));
+        let g = config("-t STREAM_STREAM").global;
+        let r = StreamStreamRequest::decode(&request(UnixTest::StreamStream, &s, &g, 0));
+        assert!(r.path.is_announced());
+        assert_eq!(
+            std::path::PathBuf::from(String::from_utf8_lossy(&r.path.bytes).into_owned()),
+            std::fs::canonicalize(&tmp).unwrap()
+        );
+        let r = StreamStreamRequest::decode(&request(
+            UnixTest::StreamStream,
+            &spec("-t STREAM_STREAM"),
+            &g,
+            0,
+        ));
+        assert!(r.path.bytes.is_empty());
+        let e = TestSpec::from_config(&config("-t DG_RR -- -p /no/such/netperf-ng/dir"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("No such file or directory"), "{e}");
+    }
+
+    #[test]
+    fn oversized_messages_are_refused() {
+        assert!(checked_size(1 << 30).unwrap_err().message.contains("limit"));
+        assert!(send_size(
+            UnixTest::StreamStream,
+            &spec("-t STREAM_STREAM -- -m 1G"),
+            0
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn requests_carry_the_options() {
+        let c = config("-t STREAM_STREAM -l 7 -C -- -M 8K -S 1M");
+        let s = TestSpec::from_config(&c).unwrap();
+        let r = StreamStreamRequest::decode(&request(UnixTest::StreamStream, &s, &c.global, 0));
+        assert_eq!(
+            (r.receive_size, r.send_buf_size, r.recv_buf_size),
+            (8192, 1 << 20, 1 << 20)
+        );
+        assert_eq!((r.measure_cpu, r.test_length, r.recv_alignment), (1, 7, 8));
+        assert_eq!(r.cpu_bind, -1);
+    }
+}
