@@ -463,3 +463,36 @@ pub fn serve_tcp_cc(
     let encode = TcpCcResponse::encode;
     serve(chan, &phase, asked, encode, respond, finish)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpStream;
+
+    fn listener() -> Socket {
+        let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        let s = Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        s.bind(&addr.into()).unwrap();
+        s.listen(8).unwrap();
+        socket::set_timeouts(&s, Some(Duration::from_millis(50))).unwrap();
+        s
+    }
+
+    #[test]
+    fn accept_within_admits_filters_and_stops() {
+        let limits = Limits {
+            accept_timeout: Duration::from_millis(300),
+            ..Limits::default()
+        };
+        let (l, stop) = (listener(), StopFlag::new());
+        let at = socket::local_addr(&l).unwrap();
+        let _refused = TcpStream::connect(at).unwrap();
+        assert!(accept_within(&l, &stop, &limits, |_| false).is_none());
+        let _admitted = TcpStream::connect(at).unwrap();
+        let from_loopback = |a: &SockAddr| a.as_socket().is_some_and(|a| a.ip().is_loopback());
+        assert!(accept_within(&l, &stop, &limits, from_loopback).is_some());
+        let _waiting = TcpStream::connect(at).unwrap();
+        stop.set();
+        assert!(accept_within(&l, &stop, &limits, |_| true).is_none());
+    }
+}
