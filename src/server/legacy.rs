@@ -1,6 +1,6 @@
 //! netserver's half of the two classic tests stock netperf 2.7.1 still sends
 //! without omni: TCP_SENDFILE (as DO_TCP_STREAM) and TCP_CC (DO_TCP_CC).
-//! One flow serves both ([`serve`]): check the request (refuse it with a
+//! One flow serves both (`serve`): check the request (refuse it with a
 //! logged reason), open the data listener, answer, run the watched data
 //! phase, send the results; each test gives only its own parts.
 

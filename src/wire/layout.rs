@@ -1,4 +1,4 @@
-//! Fixed control-message layouts: the [`layout!`] macro defines a message
+//! Fixed control-message layouts: the `layout!` macro defines a message
 //! struct whose fields are consecutive words of the test-specific data, so
 //! that its encoder and decoder cannot disagree, and [`Words`] says how each
 //! field type becomes words.
