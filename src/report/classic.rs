@@ -6,69 +6,15 @@
 //!
 //! The numbers netperf shows are computed here from an [`Outcome`] exactly as
 //! netperf computes them (which side's bytes, which elapsed time, which unit);
-//! the layouts themselves are data in `layouts.rs`.
+//! the layouts and the test kinds themselves are data in `layouts.rs`.
 
 use super::cfmt::{sprintf, Arg};
 use super::confidence::{render_confidence_warning, ConfidenceWidths};
 use super::histogram::render_histogram;
-use super::layouts::{layout, Counter, Field, Layout, Row};
+use super::layouts::{layout, ClassicKind, Counter, Field, Layout, Row};
 use super::service_demand::{service_demand, DemandUnit};
 use super::units::{label, throughput};
 use crate::measure::outcome::{CpuUsage, LatencyHistogram, Outcome, SideStats};
-
-/// One classic output family (one per netperf test name that has its own text).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ClassicKind {
-    TcpStream,
-    TcpMaerts,
-    TcpSendfile,
-    UdpStream,
-    TcpRr,
-    UdpRr,
-    TcpCrr,
-    TcpCc,
-}
-
-/// Test names and their kinds.
-const KIND_NAMES: &[(&str, ClassicKind)] = &[
-    ("TCP_STREAM", ClassicKind::TcpStream),
-    ("TCP_MAERTS", ClassicKind::TcpMaerts),
-    ("TCP_SENDFILE", ClassicKind::TcpSendfile),
-    ("UDP_STREAM", ClassicKind::UdpStream),
-    ("TCP_RR", ClassicKind::TcpRr),
-    ("UDP_RR", ClassicKind::UdpRr),
-    ("TCP_CRR", ClassicKind::TcpCrr),
-    ("TCP_CC", ClassicKind::TcpCc),
-];
-
-impl ClassicKind {
-    /// The kind of a netperf test name, any case.
-    pub fn from_test_name(name: &str) -> Option<ClassicKind> {
-        KIND_NAMES
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, kind)| *kind)
-    }
-
-    /// The netperf test name.
-    pub fn test_name(self) -> &'static str {
-        KIND_NAMES
-            .iter()
-            .find(|(_, kind)| *kind == self)
-            .map_or("", |(name, _)| *name)
-    }
-
-    /// The banner title ("MIGRATED TCP STREAM TEST", "TCP Connect/Close TEST", ...).
-    pub fn title(self) -> &'static str {
-        super::banner::classic_title(self.test_name()).unwrap_or_default()
-    }
-
-    /// netperf's rule for the default unit: test names containing "RR"
-    /// report transactions. TCP_CC does not, so it defaults to 'm'.
-    pub fn is_request_response(self) -> bool {
-        self.test_name().contains("RR")
-    }
-}
 
 /// How the caller ran the test, as far as the output depends on it.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,4 +1,4 @@
-//! The classic result layouts of each test family, as data.
+//! The classic tests ([`ClassicKind`]) and the result layout of each, as data.
 //!
 //! Each [`Layout`] holds netperf 2.7.1's printf templates for one test (titles,
 //! result rows at -v 0 and -v 1/2, with and without CPU columns, and the -v 2
@@ -9,7 +9,59 @@
 //! "Remote Recv" alignment, UDP_STREAM's -v 0 CPU row showing the local method
 //! letter for the remote figure, the "reponse" typo of UDP_RR).
 
-use super::classic::ClassicKind;
+/// One classic output family (one per netperf test name that has its own text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ClassicKind {
+    TcpStream,
+    TcpMaerts,
+    TcpSendfile,
+    UdpStream,
+    TcpRr,
+    UdpRr,
+    TcpCrr,
+    TcpCc,
+}
+
+/// Test names and their kinds.
+const KIND_NAMES: &[(&str, ClassicKind)] = &[
+    ("TCP_STREAM", ClassicKind::TcpStream),
+    ("TCP_MAERTS", ClassicKind::TcpMaerts),
+    ("TCP_SENDFILE", ClassicKind::TcpSendfile),
+    ("UDP_STREAM", ClassicKind::UdpStream),
+    ("TCP_RR", ClassicKind::TcpRr),
+    ("UDP_RR", ClassicKind::UdpRr),
+    ("TCP_CRR", ClassicKind::TcpCrr),
+    ("TCP_CC", ClassicKind::TcpCc),
+];
+
+impl ClassicKind {
+    /// The kind of a netperf test name, any case.
+    pub fn from_test_name(name: &str) -> Option<ClassicKind> {
+        KIND_NAMES
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, kind)| *kind)
+    }
+
+    /// The netperf test name.
+    pub fn test_name(self) -> &'static str {
+        KIND_NAMES
+            .iter()
+            .find(|(_, kind)| *kind == self)
+            .map_or("", |(name, _)| *name)
+    }
+
+    /// The banner title ("MIGRATED TCP STREAM TEST", "TCP Connect/Close TEST", ...).
+    pub fn title(self) -> &'static str {
+        super::banner::classic_title(self.test_name()).unwrap_or_default()
+    }
+
+    /// netperf's rule for the default unit: test names containing "RR"
+    /// report transactions. TCP_CC does not, so it defaults to 'm'.
+    pub fn is_request_response(self) -> bool {
+        self.test_name().contains("RR")
+    }
+}
 
 /// A value a template takes; resolved in `classic.rs`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,7 +1,8 @@
 //! Output: the classic netperf result blocks, banners, units and warnings.
 //!
 //! * `banner` — the first line of every test.
-//! * `classic` — the titles and result rows of the classic tests (layouts in `layouts`).
+//! * `classic` — renders the titles and result rows of the classic tests.
+//! * `layouts` — the classic tests (`ClassicKind`) and their printf layouts, as data.
 //! * `confidence` — the "Desired confidence was not achieved" warning.
 //! * `histogram` — the -v 2 histogram print.
 //! * `service_demand` — µs of CPU per KB or per transaction.
@@ -29,5 +30,6 @@ mod test_outcomes;
 mod transcript_tests;
 
 pub use banner::{render_banner, Banner, BannerConfidence, BannerEndpoint, BannerFeatures};
-pub use classic::{render_classic, ClassicKind, ClassicOptions, HeadlineFigures};
+pub use classic::{render_classic, ClassicOptions, HeadlineFigures};
 pub use confidence::{render_confidence_warning, ConfidenceWidths};
+pub use layouts::ClassicKind;
