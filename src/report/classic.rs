@@ -173,10 +173,20 @@ fn service_demand_work(kind: ClassicKind, outcome: &Outcome, unit: char) -> (f64
 
 /// The header and result block of one classic test (everything after the banner).
 pub fn render_classic(kind: ClassicKind, outcome: &Outcome, opts: &ClassicOptions) -> String {
-    let layout = layout(kind);
     let figures = opts
         .averaged
         .unwrap_or_else(|| HeadlineFigures::from_outcome(kind, outcome, opts));
+    render_layout(layout(kind), outcome, opts, figures)
+}
+
+/// Everything after the banner in `layout`, showing `figures` (computed by
+/// the caller by its test's rules).
+pub(super) fn render_layout(
+    layout: &Layout,
+    outcome: &Outcome,
+    opts: &ClassicOptions,
+    figures: HeadlineFigures,
+) -> String {
     let context = Context {
         outcome,
         opts,
@@ -200,7 +210,7 @@ pub fn render_classic(kind: ClassicKind, outcome: &Outcome, opts: &ClassicOption
             };
             out.push_str(&context.render(row));
         }
-        1 | 2 => {
+        v if v >= 1 && v <= layout.last_result_verbosity => {
             if opts.print_headers {
                 out.push_str(&context.render(title_row(layout, with_cpu, opts.unit)));
             }
@@ -218,12 +228,26 @@ pub fn render_classic(kind: ClassicKind, outcome: &Outcome, opts: &ClassicOption
         for row in layout.verbose {
             out.push_str(&context.render(row));
         }
-        let empty = LatencyHistogram::default();
-        out.push_str(&render_histogram(
-            outcome.histogram.as_ref().unwrap_or(&empty),
-        ));
+        if layout.histogram {
+            let empty = LatencyHistogram::default();
+            out.push_str(&render_histogram(
+                outcome.histogram.as_ref().unwrap_or(&empty),
+            ));
+        }
     }
     out
+}
+
+/// The column titles of `layout` alone, as the tests that print them before
+/// they run do; `opts.local_cpu`/`remote_cpu` choose the CPU titles.
+pub(super) fn render_titles(layout: &Layout, opts: &ClassicOptions) -> String {
+    let context = Context {
+        outcome: &Outcome::default(),
+        opts,
+        figures: HeadlineFigures::default(),
+    };
+    let with_cpu = opts.local_cpu || opts.remote_cpu;
+    context.render(title_row(layout, with_cpu, opts.unit))
 }
 
 /// RR tests reporting in anything but transactions get netperf's "band" titles.
@@ -300,6 +324,10 @@ impl Context<'_> {
             Field::TransactionRate => Arg::Float(self.transaction_rate()),
             Field::OutboundThroughput => Arg::Float(self.rr_direction_rate(o.request_size)),
             Field::InboundThroughput => Arg::Float(self.rr_direction_rate(o.response_size)),
+            Field::MeanTransactionUsecs => match local.transactions {
+                0 => Arg::Int(0),
+                n => Arg::Int(((o.elapsed * 1e6 / n as f64) as i32).into()),
+            },
         }
     }
 

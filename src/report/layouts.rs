@@ -114,6 +114,9 @@ pub enum Field {
     OutboundThroughput,
     /// Response bytes per second in [`Field::SinkUnits`].
     InboundThroughput,
+    /// Whole microseconds per transaction: the elapsed time over the
+    /// transactions (0 without any), as one transaction is in flight.
+    MeanTransactionUsecs,
 }
 
 /// Raw counters of [`crate::measure::outcome::SideStats`].
@@ -157,6 +160,11 @@ pub struct Layout {
     pub verbose: &'static [Row],
     /// Whether the test runs netperf's confidence loop and so may warn.
     pub warns_on_confidence: bool,
+    /// The highest -v that still prints the result rows (2, or 1 for tests
+    /// whose -v 2 prints only the verbose blocks).
+    pub last_result_verbosity: i32,
+    /// Whether -v 2 ends with the histogram.
+    pub histogram: bool,
 }
 
 use Counter::*;
@@ -178,7 +186,7 @@ pub fn layout(kind: ClassicKind) -> &'static Layout {
 
 // ---- bulk TCP: TCP_STREAM, TCP_SENDFILE, TCP_MAERTS ----
 
-const BULK_TITLE: Row = Row {
+pub(super) const BULK_TITLE: Row = Row {
     template: "Recv   Send    Send                          \n\
 Socket Socket  Message  Elapsed              \n\
 Size   Size    Size     Time     Throughput  \n\
@@ -290,9 +298,11 @@ const TCP_STREAM: Layout = Layout {
         SEND_HISTOGRAM_TITLE,
     ],
     warns_on_confidence: true,
+    last_result_verbosity: 2,
+    histogram: true,
 };
 
-const TCP_SENDFILE: Layout = Layout {
+pub(super) const TCP_SENDFILE: Layout = Layout {
     verbose: &[
         Row {
             // Sendfile reports the bytes the remote received, as a %g double.
@@ -393,11 +403,13 @@ Recv   Send    Recv   Send             Recv (avg)          Send (avg)\n\
         },
     ],
     warns_on_confidence: true,
+    last_result_verbosity: 2,
+    histogram: true,
 };
 
 // ---- UDP_STREAM: a sender line and a receiver line ----
 
-const UDP_STREAM: Layout = Layout {
+pub(super) const UDP_STREAM: Layout = Layout {
     title: Row {
         template: "Socket  Message  Elapsed      Messages                \n\
 Size    Size     Time         Okay Errors   Throughput\n\
@@ -466,6 +478,8 @@ bytes   bytes    secs            #      #   %s/sec %% %c%c     us/KB\n\n",
         fields: &[],
     }],
     warns_on_confidence: true,
+    last_result_verbosity: 2,
+    histogram: true,
 };
 
 // ---- request/response: TCP_RR, UDP_RR, TCP_CRR, TCP_CC ----
@@ -572,6 +586,8 @@ Send   Recv    Send   Recv    usec/Tran  per sec  Outbound   Inbound\n\
         },
     ],
     warns_on_confidence: true,
+    last_result_verbosity: 2,
+    histogram: true,
 };
 
 const UDP_RR: Layout = Layout {
@@ -588,7 +604,7 @@ const UDP_RR: Layout = Layout {
 };
 
 /// TCP_CRR and TCP_CC: no brand, no method letters, one title whatever the unit.
-const CONNECT_SHAPE: Layout = Layout {
+pub(super) const CONNECT_SHAPE: Layout = Layout {
     title: RR_TITLE,
     title_non_trans: None,
     cpu_title: Row {
@@ -644,6 +660,8 @@ bytes  bytes  bytes   bytes  secs.   per sec  %%      %%      us/Tr   us/Tr\n\n"
     },
     verbose: &[],
     warns_on_confidence: true,
+    last_result_verbosity: 2,
+    histogram: true,
 };
 
 const CONNECT_SINK: &str = "\n\

@@ -8,6 +8,7 @@
 //! * `service_demand` — µs of CPU per KB or per transaction.
 //! * `tcp_info` — the `tcpi_*` lines of `DUMP_TCP_INFO`.
 //! * `units` — the -f letters, their labels and divisors.
+//! * `unix` — the Unix-domain tests' output (layouts in `unix_layouts`).
 //! * `cfmt` — the printf subset the templates are written in.
 
 pub mod banner;
@@ -21,6 +22,8 @@ pub mod omni;
 pub mod service_demand;
 pub mod tcp_info;
 pub mod units;
+pub mod unix;
+mod unix_layouts;
 
 #[cfg(test)]
 mod stock_tests;

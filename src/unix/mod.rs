@@ -3,7 +3,7 @@
 //! a name or a message type means, and the pieces both ends share. The wire
 //! layouts are in `wire`, socket files in `path`, the data loops in `data`,
 //! netperf's half in `client` (its messages in `request`), netserver's in
-//! `server`, the output in `report`.
+//! `server`; the output is `crate::report::unix`.
 //!
 //! Both ends are on one machine by definition: the control connection is TCP
 //! as for every test, the data moves over AF_UNIX sockets whose file names
@@ -11,9 +11,11 @@
 
 pub mod client;
 pub mod data;
-pub mod report;
 pub mod request;
 pub mod server;
+
+/// The output, kept in report/ beside the classic tests it is printed like.
+pub use crate::report::unix as report;
 
 pub use crate::spec::UnixTest;
 
