@@ -238,8 +238,9 @@ pub(super) fn render_layout(
     out
 }
 
-/// The column titles of `layout` alone, as the tests that print them before
-/// they run do; `opts.local_cpu`/`remote_cpu` choose the CPU titles.
+/// The column titles of `layout` alone, for the tests that print them before
+/// they run (so a method letter in them would show 'U'); `opts.local_cpu` or
+/// `remote_cpu` chooses the CPU titles.
 pub(super) fn render_titles(layout: &Layout, opts: &ClassicOptions) -> String {
     let context = Context {
         outcome: &Outcome::default(),

@@ -57,7 +57,8 @@ pub struct Measured {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ReportOptions {
     pub verbosity: i32,
-    /// The `-f` letter in effect.
+    /// The `-f` letter in effect, as `units::resolve_unit` settles it ('x'
+    /// only for the request/response tests: DG_STREAM's rows show 'x' as 'm').
     pub unit: char,
     /// The local CPU count, used when netserver does not give one.
     pub local_num_cpus: u32,
