@@ -23,5 +23,4 @@ pub mod server;
 pub mod spec;
 pub mod stats;
 pub mod timefmt;
-pub mod unix;
 pub mod wire;

@@ -6,69 +6,15 @@
 //!
 //! The numbers netperf shows are computed here from an [`Outcome`] exactly as
 //! netperf computes them (which side's bytes, which elapsed time, which unit);
-//! the layouts themselves are data in `layouts.rs`.
+//! the layouts and the test kinds themselves are data in `layouts.rs`.
 
 use super::cfmt::{sprintf, Arg};
 use super::confidence::{render_confidence_warning, ConfidenceWidths};
 use super::histogram::render_histogram;
-use super::layouts::{layout, Counter, Field, Layout, Row};
+use super::layouts::{layout, ClassicKind, Counter, Field, Layout, Row};
 use super::service_demand::{service_demand, DemandUnit};
 use super::units::{label, throughput};
 use crate::measure::outcome::{CpuUsage, LatencyHistogram, Outcome, SideStats};
-
-/// One classic output family (one per netperf test name that has its own text).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ClassicKind {
-    TcpStream,
-    TcpMaerts,
-    TcpSendfile,
-    UdpStream,
-    TcpRr,
-    UdpRr,
-    TcpCrr,
-    TcpCc,
-}
-
-/// Test names and their kinds.
-const KIND_NAMES: &[(&str, ClassicKind)] = &[
-    ("TCP_STREAM", ClassicKind::TcpStream),
-    ("TCP_MAERTS", ClassicKind::TcpMaerts),
-    ("TCP_SENDFILE", ClassicKind::TcpSendfile),
-    ("UDP_STREAM", ClassicKind::UdpStream),
-    ("TCP_RR", ClassicKind::TcpRr),
-    ("UDP_RR", ClassicKind::UdpRr),
-    ("TCP_CRR", ClassicKind::TcpCrr),
-    ("TCP_CC", ClassicKind::TcpCc),
-];
-
-impl ClassicKind {
-    /// The kind of a netperf test name, any case.
-    pub fn from_test_name(name: &str) -> Option<ClassicKind> {
-        KIND_NAMES
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, kind)| *kind)
-    }
-
-    /// The netperf test name.
-    pub fn test_name(self) -> &'static str {
-        KIND_NAMES
-            .iter()
-            .find(|(_, kind)| *kind == self)
-            .map_or("", |(name, _)| *name)
-    }
-
-    /// The banner title ("MIGRATED TCP STREAM TEST", "TCP Connect/Close TEST", ...).
-    pub fn title(self) -> &'static str {
-        super::banner::classic_title(self.test_name()).unwrap_or_default()
-    }
-
-    /// netperf's rule for the default unit: test names containing "RR"
-    /// report transactions. TCP_CC does not, so it defaults to 'm'.
-    pub fn is_request_response(self) -> bool {
-        self.test_name().contains("RR")
-    }
-}
 
 /// How the caller ran the test, as far as the output depends on it.
 #[derive(Debug, Clone, PartialEq)]
@@ -227,10 +173,20 @@ fn service_demand_work(kind: ClassicKind, outcome: &Outcome, unit: char) -> (f64
 
 /// The header and result block of one classic test (everything after the banner).
 pub fn render_classic(kind: ClassicKind, outcome: &Outcome, opts: &ClassicOptions) -> String {
-    let layout = layout(kind);
     let figures = opts
         .averaged
         .unwrap_or_else(|| HeadlineFigures::from_outcome(kind, outcome, opts));
+    render_layout(layout(kind), outcome, opts, figures)
+}
+
+/// Everything after the banner in `layout`, showing `figures` (computed by
+/// the caller by its test's rules).
+pub(super) fn render_layout(
+    layout: &Layout,
+    outcome: &Outcome,
+    opts: &ClassicOptions,
+    figures: HeadlineFigures,
+) -> String {
     let context = Context {
         outcome,
         opts,
@@ -254,7 +210,7 @@ pub fn render_classic(kind: ClassicKind, outcome: &Outcome, opts: &ClassicOption
             };
             out.push_str(&context.render(row));
         }
-        1 | 2 => {
+        v if v >= 1 && v <= layout.last_result_verbosity => {
             if opts.print_headers {
                 out.push_str(&context.render(title_row(layout, with_cpu, opts.unit)));
             }
@@ -272,12 +228,27 @@ pub fn render_classic(kind: ClassicKind, outcome: &Outcome, opts: &ClassicOption
         for row in layout.verbose {
             out.push_str(&context.render(row));
         }
-        let empty = LatencyHistogram::default();
-        out.push_str(&render_histogram(
-            outcome.histogram.as_ref().unwrap_or(&empty),
-        ));
+        if layout.histogram {
+            let empty = LatencyHistogram::default();
+            out.push_str(&render_histogram(
+                outcome.histogram.as_ref().unwrap_or(&empty),
+            ));
+        }
     }
     out
+}
+
+/// The column titles of `layout` alone, for the tests that print them before
+/// they run (so a method letter in them would show 'U'); `opts.local_cpu` or
+/// `remote_cpu` chooses the CPU titles.
+pub(super) fn render_titles(layout: &Layout, opts: &ClassicOptions) -> String {
+    let context = Context {
+        outcome: &Outcome::default(),
+        opts,
+        figures: HeadlineFigures::default(),
+    };
+    let with_cpu = opts.local_cpu || opts.remote_cpu;
+    context.render(title_row(layout, with_cpu, opts.unit))
 }
 
 /// RR tests reporting in anything but transactions get netperf's "band" titles.
@@ -354,6 +325,10 @@ impl Context<'_> {
             Field::TransactionRate => Arg::Float(self.transaction_rate()),
             Field::OutboundThroughput => Arg::Float(self.rr_direction_rate(o.request_size)),
             Field::InboundThroughput => Arg::Float(self.rr_direction_rate(o.response_size)),
+            Field::MeanTransactionUsecs => match local.transactions {
+                0 => Arg::Int(0),
+                n => Arg::Int(((o.elapsed * 1e6 / n as f64) as i32).into()),
+            },
         }
     }
 

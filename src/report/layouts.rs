@@ -1,4 +1,4 @@
-//! The classic result layouts of each test family, as data.
+//! The classic tests ([`ClassicKind`]) and the result layout of each, as data.
 //!
 //! Each [`Layout`] holds netperf 2.7.1's printf templates for one test (titles,
 //! result rows at -v 0 and -v 1/2, with and without CPU columns, and the -v 2
@@ -9,7 +9,59 @@
 //! "Remote Recv" alignment, UDP_STREAM's -v 0 CPU row showing the local method
 //! letter for the remote figure, the "reponse" typo of UDP_RR).
 
-use super::classic::ClassicKind;
+/// One classic output family (one per netperf test name that has its own text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ClassicKind {
+    TcpStream,
+    TcpMaerts,
+    TcpSendfile,
+    UdpStream,
+    TcpRr,
+    UdpRr,
+    TcpCrr,
+    TcpCc,
+}
+
+/// Test names and their kinds.
+const KIND_NAMES: &[(&str, ClassicKind)] = &[
+    ("TCP_STREAM", ClassicKind::TcpStream),
+    ("TCP_MAERTS", ClassicKind::TcpMaerts),
+    ("TCP_SENDFILE", ClassicKind::TcpSendfile),
+    ("UDP_STREAM", ClassicKind::UdpStream),
+    ("TCP_RR", ClassicKind::TcpRr),
+    ("UDP_RR", ClassicKind::UdpRr),
+    ("TCP_CRR", ClassicKind::TcpCrr),
+    ("TCP_CC", ClassicKind::TcpCc),
+];
+
+impl ClassicKind {
+    /// The kind of a netperf test name, any case.
+    pub fn from_test_name(name: &str) -> Option<ClassicKind> {
+        KIND_NAMES
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, kind)| *kind)
+    }
+
+    /// The netperf test name.
+    pub fn test_name(self) -> &'static str {
+        KIND_NAMES
+            .iter()
+            .find(|(_, kind)| *kind == self)
+            .map_or("", |(name, _)| *name)
+    }
+
+    /// The banner title ("MIGRATED TCP STREAM TEST", "TCP Connect/Close TEST", ...).
+    pub fn title(self) -> &'static str {
+        super::banner::classic_title(self.test_name()).unwrap_or_default()
+    }
+
+    /// netperf's rule for the default unit: test names containing "RR"
+    /// report transactions. TCP_CC does not, so it defaults to 'm'.
+    pub fn is_request_response(self) -> bool {
+        self.test_name().contains("RR")
+    }
+}
 
 /// A value a template takes; resolved in `classic.rs`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,6 +114,9 @@ pub enum Field {
     OutboundThroughput,
     /// Response bytes per second in [`Field::SinkUnits`].
     InboundThroughput,
+    /// Whole microseconds per transaction: the elapsed time over the
+    /// transactions (0 without any), as one transaction is in flight.
+    MeanTransactionUsecs,
 }
 
 /// Raw counters of [`crate::measure::outcome::SideStats`].
@@ -105,6 +160,11 @@ pub struct Layout {
     pub verbose: &'static [Row],
     /// Whether the test runs netperf's confidence loop and so may warn.
     pub warns_on_confidence: bool,
+    /// The highest -v that still prints the result rows (2, or 1 for tests
+    /// whose -v 2 prints only the verbose blocks).
+    pub last_result_verbosity: i32,
+    /// Whether -v 2 ends with the histogram.
+    pub histogram: bool,
 }
 
 use Counter::*;
@@ -126,7 +186,7 @@ pub fn layout(kind: ClassicKind) -> &'static Layout {
 
 // ---- bulk TCP: TCP_STREAM, TCP_SENDFILE, TCP_MAERTS ----
 
-const BULK_TITLE: Row = Row {
+pub(super) const BULK_TITLE: Row = Row {
     template: "Recv   Send    Send                          \n\
 Socket Socket  Message  Elapsed              \n\
 Size   Size    Size     Time     Throughput  \n\
@@ -238,9 +298,11 @@ const TCP_STREAM: Layout = Layout {
         SEND_HISTOGRAM_TITLE,
     ],
     warns_on_confidence: true,
+    last_result_verbosity: 2,
+    histogram: true,
 };
 
-const TCP_SENDFILE: Layout = Layout {
+pub(super) const TCP_SENDFILE: Layout = Layout {
     verbose: &[
         Row {
             // Sendfile reports the bytes the remote received, as a %g double.
@@ -341,11 +403,13 @@ Recv   Send    Recv   Send             Recv (avg)          Send (avg)\n\
         },
     ],
     warns_on_confidence: true,
+    last_result_verbosity: 2,
+    histogram: true,
 };
 
 // ---- UDP_STREAM: a sender line and a receiver line ----
 
-const UDP_STREAM: Layout = Layout {
+pub(super) const UDP_STREAM: Layout = Layout {
     title: Row {
         template: "Socket  Message  Elapsed      Messages                \n\
 Size    Size     Time         Okay Errors   Throughput\n\
@@ -414,6 +478,8 @@ bytes   bytes    secs            #      #   %s/sec %% %c%c     us/KB\n\n",
         fields: &[],
     }],
     warns_on_confidence: true,
+    last_result_verbosity: 2,
+    histogram: true,
 };
 
 // ---- request/response: TCP_RR, UDP_RR, TCP_CRR, TCP_CC ----
@@ -520,6 +586,8 @@ Send   Recv    Send   Recv    usec/Tran  per sec  Outbound   Inbound\n\
         },
     ],
     warns_on_confidence: true,
+    last_result_verbosity: 2,
+    histogram: true,
 };
 
 const UDP_RR: Layout = Layout {
@@ -536,7 +604,7 @@ const UDP_RR: Layout = Layout {
 };
 
 /// TCP_CRR and TCP_CC: no brand, no method letters, one title whatever the unit.
-const CONNECT_SHAPE: Layout = Layout {
+pub(super) const CONNECT_SHAPE: Layout = Layout {
     title: RR_TITLE,
     title_non_trans: None,
     cpu_title: Row {
@@ -592,6 +660,8 @@ bytes  bytes  bytes   bytes  secs.   per sec  %%      %%      us/Tr   us/Tr\n\n"
     },
     verbose: &[],
     warns_on_confidence: true,
+    last_result_verbosity: 2,
+    histogram: true,
 };
 
 const CONNECT_SINK: &str = "\n\

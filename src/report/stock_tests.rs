@@ -3,8 +3,9 @@
 //! banners left out because that build had no ": interval" feature), and
 //! checks that no outcome, however degenerate, makes rendering panic.
 
-use super::classic::{render_classic, ClassicKind, ClassicOptions};
+use super::classic::{render_classic, ClassicOptions};
 use super::confidence::ConfidenceWidths;
+use super::layouts::ClassicKind;
 use super::test_outcomes::{cpu, maerts, rr, stream, udp_buffers, udp_stream};
 use crate::measure::outcome::Outcome;
 

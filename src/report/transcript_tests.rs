@@ -3,8 +3,9 @@
 //! transcript's numbers and compared byte for byte (banner included).
 
 use super::banner::{render_banner, Banner, BannerConfidence, BannerEndpoint};
-use super::classic::{render_classic, ClassicKind, ClassicOptions, HeadlineFigures};
+use super::classic::{render_classic, ClassicOptions, HeadlineFigures};
 use super::confidence::ConfidenceWidths;
+use super::layouts::ClassicKind;
 use super::test_outcomes::{cpu, maerts, rr, stream, udp_buffers, udp_stream};
 use crate::measure::outcome::{LatencyHistogram, Outcome};
 

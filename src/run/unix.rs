@@ -6,8 +6,8 @@ use crate::cli::config::Config;
 use crate::control::{client, unix};
 use crate::measure::cpu;
 use crate::report::units;
+use crate::report::unix::{self as report, ReportOptions};
 use crate::spec::TestSpec;
-use crate::unix::report::{self, ReportOptions};
 use crate::wire::unix::UnixTest;
 use std::io::Write;
 

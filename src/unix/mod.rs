@@ -1,3 +1,0 @@
-//! netperf's Unix-domain tests' output (moving into report/).
-
-pub mod report;
