@@ -11,6 +11,7 @@
 //! datagram: stock netserver also stops at a datagram of another size.
 
 use super::channel::{Channel, ChannelError, RESPONSE_WAIT};
+use super::request::{self, LocalSizes};
 use crate::cli::config::GlobalOptions;
 use crate::engine::ring::BufferRing;
 use crate::engine::timer::{StopFlag, Timer};
@@ -22,15 +23,13 @@ use crate::net::strerror;
 use crate::net::unix_path::{self as path, SocketFile};
 use crate::report::unix::{Cpu, Measured};
 use crate::server::limits::defaults as limits;
-use crate::spec::{Limit, TestName, TestSpec};
+use crate::spec::{Limit, TestSpec};
 use crate::wire::unix::{self as layouts, Fields, Role, UnixPath, UnixTest};
 use crate::wire::Message;
 use socket2::{Domain, Socket, Type};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
-/// netperf's UNIX_LENGTH_MAX: the largest default DG_STREAM datagram.
-const DG_LENGTH_MAX: i32 = 0xFFFF - 28;
 /// Tries at the zero-length end marker, one socket timeout each.
 const END_MARKER_TRIES: u32 = 8;
 
@@ -112,14 +111,6 @@ fn data_failure(test: UnixTest, e: DataError) -> Failure {
     };
     let reason = io.raw_os_error().map_or_else(|| io.to_string(), strerror);
     Failure::new(format!("{context}: {reason}"))
-}
-
-/// The Unix-domain test a spec runs.
-pub fn unix_test(spec: &TestSpec) -> Option<UnixTest> {
-    match spec.test {
-        TestName::Unix(test) => Some(test),
-        _ => None,
-    }
 }
 
 /// A size the user gave, within netperf-ng's limit.
@@ -261,7 +252,7 @@ fn move_data(
     g: &GlobalOptions,
     s: &Socket,
     control_fd: std::os::fd::RawFd,
-    send_size: i32,
+    sizes: &LocalSizes,
 ) -> Result<Local, Failure> {
     let (timer_after, count) = match spec.limit {
         Limit::Seconds(secs) => (Some(Duration::from_secs(u64::from(secs))), None),
@@ -270,33 +261,17 @@ fn move_data(
     let io_wait = count.map(|_| UNTIMED_IO_WAIT);
     socket::set_timeouts(s, io_wait).map_err(|e| data_failure(test, DataError::Connect(e)))?;
     let fd = s.as_raw_fd();
-    let (align, offset) = (spec.local_send_align, spec.local_send_offset);
-    let chosen = |width: u32, natural: u32| if width > 0 { width } else { natural };
     let mut recv_ring = ring(
-        chosen(spec.recv_width, 1),
+        sizes.recv_width,
         spec.response_size,
         spec.local_recv_align,
         spec.local_recv_offset,
     );
-    let natural_send_width = match test {
-        UnixTest::StreamRr | UnixTest::DgRr => 1,
-        // netperf's default: enough sends to fill the socket buffer, plus one.
-        UnixTest::StreamStream => {
-            let lss = socket::buffer_sizes(s).0;
-            ((lss.max(0) / send_size.max(1)) + 1).max(2) as u32
-        }
-        UnixTest::DgStream => 32,
-    };
-    let message = if test.is_request_response() {
-        spec.request_size
-    } else {
-        send_size
-    };
     let mut send_ring = ring(
-        chosen(spec.send_width, natural_send_width),
-        message,
-        align,
-        offset,
+        sizes.send_width,
+        sizes.send_size,
+        spec.local_send_align,
+        spec.local_send_offset,
     );
     if let Some(path) = &g.local_fill_file {
         let data = crate::input::read_fill(std::path::Path::new(path), send_ring.capacity())
@@ -367,14 +342,16 @@ fn move_data(
     })
 }
 
-/// The send size netperf settles on: -m, else from the socket buffer.
-fn send_size(test: UnixTest, spec: &TestSpec, lss: i32) -> Result<i32, Failure> {
-    Ok(match (checked_size(spec.send_size.into())?, test) {
-        (n, _) if n > 0 => n,
-        (_, UnixTest::DgStream) if lss > 0 => lss.min(DG_LENGTH_MAX),
-        (_, _) if lss > 0 => lss.min(limits::MAX_MESSAGE),
-        _ => 4096,
-    })
+/// The sizes and ring widths netperf settles on, by the rule of every test
+/// (`engine::sizing`), but DG_STREAM's default of 32 buffers.
+fn local_sizes(test: UnixTest, spec: &TestSpec, lss: i32, lsr: i32) -> Result<LocalSizes, Failure> {
+    checked_size(spec.send_size.into())?;
+    let mut sizes = request::local_sizes(spec, lss, lsr);
+    sizes.send_size = sizes.send_size.min(limits::MAX_MESSAGE);
+    if test == UnixTest::DgStream && spec.send_width == 0 {
+        sizes.send_width = 32;
+    }
+    Ok(sizes)
 }
 
 /// One whole test over an established control connection.
@@ -390,7 +367,8 @@ pub fn run_test(
     }
     let s = data_socket(test, spec)?;
     let (lss, lsr) = socket::buffer_sizes(&s);
-    let send_size = send_size(test, spec, lss)?;
+    let sizes = local_sizes(test, spec, lss, lsr)?;
+    let send_size = sizes.send_size;
     chan.send(&request(test, spec, g, send_size))?;
     let reply = chan.recv(RESPONSE_WAIT)?;
     let answer = layouts::decode(test, Role::Response, &reply);
@@ -422,7 +400,7 @@ pub fn run_test(
         }
         return Err(f);
     }
-    let local = move_data(test, spec, g, &s, chan.as_raw_fd(), send_size)?;
+    let local = move_data(test, spec, g, &s, chan.as_raw_fd(), &sizes)?;
     let announced = answer.path.is_announced();
     if test == UnixTest::DgStream || (test == UnixTest::DgRr && announced) {
         send_end_marker(&s);
@@ -474,6 +452,7 @@ pub fn run_test(
 mod tests {
     use super::*;
     use crate::cli::test_support::run as config;
+    use crate::spec::TestName;
     use crate::wire::unix::StreamStreamRequest;
 
     fn spec(line: &str) -> TestSpec {
@@ -507,7 +486,10 @@ mod tests {
     fn lengths_follow_netperf() {
         let length = |line: &str| {
             let s = spec(line);
-            wire_length(unix_test(&s).unwrap(), s.limit)
+            let TestName::Unix(test) = s.test else {
+                panic!("not a Unix-domain test")
+            };
+            wire_length(test, s.limit)
         };
         assert_eq!(length("-t STREAM_RR -l -500"), -500);
         assert_eq!(length("-t STREAM_STREAM -l -4096"), 4096);
@@ -548,12 +530,25 @@ mod tests {
     #[test]
     fn oversized_messages_are_refused() {
         assert!(checked_size(1 << 30).unwrap_err().message.contains("limit"));
-        assert!(send_size(
-            UnixTest::StreamStream,
-            &spec("-t STREAM_STREAM -- -m 1G"),
-            0
-        )
-        .is_err());
+        let s = spec("-t STREAM_STREAM -- -m 1G");
+        assert!(local_sizes(UnixTest::StreamStream, &s, 0, 0).is_err());
+    }
+
+    #[test]
+    fn sizes_follow_the_one_rule() {
+        let s = spec("-t DG_STREAM");
+        let sizes = local_sizes(UnixTest::DgStream, &s, 212992, 212992).unwrap();
+        // netperf's UNIX_LENGTH_MAX, and DG_STREAM's 32 buffers.
+        assert_eq!((sizes.send_size, sizes.send_width), (0xFFFF - 28, 32));
+        let s = spec("-t STREAM_STREAM -- -m 1000");
+        let sizes = local_sizes(UnixTest::StreamStream, &s, 16384, 0).unwrap();
+        assert_eq!((sizes.send_size, sizes.send_width), (1000, 17));
+        let s = spec("-t DG_RR -- -r 32,64");
+        let sizes = local_sizes(UnixTest::DgRr, &s, 16384, 16384).unwrap();
+        assert_eq!(
+            (sizes.send_size, sizes.send_width, sizes.recv_width),
+            (32, 1, 1)
+        );
     }
 
     #[test]

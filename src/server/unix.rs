@@ -301,31 +301,16 @@ fn same_host(peer: SocketAddr) -> Result<(), Refusal> {
 /// Wait for netperf's connection, bounded like our other tests' accepts.
 fn accept(listener: &Socket, limits: &Limits, stop: &StopFlag) -> Result<Socket, DataError> {
     socket::set_timeouts(listener, Some(UNTIMED_IO_WAIT)).map_err(DataError::Connect)?;
-    let give_up = Instant::now() + limits.accept_timeout;
-    loop {
-        match listener.accept() {
-            Ok((s, _)) => return Ok(s),
-            Err(e) if !matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EINTR)) => {
-                return Err(DataError::Connect(e))
-            }
-            Err(_) if stop.is_set() => {
-                return Err(DataError::Connect(std::io::Error::new(
-                    std::io::ErrorKind::ConnectionAborted,
-                    "the test was stopped before its data connection",
-                )))
-            }
-            Err(_) if Instant::now() >= give_up => {
-                return Err(DataError::Connect(std::io::Error::new(
-                    std::io::ErrorKind::TimedOut,
-                    format!(
-                        "no data connection within {:.1} s (--accept-timeout)",
-                        limits.accept_timeout.as_secs_f64()
-                    ),
-                )))
-            }
-            Err(_) => {}
-        }
-    }
+    super::legacy::accept_within(listener, stop, limits, |_| true).ok_or_else(|| {
+        let why = match stop.is_set() {
+            true => "the test was stopped before its data connection".to_string(),
+            false => format!(
+                "no data connection within {:.1} s (--accept-timeout)",
+                limits.accept_timeout.as_secs_f64()
+            ),
+        };
+        DataError::Connect(std::io::Error::new(std::io::ErrorKind::TimedOut, why))
+    })
 }
 
 /// Run the data phase on a set-up socket, watched as every netserver test
