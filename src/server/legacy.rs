@@ -5,15 +5,13 @@
 //! phase, send the results; each test gives only its own parts.
 
 use super::limits::{defaults, Limits};
-use super::log;
 use super::options::ServerOptions;
+use super::phase::{Phase, Served};
 use crate::control::channel::{Channel, ChannelError};
 use crate::engine::ring::BufferRing;
 use crate::engine::timer::StopFlag;
-use crate::engine::watchdog;
 use crate::engine::{self, Counters};
-use crate::measure::cpu::{self, CpuSampler};
-use crate::measure::outcome::CpuUsage;
+use crate::measure::cpu;
 use crate::net::port_range::{open_in_range, RangeError};
 use crate::net::socket::{self, SocketOptions};
 use crate::wire::legacy::{
@@ -199,16 +197,7 @@ struct Granted {
     cpu_rate: f32,
 }
 
-/// What a legacy test's data phase measured, as a stock netserver reports it.
-#[derive(Default)]
-struct Measured {
-    counters: Counters,
-    /// Seconds, less the pad when netserver's own timer ended the test.
-    elapsed: f64,
-    usage: Option<CpuUsage>,
-}
-
-impl Measured {
+impl Served<Counters> {
     /// The CPU fields netserver writes: the utilisation if `asked` (0 if it
     /// could not measure; else `leftover` stays), netperf's method code
     /// (PROC_STAT, 8) and the number of CPUs (both 0 unmeasured).
@@ -216,70 +205,6 @@ impl Measured {
         match &self.usage {
             Some(u) => (u.util as f32, 8, u.num_cpus as i32),
             None => (if asked != 0 { 0.0 } else { leftover }, 0, 0),
-        }
-    }
-}
-
-/// A legacy test being served: its name, its client, how it is watched.
-struct Phase<'a> {
-    /// The test's name in netserver's log.
-    name: &'static str,
-    /// The response's type, for a refusal.
-    response_kind: u32,
-    control_fd: RawFd,
-    peer: SocketAddr,
-    opts: &'a ServerOptions,
-    stop: StopFlag,
-    measure: bool,
-}
-
-impl Phase<'_> {
-    fn log(&self, text: &str) {
-        log::line(self.opts, Some(self.peer), text);
-    }
-
-    /// The data connection from an allowed client, watching the control
-    /// connection meanwhile.
-    fn accept(&self, listener: &Socket) -> Option<Socket> {
-        let (stop, limits) = (&self.stop, &self.opts.limits);
-        let allowed = |from: &SockAddr| {
-            from.as_socket()
-                .is_some_and(|a| self.opts.allow.permits(a.ip()))
-        };
-        let (data, gone) = watchdog::watched(self.control_fd, stop, limits.accept_timeout, || {
-            accept_within(listener, stop, limits, allowed)
-        });
-        if let Some(why) = gone {
-            self.log(&format!("ending the test: {why}"));
-        }
-        data
-    }
-
-    /// Run `work` on a descriptor table holding only `fd`, watched, with the
-    /// clock `limit`. A netserver told to stop (SIGTERM) cuts the test;
-    /// results still go.
-    fn measured(
-        &self,
-        fd: RawFd,
-        limit: Option<Duration>,
-        work: impl FnOnce() -> Counters + Send,
-    ) -> Measured {
-        let mut cpu = self.measure.then(|| CpuSampler::start(None).ok()).flatten();
-        let started = Instant::now();
-        let silent = self.opts.limits.silent_timeout;
-        let ran = watchdog::watched_alone(self.control_fd, &self.stop, silent, &[fd], limit, work);
-        let mut elapsed = started.elapsed().as_secs_f64();
-        if ran.timer_fired {
-            elapsed -= f64::from(PAD_TIME_SECS);
-        }
-        let usage = cpu.as_mut().and_then(|c| c.stop().ok());
-        if let Some(why) = ran.gone {
-            self.log(&format!("ending the test: {why}"));
-        }
-        Measured {
-            counters: ran.value,
-            elapsed,
-            usage,
         }
     }
 }
@@ -382,12 +307,12 @@ pub fn serve_tcp_stream(
     let finish = |listener: &Socket, response: &TcpStreamResponse| {
         let got = phase
             .accept(listener)
-            .map_or_else(Measured::default, |d| receive(d, response));
+            .map_or_else(Served::default, |d| receive(d, response));
         let left = TcpStreamResults::left_over_from(response);
         let (cpu_util, cpu_method, num_cpus) = got.cpu(response.measure_cpu, left.cpu_util);
         let results = TcpStreamResults {
-            bytes_received: got.counters.bytes_received as f64,
-            recv_calls: got.counters.recv_calls as u32,
+            bytes_received: got.value.bytes_received as f64,
+            recv_calls: got.value.recv_calls as u32,
             elapsed_time: got.elapsed as f32,
             cpu_util,
             cpu_method,
@@ -396,7 +321,7 @@ pub fn serve_tcp_stream(
         };
         let summary = format!(
             "TCP_STREAM (legacy) test: received {} bytes in {:.2}s",
-            got.counters.bytes_received, got.elapsed
+            got.value.bytes_received, got.elapsed
         );
         (results.encode(), summary)
     };
@@ -447,7 +372,7 @@ pub fn serve_tcp_cc(
         let (cpu_util, _, num_cpus) = got.cpu(response.measure_cpu, left.cpu_util);
         let results = TcpCcResults {
             bytes_received: 0,
-            trans_received: got.counters.transactions as u32,
+            trans_received: got.value.transactions as u32,
             elapsed_time: got.elapsed as f32,
             cpu_util,
             num_cpus,
@@ -455,7 +380,7 @@ pub fn serve_tcp_cc(
         };
         let summary = format!(
             "TCP_CC (legacy) test: {} connections in {:.2}s",
-            got.counters.transactions, got.elapsed
+            got.value.transactions, got.elapsed
         );
         (results.encode(), summary)
     };

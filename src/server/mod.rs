@@ -13,6 +13,7 @@ pub mod offload;
 pub mod omni;
 pub mod omni_checks;
 pub mod options;
+pub mod phase;
 pub mod session;
 pub mod unix;
 

@@ -10,18 +10,18 @@
 //! request is honoured (stock ignores it).
 
 use super::limits::{defaults, Limits};
-use super::log;
 use super::omni::Refusal;
 use super::options::ServerOptions;
+use super::phase::{Phase, Served};
 use crate::control::channel::{Channel, ChannelError};
-use crate::control::client::PAD_TIME;
 use crate::engine::ring::BufferRing;
-use crate::engine::timer::{StopFlag, Timer};
-use crate::engine::watchdog::{self, UNTIMED_IO_WAIT};
+use crate::engine::timer::StopFlag;
+use crate::engine::watchdog::UNTIMED_IO_WAIT;
 use crate::engine::{self, Counters, DataError};
-use crate::measure::cpu::{self, CpuSampler};
+use crate::measure::cpu;
 use crate::net::socket;
 use crate::net::unix_path::{self as path, SocketFile};
+use crate::wire::legacy::PAD_TIME_SECS;
 use crate::wire::unix::{self as layouts, Fields, Role, UnixPath, UnixTest};
 use crate::wire::{self, Message};
 use socket2::{Domain, Socket, Type};
@@ -29,7 +29,7 @@ use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn refuse(errno: i32, reason: impl Into<String>) -> Refusal {
     Refusal {
@@ -249,17 +249,11 @@ fn response(plan: &Plan, s: &Setup, cpu_rate: f32) -> Message {
 }
 
 /// What the data phase measured, for the results message.
-#[derive(Default)]
-struct Done {
-    counters: Counters,
-    elapsed: f64,
-    cpu_util: Option<f64>,
-    num_cpus: u32,
-}
+type Done = Served<Counters>;
 
 /// The results message; `serv_errno` set reports a failed data phase.
 fn results(plan: &Plan, d: &Done, serv_errno: i32) -> Message {
-    let c = &d.counters;
+    let c = &d.value;
     // These fields are C ints: they wrap as netserver's do.
     let transactions = c.transactions as i32;
     let bytes_received = if plan.test.is_request_response() {
@@ -267,6 +261,7 @@ fn results(plan: &Plan, d: &Done, serv_errno: i32) -> Message {
     } else {
         c.bytes_received as i32
     };
+    let usage = d.usage.as_ref();
     let fields = Fields {
         serv_errno,
         bytes_received,
@@ -275,9 +270,9 @@ fn results(plan: &Plan, d: &Done, serv_errno: i32) -> Message {
         // Every datagram but the zero-length end marker is one message.
         messages_recvd: c.recv_calls as i32,
         elapsed_time: d.elapsed as f32,
-        cpu_util: d.cpu_util.map_or(-1.0, |u| u as f32),
+        cpu_util: usage.map_or(-1.0, |u| u.util as f32),
         serv_dem: -1.0,
-        num_cpus: d.num_cpus as i32,
+        num_cpus: usage.map_or_else(cpu::num_cpus, |u| u.num_cpus) as i32,
         ..Default::default()
     };
     layouts::encode(plan.test, Role::Results, &fields)
@@ -298,52 +293,29 @@ fn same_host(peer: SocketAddr) -> Result<(), Refusal> {
     ))
 }
 
-/// Wait for netperf's connection, bounded like our other tests' accepts.
-fn accept(listener: &Socket, limits: &Limits, stop: &StopFlag) -> Result<Socket, DataError> {
-    socket::set_timeouts(listener, Some(UNTIMED_IO_WAIT)).map_err(DataError::Connect)?;
-    super::legacy::accept_within(listener, stop, limits, |_| true).ok_or_else(|| {
-        let why = match stop.is_set() {
-            true => "the test was stopped before its data connection".to_string(),
-            false => format!(
-                "no data connection within {:.1} s (--accept-timeout)",
-                limits.accept_timeout.as_secs_f64()
-            ),
-        };
-        DataError::Connect(std::io::Error::new(std::io::ErrorKind::TimedOut, why))
-    })
-}
-
-/// Run the data phase on a set-up socket, watched as every netserver test
-/// is: a closed control connection or a client silent for
-/// --silent-timeout ends it.
-fn run_data(
-    plan: &Plan,
-    s: &Setup,
-    limits: &Limits,
-    control_fd: RawFd,
-) -> (Result<Done, DataError>, Option<watchdog::ClientGone>) {
-    let stop = StopFlag::new();
-    watchdog::watched(control_fd, &stop, limits.silent_timeout, || {
-        run_watched(plan, s, limits, &stop)
-    })
-}
-
-fn run_watched(
-    plan: &Plan,
-    s: &Setup,
-    limits: &Limits,
-    stop: &StopFlag,
-) -> Result<Done, DataError> {
-    let owned;
-    let data_socket = if plan.test.is_datagram() {
-        &s.socket
-    } else {
-        owned = accept(&s.socket, limits, stop)?;
-        &owned
-    };
+/// Run the data phase: netperf's connection (a stream) or the socket
+/// itself (datagrams), the engine's loop for the test, the end of file
+/// STREAM_STREAM's netperf waits for.
+fn run_data(plan: &Plan, s: &Setup, phase: &Phase) -> Result<Done, DataError> {
+    let limits = &phase.opts.limits;
     // Blocking calls wake up this often to see the watcher's stop.
-    socket::set_timeouts(data_socket, Some(UNTIMED_IO_WAIT)).map_err(DataError::Connect)?;
-    let fd = data_socket.as_raw_fd();
+    socket::set_timeouts(&s.socket, Some(UNTIMED_IO_WAIT)).map_err(DataError::Connect)?;
+    let accepted = match plan.test.is_datagram() {
+        true => None,
+        false => Some(phase.accept(&s.socket).ok_or_else(|| {
+            let why = match phase.stop.is_set() {
+                true => "the test was stopped before its data connection".to_string(),
+                false => format!(
+                    "no data connection within {:.1} s (--accept-timeout)",
+                    limits.accept_timeout.as_secs_f64()
+                ),
+            };
+            DataError::Connect(std::io::Error::new(std::io::ErrorKind::TimedOut, why))
+        })?),
+    };
+    let data = accepted.as_ref().unwrap_or(&s.socket);
+    socket::set_timeouts(data, Some(UNTIMED_IO_WAIT)).map_err(DataError::Connect)?;
+    let fd = data.as_raw_fd();
     let f = &plan.f;
     let mut rx = BufferRing::new(
         s.recv_width,
@@ -358,62 +330,31 @@ fn run_watched(
         f.send_offset as u32,
     );
     let limit = plan.timed().then(|| {
-        let secs = f.test_length.min(limits.max_test_seconds) as u64 + u64::from(PAD_TIME);
-        Duration::from_secs(secs)
+        let secs = f.test_length.min(limits.max_test_seconds) + PAD_TIME_SECS;
+        Duration::from_secs(secs as u64)
     });
-    let mut sampler = if f.measure_cpu != 0 {
-        CpuSampler::start(None).ok()
-    } else {
-        None
-    };
-    let started = Instant::now();
-    // A netserver told to stop (SIGTERM) cuts the test; results still go.
-    let timer = Timer::arm_watching(limit, stop.clone(), true);
-    let count = plan.transaction_limit();
-    let outcome = match plan.test {
+    let (stop, count) = (&phase.stop, plan.transaction_limit());
+    let served = phase.measured(fd, limit, || match plan.test {
         UnixTest::StreamStream | UnixTest::DgStream => {
             engine::stream::recv(fd, &mut rx, stop, None, None, None)
         }
         UnixTest::StreamRr => engine::rr::server_stream(fd, &mut rx, &mut tx, stop, count),
         // Answers go to the sender's own socket file; the zero-length
         // datagram of our netperf ends the test.
-        UnixTest::DgRr => engine::rr::server_datagram(
-            fd,
-            &mut rx,
-            &mut tx,
-            stop,
-            count,
-            false,
-            None,
-            None,
-            |_| true,
-        ),
-    };
-    let mut done = Done {
-        elapsed: started.elapsed().as_secs_f64(),
-        ..Done::default()
-    };
-    let fired = timer.fired();
-    drop(timer);
-    if fired {
-        // The pad was ours, not the test's.
-        done.elapsed = (done.elapsed - f64::from(PAD_TIME)).max(0.0);
-    }
-    if plan.test == UnixTest::StreamStream {
-        // Tells netperf all its data was taken, as netserver's shutdown does.
-        let _ = data_socket.shutdown(std::net::Shutdown::Write);
-    }
-    let usage = sampler.as_mut().and_then(|c| {
-        if fired {
-            c.stop_scaled_to(done.elapsed).ok()
-        } else {
-            c.stop().ok()
+        UnixTest::DgRr => {
+            let (rx, tx) = (&mut rx, &mut tx);
+            engine::rr::server_datagram(fd, rx, tx, stop, count, false, None, None, |_| true)
         }
     });
-    done.cpu_util = usage.as_ref().map(|u| u.util);
-    done.num_cpus = usage.map_or_else(cpu::num_cpus, |u| u.num_cpus);
-    done.counters = outcome?;
-    Ok(done)
+    if plan.test == UnixTest::StreamStream {
+        // Tells netperf all its data was taken, as netserver's shutdown does.
+        let _ = data.shutdown(std::net::Shutdown::Write);
+    }
+    Ok(Done {
+        value: served.value?,
+        elapsed: served.elapsed,
+        usage: served.usage,
+    })
 }
 
 /// Serve one request of a Unix-domain test. Errors returned are
@@ -429,14 +370,18 @@ pub fn serve(
     let Some(test) = UnixTest::from_request_kind(m.kind()) else {
         return chan.send(&wire::encode_error_response(0, libc::EINVAL));
     };
-    let name = test.name();
     let plan = Plan::decode(test, m);
+    let phase = Phase {
+        name: test.name(),
+        response_kind: test.response_kind(),
+        control_fd,
+        peer,
+        opts,
+        stop: StopFlag::new(),
+        measure: plan.f.measure_cpu != 0,
+    };
     if let Err(e) = crate::engine::affinity::bind_current_thread(plan.f.cpu_bind) {
-        log::line(
-            opts,
-            Some(peer),
-            &format!("cannot bind to CPU {}: {e}", plan.f.cpu_bind),
-        );
+        phase.log(&format!("cannot bind to CPU {}: {e}", plan.f.cpu_bind));
     }
     let limits = &opts.limits;
     let setup = match same_host(peer)
@@ -445,49 +390,34 @@ pub fn serve(
     {
         Ok(s) => s,
         Err(r) => {
-            log::line(
-                opts,
-                Some(peer),
-                &format!("refused {name} request: {}", r.reason),
-            );
-            return chan.send(&wire::encode_error_response(test.response_kind(), r.errno));
+            phase.log(&format!("refused {} request: {}", phase.name, r.reason));
+            return chan.send(&wire::encode_error_response(phase.response_kind, r.errno));
         }
     };
-    let rate = if plan.f.measure_cpu != 0 {
-        cpu::calibrate_rate()
-    } else {
-        0.0
-    };
+    let rate = phase.measure.then(cpu::calibrate_rate).unwrap_or(0.0);
     chan.send(&response(&plan, &setup, rate))?;
-    let (outcome, gone) = run_data(&plan, &setup, limits, control_fd);
-    if let Some(why) = gone {
-        log::line(opts, Some(peer), &format!("ending the test: {why}"));
-    }
-    match outcome {
+    match run_data(&plan, &setup, &phase) {
         Ok(done) => {
             chan.send(&results(&plan, &done, 0))?;
-            let c = &done.counters;
+            let c = &done.value;
             let moved = match test {
                 UnixTest::StreamStream => format!("received {} bytes", c.bytes_received),
                 UnixTest::DgStream => format!("received {} datagrams", c.recv_calls),
                 UnixTest::StreamRr | UnixTest::DgRr => format!("{} transactions", c.transactions),
             };
-            log::line(
-                opts,
-                Some(peer),
-                &format!(
-                    "{name} test over {}: {moved} in {:.2}s",
-                    setup.file.path().display(),
-                    done.elapsed
-                ),
-            );
+            let file = setup.file.path().display();
+            let secs = done.elapsed;
+            phase.log(&format!(
+                "{} test over {file}: {moved} in {secs:.2}s",
+                phase.name
+            ));
         }
         Err(e) => {
             let errno = match &e {
                 DataError::Send(io) | DataError::Recv(io) | DataError::Connect(io) => errno_of(io),
             };
             chan.send(&results(&plan, &Done::default(), errno))?;
-            log::line(opts, Some(peer), &format!("{name} test failed: {e}"));
+            phase.log(&format!("{} test failed: {e}", phase.name));
         }
     }
     // `setup` drops here: its socket closes and its file is removed.

@@ -150,7 +150,7 @@ fn results_wrap_like_c_ints() {
     let mut p = plan(UnixTest::StreamRr);
     p.f.request_size = 1 << 20;
     let done = Done {
-        counters: Counters {
+        value: Counters {
             transactions: 1 << 12,
             ..Default::default()
         },

@@ -1,0 +1,98 @@
+//! One test being served by netserver, whatever its wire or socket family:
+//! its log lines, the wait for its data connection, and its data phase run
+//! the one way every test runs — on a descriptor table of its own, watched
+//! for a closed control connection and a silent client, under the test's
+//! clock, with the CPU measured around it.
+
+use super::legacy::accept_within;
+use super::log;
+use super::options::ServerOptions;
+use crate::engine::timer::StopFlag;
+use crate::engine::watchdog;
+use crate::measure::cpu::CpuSampler;
+use crate::measure::outcome::CpuUsage;
+use crate::wire::legacy::PAD_TIME_SECS;
+use socket2::{SockAddr, Socket};
+use std::net::SocketAddr;
+use std::os::fd::RawFd;
+use std::time::{Duration, Instant};
+
+/// What a test's data phase gave back, with its time and CPU.
+#[derive(Default)]
+pub struct Served<T> {
+    /// What the data loop returned.
+    pub value: T,
+    /// Seconds, less the pad when netserver's own timer ended the test.
+    pub elapsed: f64,
+    pub usage: Option<CpuUsage>,
+}
+
+/// A test being served: its name, its client, how it is watched.
+pub struct Phase<'a> {
+    /// The test's name in netserver's log.
+    pub name: &'static str,
+    /// The response's type, for a refusal.
+    pub response_kind: u32,
+    pub control_fd: RawFd,
+    pub peer: SocketAddr,
+    pub opts: &'a ServerOptions,
+    pub stop: StopFlag,
+    pub measure: bool,
+}
+
+impl Phase<'_> {
+    pub fn log(&self, text: &str) {
+        log::line(self.opts, Some(self.peer), text);
+    }
+
+    /// The data connection from an allowed client (a Unix-domain peer has
+    /// no address to check: its socket file is the door), watching the
+    /// control connection meanwhile.
+    pub fn accept(&self, listener: &Socket) -> Option<Socket> {
+        let (stop, limits) = (&self.stop, &self.opts.limits);
+        let allowed = |from: &SockAddr| {
+            from.as_socket()
+                .is_none_or(|a| self.opts.allow.permits(a.ip()))
+        };
+        let (data, gone) = watchdog::watched(self.control_fd, stop, limits.accept_timeout, || {
+            accept_within(listener, stop, limits, allowed)
+        });
+        if let Some(why) = gone {
+            self.log(&format!("ending the test: {why}"));
+        }
+        data
+    }
+
+    /// Run `work` on a descriptor table holding only `fd`, watched, with the
+    /// clock `limit`. A netserver told to stop (SIGTERM) cuts the test;
+    /// results still go. When the clock ended it, the pad is taken off the
+    /// time and the CPU figures are scaled to the test's own time, as
+    /// netperf corrects them (the pad was idle).
+    pub fn measured<T: Send>(
+        &self,
+        fd: RawFd,
+        limit: Option<Duration>,
+        work: impl FnOnce() -> T + Send,
+    ) -> Served<T> {
+        let mut cpu = self.measure.then(|| CpuSampler::start(None).ok()).flatten();
+        let started = Instant::now();
+        let silent = self.opts.limits.silent_timeout;
+        let ran = watchdog::watched_alone(self.control_fd, &self.stop, silent, &[fd], limit, work);
+        let mut elapsed = started.elapsed().as_secs_f64();
+        if ran.timer_fired {
+            elapsed = (elapsed - f64::from(PAD_TIME_SECS)).max(0.0);
+        }
+        let usage = cpu.as_mut().and_then(|c| match ran.timer_fired {
+            true => c.stop_scaled_to(elapsed).ok(),
+            false => c.stop().ok(),
+        });
+        if let Some(why) = ran.gone {
+            self.log(&format!("ending the test: {why}"));
+        }
+        Served {
+            value: ran.value,
+            elapsed,
+            usage,
+        }
+    }
+}
