@@ -24,7 +24,7 @@ use libc::{AF_INET, AF_INET6};
 use socket2::{SockAddr, Socket};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::os::fd::{AsRawFd, RawFd};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The families a legacy request may name: netperf's NF_* values, and the
 /// AF_* ones an older netperf might send.
@@ -131,33 +131,6 @@ pub(crate) fn timer_for(test_length: i32, limits: &Limits) -> (Option<Duration>,
     } else {
         (None, Some(u64::from(test_length.unsigned_abs())))
     }
-}
-
-/// Wait for a data connection whose peer `admit` accepts (others are closed
-/// at once), until `stop` or the accept timeout. `listener` must have a
-/// receive timeout: it is how often the wait looks at both. A failing
-/// `accept` other than a timeout, an interruption or an aborted connection
-/// ends the wait.
-pub(crate) fn accept_within(
-    listener: &Socket,
-    stop: &StopFlag,
-    limits: &Limits,
-    admit: impl Fn(&SockAddr) -> bool,
-) -> Option<Socket> {
-    let give_up = Instant::now() + limits.accept_timeout;
-    while !stop.is_set() && Instant::now() < give_up {
-        match listener.accept() {
-            Ok((s, from)) if admit(&from) => return Some(s),
-            Ok(_) => {}
-            Err(e)
-                if matches!(
-                    e.raw_os_error(),
-                    Some(libc::EAGAIN | libc::EINTR | libc::ECONNABORTED)
-                ) => {}
-            Err(_) => return None,
-        }
-    }
-    None
 }
 
 /// Open `listen` within netserver's --data-ports when it has one, with the
@@ -298,7 +271,7 @@ pub fn serve_tcp_stream(
         let mut ring = BufferRing::new(width, size as usize, align, offset);
         let (limit, _) = timer_for(r.test_length.max(1), limits);
         let fd = d.as_raw_fd();
-        let measured = phase.measured(fd, limit, || {
+        let measured = phase.measured(fd, limit, PAD_TIME_SECS as u32, || {
             engine::stream::recv(fd, &mut ring, &phase.stop, None, None, None).unwrap_or_default()
         });
         let _ = d.shutdown(std::net::Shutdown::Write);
@@ -307,6 +280,8 @@ pub fn serve_tcp_stream(
     let finish = |listener: &Socket, response: &TcpStreamResponse| {
         let got = phase
             .accept(listener)
+            .ok()
+            .flatten()
             .map_or_else(Served::default, |d| receive(d, response));
         let left = TcpStreamResults::left_over_from(response);
         let (cpu_util, cpu_method, num_cpus) = got.cpu(response.measure_cpu, left.cpu_util);
@@ -363,7 +338,7 @@ pub fn serve_tcp_cc(
         let (limit, count) = timer_for(r.test_length, &opts.limits);
         let mut empty = (BufferRing::new(1, 0, 8, 0), BufferRing::new(1, 0, 8, 0));
         let permit = |ip| opts.allow.permits(ip);
-        let got = phase.measured(listener.as_raw_fd(), limit, || {
+        let got = phase.measured(listener.as_raw_fd(), limit, PAD_TIME_SECS as u32, || {
             let (send, recv) = (&mut empty.0, &mut empty.1);
             engine::connect::server(listener, send, recv, &phase.stop, count, permit)
                 .map_or_else(|_| Counters::default(), |(counters, _)| counters)
@@ -387,37 +362,4 @@ pub fn serve_tcp_cc(
     let asked = check_tcp_cc(&r, &opts.limits);
     let encode = TcpCcResponse::encode;
     serve(chan, &phase, asked, encode, respond, finish)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::net::TcpStream;
-
-    fn listener() -> Socket {
-        let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
-        let s = Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-        s.bind(&addr.into()).unwrap();
-        s.listen(8).unwrap();
-        socket::set_timeouts(&s, Some(Duration::from_millis(50))).unwrap();
-        s
-    }
-
-    #[test]
-    fn accept_within_admits_filters_and_stops() {
-        let limits = Limits {
-            accept_timeout: Duration::from_millis(300),
-            ..Limits::default()
-        };
-        let (l, stop) = (listener(), StopFlag::new());
-        let at = socket::local_addr(&l).unwrap();
-        let _refused = TcpStream::connect(at).unwrap();
-        assert!(accept_within(&l, &stop, &limits, |_| false).is_none());
-        let _admitted = TcpStream::connect(at).unwrap();
-        let from_loopback = |a: &SockAddr| a.as_socket().is_some_and(|a| a.ip().is_loopback());
-        assert!(accept_within(&l, &stop, &limits, from_loopback).is_some());
-        let _waiting = TcpStream::connect(at).unwrap();
-        stop.set();
-        assert!(accept_within(&l, &stop, &limits, |_| true).is_none());
-    }
 }

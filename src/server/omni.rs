@@ -8,6 +8,7 @@ use super::omni_checks::client_data_addr;
 pub(crate) use super::omni_checks::refuse;
 pub use super::omni_checks::{validate, Refusal};
 use super::options::ServerOptions;
+use super::phase::{accept_within, Phase};
 use crate::control::channel::{Channel, ChannelError};
 use crate::control::client::PAD_TIME;
 use crate::engine::pacing::Pacer;
@@ -15,20 +16,19 @@ use crate::engine::ring::BufferRing;
 use crate::engine::sequence::Sequence;
 use crate::engine::sizing::{choose, UDP_LENGTH_MAX};
 use crate::engine::timer::StopFlag;
-use crate::engine::watchdog;
 use crate::engine::{self, Counters, DataError};
-use crate::measure::cpu::{self, CpuSampler};
+use crate::measure::cpu;
 use crate::net::port_range::{open_in_range, RangeError};
 use crate::net::socket::{self, SocketOptions};
 use crate::spec::Protocol;
 use crate::wire::extension::Extension;
 use crate::wire::omni::{self, OmniRequest, OmniResponse, OmniResults};
-use crate::wire::Message;
+use crate::wire::{kind, Message};
 use socket2::{SockAddr, Socket};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn local_bind_addr(r: &OmniRequest) -> SocketAddr {
     let port = r.data_port as u16;
@@ -359,7 +359,15 @@ fn setup_and_run(
     let xmit = r.direction & omni::DIR_XMIT != 0;
     let recv = r.direction & omni::DIR_RECV != 0;
     let xmit_only = xmit && !recv;
-    let stop = StopFlag::new();
+    let phase = Phase {
+        name: "omni",
+        response_kind: kind::OMNI_RESPONSE,
+        control_fd,
+        peer: control_peer,
+        opts,
+        stop: StopFlag::new(),
+        measure: measure_cpu,
+    };
     let pad = if xmit_only { 0 } else { PAD_TIME };
     let (timer_secs, units) = if r.test_length > 0 {
         (Some(r.test_length as u64 + u64::from(pad)), None)
@@ -384,67 +392,36 @@ fn setup_and_run(
         r.recv_alignment,
         r.recv_offset,
     );
-    let mut cpu = if measure_cpu {
-        CpuSampler::start(None).ok()
-    } else {
-        None
-    };
     use crate::net::interface::{egress_interface, InterfaceCounters};
     let counters_before = ext
         .interface_counters
         .then(|| egress_interface(&test.client))
         .flatten()
         .map(|name| InterfaceCounters::read(&name));
-    let started = Instant::now();
     let mut seq = (ext.sequence && protocol == Protocol::Udp).then(Sequence::new);
     // A client that closes the control connection or goes silent mid-test
     // has vanished: stop the test, which nothing else would end if it is
-    // counted (UDP, TCP_CRR) or long. A netserver told to stop (SIGTERM)
-    // cuts the test; its results still go.
-    let watched = watchdog::watched_alone(
-        control_fd,
-        &stop,
-        test.limits.silent_timeout,
-        &[listener.as_raw_fd()],
-        timer_secs.map(Duration::from_secs),
-        || {
-            run_data(
-                &listener,
-                test,
-                &mut send_ring,
-                &mut recv_ring,
-                &stop,
-                units,
-                seq.as_mut(),
-            )
-        },
-    );
-    let (outcome, gone) = (watched.value, watched.gone);
-    if let Some(why) = gone {
-        log::line(opts, Some(control_peer), &format!("ending the test: {why}"));
-    }
+    // counted (UDP, TCP_CRR) or long.
+    let limit = timer_secs.map(Duration::from_secs);
+    let stop = &phase.stop;
+    let served = phase.measured(listener.as_raw_fd(), limit, pad, || {
+        let (send, recv) = (&mut send_ring, &mut recv_ring);
+        run_data(&listener, test, send, recv, stop, units, seq.as_mut())
+    });
     let refused_sources = test.refused_sources.load(Ordering::Relaxed);
     if refused_sources > 0 {
-        log::line(
-            opts,
-            Some(control_peer),
-            &format!(
-                "dropped {} UDP requests from addresses other than the client's {} (netserver --allow can permit their network)",
-                refused_sources,
-                test.client.ip()
-            ),
-        );
+        phase.log(&format!(
+            "dropped {} UDP requests from addresses other than the client's {} (netserver --allow can permit their network)",
+            refused_sources,
+            test.client.ip()
+        ));
     }
-    let mut elapsed = started.elapsed().as_secs_f64();
+    let (elapsed, usage) = (served.elapsed, served.usage);
     let interface_delta = counters_before.map(|before| {
         let d = before.delta(&InterfaceCounters::read(&before.name));
         [d.tx_packets, d.rx_packets, d.tx_bytes, d.rx_bytes]
     });
-    if watched.timer_fired {
-        elapsed = (elapsed - f64::from(pad)).max(0.0);
-    }
-    let usage = cpu.as_mut().and_then(|c| c.stop().ok());
-    let (counters, end_buffers, retrans, cong) = match outcome {
+    let (counters, end_buffers, retrans, cong) = match served.value {
         Ok(v) => v,
         Err(e) => {
             let errno = match &e {
@@ -535,32 +512,18 @@ fn accept_data(
     stop: &StopFlag,
     test: &Test,
 ) -> Result<Option<Socket>, DataError> {
-    let give_up = Instant::now() + test.limits.accept_timeout;
     socket::set_timeouts(listener, Some(ACCEPT_POLL)).map_err(DataError::Connect)?;
-    loop {
-        if stop.is_set() || Instant::now() > give_up {
-            return Ok(None);
-        }
-        match listener.accept() {
-            Ok((s, from)) => {
-                let allowed = from.as_socket().is_some_and(|a| test.allow.permits(a.ip()));
-                if !allowed {
-                    continue; // dropped: not from a network --allow names
-                }
-                // A timed test's calls are ended by its timer's signal, not
-                // by timeouts (accepted sockets inherit the listener's).
-                let timeout = (test.r.test_length <= 0).then_some(ACCEPT_POLL);
-                socket::set_timeouts(&s, timeout).map_err(DataError::Connect)?;
-                return Ok(Some(s));
-            }
-            Err(e)
-                if matches!(
-                    e.raw_os_error(),
-                    Some(libc::EAGAIN) | Some(libc::EINTR) | Some(libc::ECONNABORTED)
-                ) => {}
-            Err(e) => return Err(DataError::Connect(e)),
-        }
-    }
+    // Dropped unanswered: a connection not from a network --allow names.
+    let allowed = |from: &SockAddr| from.as_socket().is_some_and(|a| test.allow.permits(a.ip()));
+    let accepted = accept_within(listener, stop, test.limits, allowed);
+    let Some(s) = accepted.map_err(DataError::Connect)? else {
+        return Ok(None);
+    };
+    // A timed test's calls are ended by its timer's signal, not by
+    // timeouts (accepted sockets inherit the listener's).
+    let timeout = (test.r.test_length <= 0).then_some(ACCEPT_POLL);
+    socket::set_timeouts(&s, timeout).map_err(DataError::Connect)?;
+    Ok(Some(s))
 }
 
 fn run_data(

@@ -4,18 +4,44 @@
 //! for a closed control connection and a silent client, under the test's
 //! clock, with the CPU measured around it.
 
-use super::legacy::accept_within;
+use super::limits::Limits;
 use super::log;
 use super::options::ServerOptions;
 use crate::engine::timer::StopFlag;
 use crate::engine::watchdog;
 use crate::measure::cpu::CpuSampler;
 use crate::measure::outcome::CpuUsage;
-use crate::wire::legacy::PAD_TIME_SECS;
 use socket2::{SockAddr, Socket};
 use std::net::SocketAddr;
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
+
+/// Wait for a data connection whose peer `admit` accepts (others are closed
+/// at once), until `stop` or the accept timeout: `Ok(None)`. `listener`
+/// must have a receive timeout: it is how often the wait looks at both. A
+/// failing `accept` other than a timeout, an interruption or an aborted
+/// connection is the error.
+pub fn accept_within(
+    listener: &Socket,
+    stop: &StopFlag,
+    limits: &Limits,
+    admit: impl Fn(&SockAddr) -> bool,
+) -> std::io::Result<Option<Socket>> {
+    let give_up = Instant::now() + limits.accept_timeout;
+    while !stop.is_set() && Instant::now() < give_up {
+        match listener.accept() {
+            Ok((s, from)) if admit(&from) => return Ok(Some(s)),
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::EAGAIN | libc::EINTR | libc::ECONNABORTED)
+                ) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(None)
+}
 
 /// What a test's data phase gave back, with its time and CPU.
 #[derive(Default)]
@@ -48,7 +74,7 @@ impl Phase<'_> {
     /// The data connection from an allowed client (a Unix-domain peer has
     /// no address to check: its socket file is the door), watching the
     /// control connection meanwhile.
-    pub fn accept(&self, listener: &Socket) -> Option<Socket> {
+    pub fn accept(&self, listener: &Socket) -> std::io::Result<Option<Socket>> {
         let (stop, limits) = (&self.stop, &self.opts.limits);
         let allowed = |from: &SockAddr| {
             from.as_socket()
@@ -64,7 +90,7 @@ impl Phase<'_> {
     }
 
     /// Run `work` on a descriptor table holding only `fd`, watched, with the
-    /// clock `limit`. A netserver told to stop (SIGTERM) cuts the test;
+    /// clock `limit` (which includes `pad` seconds). A netserver told to stop (SIGTERM) cuts the test;
     /// results still go. When the clock ended it, the pad is taken off the
     /// time and the CPU figures are scaled to the test's own time, as
     /// netperf corrects them (the pad was idle).
@@ -72,6 +98,7 @@ impl Phase<'_> {
         &self,
         fd: RawFd,
         limit: Option<Duration>,
+        pad: u32,
         work: impl FnOnce() -> T + Send,
     ) -> Served<T> {
         let mut cpu = self.measure.then(|| CpuSampler::start(None).ok()).flatten();
@@ -80,7 +107,7 @@ impl Phase<'_> {
         let ran = watchdog::watched_alone(self.control_fd, &self.stop, silent, &[fd], limit, work);
         let mut elapsed = started.elapsed().as_secs_f64();
         if ran.timer_fired {
-            elapsed = (elapsed - f64::from(PAD_TIME_SECS)).max(0.0);
+            elapsed = (elapsed - f64::from(pad)).max(0.0);
         }
         let usage = cpu.as_mut().and_then(|c| match ran.timer_fired {
             true => c.stop_scaled_to(elapsed).ok(),
@@ -94,5 +121,45 @@ impl Phase<'_> {
             elapsed,
             usage,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::socket;
+    use std::net::TcpStream;
+
+    fn listener() -> Socket {
+        let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        let s = Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        s.bind(&addr.into()).unwrap();
+        s.listen(8).unwrap();
+        socket::set_timeouts(&s, Some(Duration::from_millis(50))).unwrap();
+        s
+    }
+
+    #[test]
+    fn accept_within_admits_filters_and_stops() {
+        let limits = Limits {
+            accept_timeout: Duration::from_millis(300),
+            ..Limits::default()
+        };
+        let (l, stop) = (listener(), StopFlag::new());
+        let at = socket::local_addr(&l).unwrap();
+        let _refused = TcpStream::connect(at).unwrap();
+        assert!(accept_within(&l, &stop, &limits, |_| false)
+            .unwrap()
+            .is_none());
+        let _admitted = TcpStream::connect(at).unwrap();
+        let from_loopback = |a: &SockAddr| a.as_socket().is_some_and(|a| a.ip().is_loopback());
+        assert!(accept_within(&l, &stop, &limits, from_loopback)
+            .unwrap()
+            .is_some());
+        let _waiting = TcpStream::connect(at).unwrap();
+        stop.set();
+        assert!(accept_within(&l, &stop, &limits, |_| true)
+            .unwrap()
+            .is_none());
     }
 }

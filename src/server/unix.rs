@@ -302,16 +302,21 @@ fn run_data(plan: &Plan, s: &Setup, phase: &Phase) -> Result<Done, DataError> {
     socket::set_timeouts(&s.socket, Some(UNTIMED_IO_WAIT)).map_err(DataError::Connect)?;
     let accepted = match plan.test.is_datagram() {
         true => None,
-        false => Some(phase.accept(&s.socket).ok_or_else(|| {
-            let why = match phase.stop.is_set() {
-                true => "the test was stopped before its data connection".to_string(),
-                false => format!(
-                    "no data connection within {:.1} s (--accept-timeout)",
-                    limits.accept_timeout.as_secs_f64()
-                ),
-            };
-            DataError::Connect(std::io::Error::new(std::io::ErrorKind::TimedOut, why))
-        })?),
+        false => Some(
+            phase
+                .accept(&s.socket)
+                .map_err(DataError::Connect)?
+                .ok_or_else(|| {
+                    let why = match phase.stop.is_set() {
+                        true => "the test was stopped before its data connection".to_string(),
+                        false => format!(
+                            "no data connection within {:.1} s (--accept-timeout)",
+                            limits.accept_timeout.as_secs_f64()
+                        ),
+                    };
+                    DataError::Connect(std::io::Error::new(std::io::ErrorKind::TimedOut, why))
+                })?,
+        ),
     };
     let data = accepted.as_ref().unwrap_or(&s.socket);
     socket::set_timeouts(data, Some(UNTIMED_IO_WAIT)).map_err(DataError::Connect)?;
@@ -334,7 +339,7 @@ fn run_data(plan: &Plan, s: &Setup, phase: &Phase) -> Result<Done, DataError> {
         Duration::from_secs(secs as u64)
     });
     let (stop, count) = (&phase.stop, plan.transaction_limit());
-    let served = phase.measured(fd, limit, || match plan.test {
+    let served = phase.measured(fd, limit, PAD_TIME_SECS as u32, || match plan.test {
         UnixTest::StreamStream | UnixTest::DgStream => {
             engine::stream::recv(fd, &mut rx, stop, None, None, None)
         }
