@@ -54,130 +54,50 @@ struct Preset {
     test: TestName,
     protocol: Protocol,
     direction: u32,
+    /// Whether -r sizes apply (default 1,1): request/response and connect tests.
     rr_sizes: bool,
     connection: bool,
     sendfile: bool,
 }
 
-/// The classic names (matched case-insensitively, as netperf does).
+const fn preset(
+    name: &'static str,
+    test: TestName,
+    protocol: Protocol,
+    direction: u32,
+    connection: bool,
+    sendfile: bool,
+) -> Preset {
+    let rr_sizes = direction == XMIT | RECV || connection;
+    Preset {
+        name,
+        test,
+        protocol,
+        direction,
+        rr_sizes,
+        connection,
+        sendfile,
+    }
+}
+
+/// The classic names (matched case-insensitively, as netperf does): the
+/// test, its protocol (for a Unix-domain test Tcp is SOCK_STREAM), the local
+/// direction, whether it connects per transaction, whether it uses sendfile.
+#[rustfmt::skip]
 const PRESETS: &[Preset] = &[
-    Preset {
-        name: "TCP_STREAM",
-        test: TestName::TcpStream,
-        protocol: Protocol::Tcp,
-        direction: XMIT,
-        rr_sizes: false,
-        connection: false,
-        sendfile: false,
-    },
-    Preset {
-        name: "TCP_MAERTS",
-        test: TestName::TcpMaerts,
-        protocol: Protocol::Tcp,
-        direction: RECV,
-        rr_sizes: false,
-        connection: false,
-        sendfile: false,
-    },
-    Preset {
-        name: "TCP_SENDFILE",
-        test: TestName::TcpSendfile,
-        protocol: Protocol::Tcp,
-        direction: XMIT,
-        rr_sizes: false,
-        connection: false,
-        sendfile: true,
-    },
-    Preset {
-        name: "UDP_STREAM",
-        test: TestName::UdpStream,
-        protocol: Protocol::Udp,
-        direction: XMIT,
-        rr_sizes: false,
-        connection: false,
-        sendfile: false,
-    },
-    Preset {
-        name: "TCP_RR",
-        test: TestName::TcpRr,
-        protocol: Protocol::Tcp,
-        direction: XMIT | RECV,
-        rr_sizes: true,
-        connection: false,
-        sendfile: false,
-    },
-    Preset {
-        name: "UDP_RR",
-        test: TestName::UdpRr,
-        protocol: Protocol::Udp,
-        direction: XMIT | RECV,
-        rr_sizes: true,
-        connection: false,
-        sendfile: false,
-    },
-    Preset {
-        name: "TCP_CRR",
-        test: TestName::TcpCrr,
-        protocol: Protocol::Tcp,
-        direction: XMIT | RECV,
-        rr_sizes: true,
-        connection: true,
-        sendfile: false,
-    },
-    Preset {
-        name: "TCP_CC",
-        test: TestName::TcpCc,
-        protocol: Protocol::Tcp,
-        direction: 0,
-        rr_sizes: true,
-        connection: true,
-        sendfile: false,
-    },
-    Preset {
-        name: "OMNI",
-        test: TestName::Omni,
-        protocol: Protocol::Tcp,
-        direction: 0,
-        rr_sizes: false,
-        connection: false,
-        sendfile: false,
-    },
-    Preset {
-        name: "STREAM_STREAM",
-        test: TestName::Unix(UnixTest::StreamStream),
-        protocol: Protocol::Tcp,
-        direction: XMIT,
-        rr_sizes: false,
-        connection: false,
-        sendfile: false,
-    },
-    Preset {
-        name: "STREAM_RR",
-        test: TestName::Unix(UnixTest::StreamRr),
-        protocol: Protocol::Tcp,
-        direction: XMIT | RECV,
-        rr_sizes: true,
-        connection: false,
-        sendfile: false,
-    },
-    Preset {
-        name: "DG_STREAM",
-        test: TestName::Unix(UnixTest::DgStream),
-        protocol: Protocol::Udp,
-        direction: XMIT,
-        rr_sizes: false,
-        connection: false,
-        sendfile: false,
-    },
-    Preset {
-        name: "DG_RR",
-        test: TestName::Unix(UnixTest::DgRr),
-        protocol: Protocol::Udp,
-        direction: XMIT | RECV,
-        rr_sizes: true,
-        connection: false,
-        sendfile: false,
-    },
+    preset("TCP_STREAM", TestName::TcpStream, Protocol::Tcp, XMIT, false, false),
+    preset("TCP_MAERTS", TestName::TcpMaerts, Protocol::Tcp, RECV, false, false),
+    preset("TCP_SENDFILE", TestName::TcpSendfile, Protocol::Tcp, XMIT, false, true),
+    preset("UDP_STREAM", TestName::UdpStream, Protocol::Udp, XMIT, false, false),
+    preset("TCP_RR", TestName::TcpRr, Protocol::Tcp, XMIT | RECV, false, false),
+    preset("UDP_RR", TestName::UdpRr, Protocol::Udp, XMIT | RECV, false, false),
+    preset("TCP_CRR", TestName::TcpCrr, Protocol::Tcp, XMIT | RECV, true, false),
+    preset("TCP_CC", TestName::TcpCc, Protocol::Tcp, 0, true, false),
+    preset("OMNI", TestName::Omni, Protocol::Tcp, 0, false, false),
+    preset("STREAM_STREAM", TestName::Unix(UnixTest::StreamStream), Protocol::Tcp, XMIT, false, false),
+    preset("STREAM_RR", TestName::Unix(UnixTest::StreamRr), Protocol::Tcp, XMIT | RECV, false, false),
+    preset("DG_STREAM", TestName::Unix(UnixTest::DgStream), Protocol::Udp, XMIT, false, false),
+    preset("DG_RR", TestName::Unix(UnixTest::DgRr), Protocol::Udp, XMIT | RECV, false, false),
 ];
 
 impl TestName {

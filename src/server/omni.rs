@@ -117,13 +117,6 @@ pub fn serve(
     opts: &ServerOptions,
 ) -> Result<(), ChannelError> {
     let r = OmniRequest::decode(m);
-    if let Err(e) = crate::engine::affinity::bind_current_thread(r.cpu_bind) {
-        log::line(
-            opts,
-            Some(peer),
-            &format!("cannot bind to CPU {}: {e}", r.cpu_bind),
-        );
-    }
     // Every check before anything is opened; the first failure is answered.
     let checked = validate(&r, &opts.limits).and_then(|protocol| {
         let ext = Extension::decode(m)

@@ -129,6 +129,14 @@ fn dispatch(
     } else {
         None
     };
+    // Word 1 of every test request is netperf's -T binding for netserver
+    // (-1 for none), as stock netserver applies it whatever the test.
+    if is_test {
+        let cpu = m.serv_errno();
+        if let Err(e) = crate::engine::affinity::bind_current_thread(cpu) {
+            log::line(opts, Some(peer), &format!("cannot bind to CPU {cpu}: {e}"));
+        }
+    }
     match m.kind() {
         kind::DO_OMNI => super::omni::serve(chan, control_fd, m, peer, opts),
         kind::DO_TCP_STREAM => super::legacy::serve_tcp_stream(chan, control_fd, m, peer, opts),

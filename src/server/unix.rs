@@ -385,9 +385,6 @@ pub fn serve(
         stop: StopFlag::new(),
         measure: plan.f.measure_cpu != 0,
     };
-    if let Err(e) = crate::engine::affinity::bind_current_thread(plan.f.cpu_bind) {
-        phase.log(&format!("cannot bind to CPU {}: {e}", plan.f.cpu_bind));
-    }
     let limits = &opts.limits;
     let setup = match same_host(peer)
         .and_then(|()| plan.validate(limits))
