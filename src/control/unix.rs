@@ -15,7 +15,7 @@ use super::request::{self, LocalSizes};
 use crate::cli::config::GlobalOptions;
 use crate::engine::ring::BufferRing;
 use crate::engine::timer::{StopFlag, Timer};
-use crate::engine::watchdog::{self, ClientGone, UNTIMED_IO_WAIT, UNTIMED_SILENCE};
+use crate::engine::watchdog::{self, UNTIMED_IO_WAIT, UNTIMED_SILENCE};
 use crate::engine::{self, Counters, DataError};
 use crate::measure::cpu::{self, CpuSampler};
 use crate::net::socket;
@@ -286,12 +286,8 @@ fn move_data(
     };
     let started = Instant::now();
     let timer = Timer::arm(timer_after, stop.clone());
-    let silence = if count.is_some() {
-        UNTIMED_SILENCE
-    } else {
-        Duration::MAX
-    };
-    let (outcome, gone) = watchdog::watched(control_fd, &stop, silence, || {
+    let silence = count.map(|_| UNTIMED_SILENCE);
+    let (outcome, gone) = watchdog::netperf_watched(control_fd, &stop, silence, || {
         if test.is_request_response() {
             engine::rr::client(
                 fd,
@@ -319,11 +315,7 @@ fn move_data(
     let elapsed = started.elapsed().as_secs_f32();
     let usage = sampler.as_mut().and_then(|c| c.stop().ok());
     let counters = outcome.map_err(|e| data_failure(test, e))?;
-    if let Some(ClientGone::Silent(d)) = gone {
-        let silent = std::io::Error::new(
-            std::io::ErrorKind::TimedOut,
-            format!("no data moved for {:.1} seconds", d.as_secs_f64()),
-        );
+    if let Some(silent) = gone {
         return Err(data_failure(test, DataError::Recv(silent)));
     }
     let rate = if g.local_cpu_rate > 0.0 {

@@ -64,6 +64,31 @@ pub fn watched<T>(
     })
 }
 
+/// netperf's data loop `test`, watched when it has no clock of its own: a
+/// count test (`silence`: `UNTIMED_SILENCE`) whose data stops moving that
+/// long ends with a timed-out error, as does one whose netserver closes the
+/// control connection (`control_fd`, -1 for none) — whatever the socket
+/// family. A timed test (None) runs as it is: its clock ends blocked calls.
+pub fn netperf_watched<T>(
+    control_fd: RawFd,
+    stop: &StopFlag,
+    silence: Option<Duration>,
+    test: impl FnOnce() -> T,
+) -> (T, Option<std::io::Error>) {
+    let Some(silence) = silence else {
+        return (test(), None);
+    };
+    let (value, gone) = watched(control_fd, stop, silence, test);
+    let error = gone.map(|why| {
+        let text = match why {
+            ClientGone::Silent(d) => format!("no data moved for {:.1} seconds", d.as_secs_f64()),
+            ClientGone::ControlClosed => "netserver closed the control connection".to_string(),
+        };
+        std::io::Error::new(std::io::ErrorKind::TimedOut, text)
+    });
+    (value, error)
+}
+
 /// What `watched_alone` brings back from its test.
 pub struct Watched<T> {
     /// What the test returned.
@@ -279,5 +304,26 @@ mod tests {
             watched(fd, &stop, Duration::from_secs(30), || panic!("boom"))
         }));
         assert!(alone.is_err() && here.is_err());
+    }
+
+    #[test]
+    fn a_silent_count_test_ends_with_an_error_and_a_timed_one_runs_alone() {
+        let (ours, _theirs) = UnixStream::pair().unwrap();
+        let stop = StopFlag::new();
+        let silence = Some(Duration::from_millis(200));
+        let (ran, error) = netperf_watched(ours.as_raw_fd(), &stop, silence, || {
+            // A loop that moves nothing until it is stopped (bounded).
+            let give_up = Instant::now() + Duration::from_secs(10);
+            while !stop.is_set() && Instant::now() < give_up {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            stop.is_set()
+        });
+        assert!(ran, "the watcher stopped the loop");
+        let error = error.expect("silence is an error");
+        assert_eq!(error.kind(), std::io::ErrorKind::TimedOut);
+        assert!(error.to_string().contains("no data moved for 0.2 seconds"));
+        let (value, error) = netperf_watched(-1, &StopFlag::new(), None, || 7);
+        assert_eq!((value, error.is_none()), (7, true));
     }
 }
