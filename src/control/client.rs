@@ -2,16 +2,17 @@
 //! netserver for its half (omni request), run our half of the data path,
 //! collect netserver's results, and return what both ends measured.
 
-use super::channel::{Channel, ChannelError, RESPONSE_WAIT};
+use super::channel::{Channel, RESPONSE_WAIT};
 use super::data::{finish_data, run_data, Rings};
+pub use super::error::ClientError;
 pub use super::request::RunOptions;
 use super::request::{build_request, local_sizes, local_socket_options};
 use crate::cli::config::{Family, GlobalOptions};
 use crate::engine::timer::Timer;
-use crate::engine::{Counters, DataError, Histogram};
+use crate::engine::{Counters, Histogram};
 use crate::measure::cpu::CpuSampler;
 use crate::measure::outcome::{CpuUsage, Outcome, SideStats};
-use crate::net::resolve::{self, af_text, ResolveError};
+use crate::net::resolve::{self, af_text};
 use crate::net::socket::{self, SocketOptions};
 use crate::spec::{Limit, Protocol, TestSpec};
 use crate::wire::omni::{self, OmniResponse, OmniResults};
@@ -26,32 +27,6 @@ const CONNECT_WAIT: Duration = Duration::from_secs(30);
 const UNTIMED_IO_WAIT: Duration = Duration::from_millis(250);
 /// netperf's PAD_TIME: extra seconds a receiving netserver waits.
 pub const PAD_TIME: u32 = 4;
-
-#[derive(Debug, thiserror::Error)]
-pub enum ClientError {
-    #[error(transparent)]
-    Resolve(Box<ResolveError>),
-    /// netperf's two-line "are you sure there is a netserver" message, and
-    /// the errno of the last attempt.
-    #[error("{0}")]
-    NoServer(String, i32),
-    #[error("netperf: {0}")]
-    Control(#[from] ChannelError),
-    #[error("netperf: remote error {errno}: {text}")]
-    Remote { errno: i32, text: String },
-    #[error("netperf: unexpected message type {0} from netserver")]
-    Unexpected(u32),
-    #[error("netperf: data connection: {0}")]
-    Data(#[from] DataError),
-    #[error("netperf: {0}")]
-    Setup(String),
-}
-
-impl From<ResolveError> for ClientError {
-    fn from(e: ResolveError) -> Self {
-        ClientError::Resolve(Box::new(e))
-    }
-}
 
 fn remote_error(errno: i32) -> ClientError {
     ClientError::Remote {

@@ -1,10 +1,11 @@
 //! netperf's half of the data phase: connect when the test needs it, run
 //! the engine loop, and end the data connection the way netserver expects.
 
-use super::client::ClientError;
+use super::error::ClientError;
 use super::request::{LocalSizes, RunOptions};
 use crate::engine::pacing::Pacer;
 use crate::engine::ring::BufferRing;
+use crate::engine::rr::RrClient;
 use crate::engine::sequence::Sequence;
 use crate::engine::timer::StopFlag;
 use crate::engine::{self, Counters, DataError, Histogram};
@@ -135,20 +136,20 @@ pub fn run_data(
                 )?
                 .0
             }
-            None => engine::rr::client(
+            None => engine::rr::client(RrClient {
                 fd,
                 send_ring,
                 recv_ring,
-                udp,
-                spec.first_burst,
+                datagram: udp,
+                burst: spec.first_burst,
                 stop,
-                units,
-                dest.as_ref(),
+                trans_limit: units,
+                dest: dest.as_ref(),
                 loss_timeout,
                 hist,
                 seq,
-                pacer.as_mut(),
-            )?,
+                pacer: pacer.as_mut(),
+            })?,
         }
     } else if spec.xmit() {
         if spec.sendfile {

@@ -3,11 +3,13 @@
 //! netserver for (`request`), its half of the data phase (`data`), and one
 //! iteration end to end (`client`), with interim results sampled beside it
 //! (`interim`); the remote netserver's offloads, netperf-ng only (`offload`);
-//! the Unix-domain tests' own exchange over it (`unix`).
+//! the Unix-domain tests' own exchange over it (`unix`); what can go wrong
+//! on the way (`error`, below `client` and `data`).
 
 pub mod channel;
 pub mod client;
 pub mod data;
+pub mod error;
 pub mod interim;
 pub mod offload;
 pub mod request;

@@ -9,7 +9,8 @@
 //! restores.
 
 use super::channel::{Channel, ChannelError};
-use super::client::{establish_within, ClientError};
+use super::client::establish_within;
+use super::error::ClientError;
 use crate::cli::config::GlobalOptions;
 use crate::experiment::model::OffloadSnapshot;
 use crate::net::offload::Offload;

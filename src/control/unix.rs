@@ -289,20 +289,20 @@ fn move_data(
     let silence = count.map(|_| UNTIMED_SILENCE);
     let (outcome, gone) = watchdog::netperf_watched(control_fd, &stop, silence, || {
         if test.is_request_response() {
-            engine::rr::client(
+            engine::rr::client(engine::rr::RrClient {
                 fd,
-                &mut send_ring,
-                &mut recv_ring,
-                test.is_datagram(),
-                0,
-                &stop,
-                count,
-                None,
-                false,
-                None,
-                None,
-                None,
-            )
+                send_ring: &mut send_ring,
+                recv_ring: &mut recv_ring,
+                datagram: test.is_datagram(),
+                burst: 0,
+                stop: &stop,
+                trans_limit: count,
+                dest: None,
+                loss_timeout: false,
+                hist: None,
+                seq: None,
+                pacer: None,
+            })
         } else {
             engine::stream::send(fd, &mut send_ring, &stop, count, None, None, None, None)
         }
