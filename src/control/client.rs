@@ -9,7 +9,8 @@ pub use super::request::RunOptions;
 use super::request::{build_request, local_sizes, local_socket_options};
 use crate::cli::config::{Family, GlobalOptions};
 use crate::engine::timer::Timer;
-use crate::engine::{Counters, Histogram};
+use crate::engine::watchdog::{self, UNTIMED_IO_WAIT, UNTIMED_SILENCE};
+use crate::engine::{Counters, DataError, Histogram};
 use crate::measure::cpu::CpuSampler;
 use crate::measure::outcome::{CpuUsage, Outcome, SideStats};
 use crate::net::resolve::{self, af_text};
@@ -23,10 +24,6 @@ use std::time::{Duration, Instant};
 
 /// How long connecting the control or data connection may take.
 const CONNECT_WAIT: Duration = Duration::from_secs(30);
-/// How often a blocking call of an untimed test wakes to look at the stop flag.
-const UNTIMED_IO_WAIT: Duration = Duration::from_millis(250);
-/// netperf's PAD_TIME: extra seconds a receiving netserver waits.
-pub const PAD_TIME: u32 = 4;
 
 fn remote_error(errno: i32) -> ClientError {
     ClientError::Remote {
@@ -229,6 +226,7 @@ pub fn run_iteration(
     explicit_remote: bool,
 ) -> Result<Iteration, ClientError> {
     let no_control = chan.is_none();
+    let control_fd = chan.as_deref().map_or(-1, |c| c.as_raw_fd());
     let (remote0, mut local_bind) = data_endpoints(spec)?;
     let opts = local_socket_options(spec);
     let sock = socket::create(&remote0, &opts)
@@ -323,20 +321,29 @@ pub fn run_iteration(
         .interim
         .clone()
         .map(|o| super::interim::InterimSampler::start(o, stop.clone()));
-    let (counters, mss_seen, data_sock) = run_data(
-        spec,
-        sock,
-        &remote,
-        local_bind,
-        &opts,
-        &mut rings,
-        run,
-        &stop,
-        units,
-        io_wait,
-        hist.as_mut(),
-        seq.as_mut(),
-    )?;
+    // A count has no clock: one that stops moving ends with an error,
+    // the same watch whatever the socket family (engine::watchdog).
+    let silence = units.map(|_| UNTIMED_SILENCE);
+    let (data, silent) = watchdog::netperf_watched(control_fd, &stop, silence, || {
+        run_data(
+            spec,
+            sock,
+            &remote,
+            local_bind,
+            &opts,
+            &mut rings,
+            run,
+            &stop,
+            units,
+            io_wait,
+            hist.as_mut(),
+            seq.as_mut(),
+        )
+    });
+    let (counters, mss_seen, data_sock) = data?;
+    if let Some(e) = silent {
+        return Err(ClientError::Data(DataError::Recv(e)));
+    }
     let ended = Instant::now();
     let elapsed = ended.duration_since(started).as_secs_f64();
     if run.debug > 0 {
@@ -409,7 +416,7 @@ pub fn run_iteration(
         (Some(chan), Some(response)) => {
             let wait = RESPONSE_WAIT
                 + seconds.unwrap_or_default()
-                + Duration::from_secs(u64::from(PAD_TIME));
+                + Duration::from_secs(u64::from(crate::wire::PAD_TIME));
             let res_msg = chan.recv(wait)?;
             let results = OmniResults::decode(&res_msg);
             if results.serv_errno != 0 {

@@ -16,10 +16,10 @@ use crate::net::port_range::{open_in_range, RangeError};
 use crate::net::socket::{self, SocketOptions};
 use crate::wire::legacy::{
     TcpCcRequest, TcpCcResponse, TcpCcResults, TcpStreamRequest, TcpStreamResponse,
-    TcpStreamResults, PAD_TIME_SECS,
+    TcpStreamResults,
 };
 use crate::wire::omni::{NF_INET, NF_INET6, NF_UNSPEC};
-use crate::wire::{kind, Message};
+use crate::wire::{kind, Message, PAD_TIME};
 use libc::{AF_INET, AF_INET6};
 use socket2::{SockAddr, Socket};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -126,7 +126,7 @@ pub(crate) fn timer_for(test_length: i32, limits: &Limits) -> (Option<Duration>,
     if test_length > 0 {
         let secs = test_length
             .min(limits.max_test_seconds)
-            .saturating_add(PAD_TIME_SECS);
+            .saturating_add(PAD_TIME as i32);
         (Some(Duration::from_secs(secs as u64)), None)
     } else {
         (None, Some(u64::from(test_length.unsigned_abs())))
@@ -271,7 +271,7 @@ pub fn serve_tcp_stream(
         let mut ring = BufferRing::new(width, size as usize, align, offset);
         let (limit, _) = timer_for(r.test_length.max(1), limits);
         let fd = d.as_raw_fd();
-        let measured = phase.measured(fd, limit, PAD_TIME_SECS as u32, || {
+        let measured = phase.measured(fd, limit, PAD_TIME, || {
             engine::stream::recv(fd, &mut ring, &phase.stop, None, None, None).unwrap_or_default()
         });
         let _ = d.shutdown(std::net::Shutdown::Write);
@@ -338,7 +338,7 @@ pub fn serve_tcp_cc(
         let (limit, count) = timer_for(r.test_length, &opts.limits);
         let mut empty = (BufferRing::new(1, 0, 8, 0), BufferRing::new(1, 0, 8, 0));
         let permit = |ip| opts.allow.permits(ip);
-        let got = phase.measured(listener.as_raw_fd(), limit, PAD_TIME_SECS as u32, || {
+        let got = phase.measured(listener.as_raw_fd(), limit, PAD_TIME, || {
             let (send, recv) = (&mut empty.0, &mut empty.1);
             engine::connect::server(listener, send, recv, &phase.stop, count, permit)
                 .map_or_else(|_| Counters::default(), |(counters, _)| counters)

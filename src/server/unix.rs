@@ -21,9 +21,8 @@ use crate::engine::{self, Counters, DataError};
 use crate::measure::cpu;
 use crate::net::socket;
 use crate::net::unix_path::{self as path, SocketFile};
-use crate::wire::legacy::PAD_TIME_SECS;
 use crate::wire::unix::{self as layouts, Fields, Role, UnixPath, UnixTest};
-use crate::wire::{self, Message};
+use crate::wire::{self, Message, PAD_TIME};
 use socket2::{Domain, Socket, Type};
 use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, RawFd};
@@ -335,11 +334,11 @@ fn run_data(plan: &Plan, s: &Setup, phase: &Phase) -> Result<Done, DataError> {
         f.send_offset as u32,
     );
     let limit = plan.timed().then(|| {
-        let secs = f.test_length.min(limits.max_test_seconds) + PAD_TIME_SECS;
+        let secs = f.test_length.min(limits.max_test_seconds) + PAD_TIME as i32;
         Duration::from_secs(secs as u64)
     });
     let (stop, count) = (&phase.stop, plan.transaction_limit());
-    let served = phase.measured(fd, limit, PAD_TIME_SECS as u32, || match plan.test {
+    let served = phase.measured(fd, limit, PAD_TIME, || match plan.test {
         UnixTest::StreamStream | UnixTest::DgStream => {
             engine::stream::recv(fd, &mut rx, stop, None, None, None)
         }

@@ -34,7 +34,7 @@
 //!    server's FIN.
 //! 4. netserver `recv()`s until it reads end of file: that is how it learns
 //!    the test ended. It then `shutdown(SHUT_WR)`s the data socket and sends
-//!    [`TcpStreamResults`]. Its own timer of `test_length + PAD_TIME_SECS` is
+//!    [`TcpStreamResults`]. Its own timer of `test_length + PAD_TIME` is
 //!    only a backstop; note that a byte-count test sends the byte count
 //!    positive in `test_length`, indistinguishable from seconds.
 //! 5. netperf reads the results and closes the control connection.
@@ -60,8 +60,8 @@
 //!    so the listen socket must stay open until its loop ends.
 //! 4. netserver loops `accept` then `close` at once, counting. It decides the
 //!    end itself: after `-test_length` accepts when `test_length <= 0`, else
-//!    when its timer of `test_length + PAD_TIME_SECS` interrupts `accept`
-//!    (it then subtracts `PAD_TIME_SECS` from its elapsed time). It never
+//!    when its timer of `test_length + PAD_TIME` interrupts `accept`
+//!    (it then subtracts `PAD_TIME` from its elapsed time). It never
 //!    closes the listen socket. Then it sends [`TcpCcResults`].
 //!
 //! netperf reads from the response: `serv_errno`, `recv_buf_size`,
@@ -72,9 +72,6 @@
 
 use super::layout::layout;
 use super::message::{kind, Message, MESSAGE_WORDS};
-
-/// Seconds a stock netserver adds to `test_length` for its own test timer.
-pub const PAD_TIME_SECS: i32 = 4;
 
 /// The buffer as a stock netserver holds it after sending `sent`: every word
 /// already in network order, so sending it again reverses each word's bytes.

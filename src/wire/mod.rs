@@ -17,6 +17,10 @@ pub mod unix;
 
 pub use message::{kind, Message, MESSAGE_LEN};
 
+/// Seconds a netserver adds to a timed test's length for its own timer
+/// (netperf's PAD_TIME): netperf normally ends the test first.
+pub const PAD_TIME: u32 = 4;
+
 /// Longest passphrase that fits the message's data area with its NUL.
 pub const PASSPHRASE_MAX: usize = message::MESSAGE_LEN - message::DATA_OFFSET - 1;
 
