@@ -11,12 +11,14 @@
 //! datagram: stock netserver also stops at a datagram of another size.
 
 use super::channel::{Channel, ChannelError, RESPONSE_WAIT};
-use super::request::{self, LocalSizes};
+use super::data::{run_loop, Rings};
+use super::error::ClientError;
+use super::request::{self, LocalSizes, RunOptions};
 use crate::cli::config::GlobalOptions;
 use crate::engine::ring::BufferRing;
 use crate::engine::timer::{StopFlag, Timer};
 use crate::engine::watchdog::{self, UNTIMED_IO_WAIT, UNTIMED_SILENCE};
-use crate::engine::{self, Counters, DataError};
+use crate::engine::{Counters, DataError};
 use crate::measure::cpu::{self, CpuSampler};
 use crate::net::socket;
 use crate::net::strerror;
@@ -260,8 +262,7 @@ fn move_data(
     };
     let io_wait = count.map(|_| UNTIMED_IO_WAIT);
     socket::set_timeouts(s, io_wait).map_err(|e| data_failure(test, DataError::Connect(e)))?;
-    let fd = s.as_raw_fd();
-    let mut recv_ring = ring(
+    let recv_ring = ring(
         sizes.recv_width,
         spec.response_size,
         spec.local_recv_align,
@@ -287,25 +288,10 @@ fn move_data(
     let started = Instant::now();
     let timer = Timer::arm(timer_after, stop.clone());
     let silence = count.map(|_| UNTIMED_SILENCE);
+    let mut rings = Rings::from_parts(send_ring, recv_ring);
+    let run = RunOptions::from_global(g);
     let (outcome, gone) = watchdog::netperf_watched(control_fd, &stop, silence, || {
-        if test.is_request_response() {
-            engine::rr::client(engine::rr::RrClient {
-                fd,
-                send_ring: &mut send_ring,
-                recv_ring: &mut recv_ring,
-                datagram: test.is_datagram(),
-                burst: 0,
-                stop: &stop,
-                trans_limit: count,
-                dest: None,
-                loss_timeout: false,
-                hist: None,
-                seq: None,
-                pacer: None,
-            })
-        } else {
-            engine::stream::send(fd, &mut send_ring, &stop, count, None, None, None, None)
-        }
+        run_loop(spec, s, None, &mut rings, &run, &stop, count, None, None)
     });
     drop(timer);
     if test == UnixTest::StreamStream {
@@ -314,7 +300,10 @@ fn move_data(
     }
     let elapsed = started.elapsed().as_secs_f32();
     let usage = sampler.as_mut().and_then(|c| c.stop().ok());
-    let counters = outcome.map_err(|e| data_failure(test, e))?;
+    let counters = outcome.map_err(|e| match e {
+        ClientError::Data(e) => data_failure(test, e),
+        other => Failure::new(format!("netperf: {other}")),
+    })?;
     if let Some(silent) = gone {
         return Err(data_failure(test, DataError::Recv(silent)));
     }

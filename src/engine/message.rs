@@ -58,7 +58,7 @@ pub(crate) fn recv_message(
 }
 
 /// Send one whole message; false when stopping or the peer is gone.
-#[inline]
+#[inline(always)]
 pub(crate) fn send_message(
     fd: RawFd,
     buf: *const u8,
