@@ -145,3 +145,22 @@ fn request_the_server_cannot_honour() {
     let out = netperf(&server, &["-t", "TCP_RR", "-l", "-100", "-P", "0"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
+
+#[test]
+fn an_absurd_ring_width_is_no_abort() {
+    let server = Server::start("127.0.0.1");
+    // -W asks for 10^8 local buffers: our end fits its rings into its
+    // limit (it used to die of a failed allocation); netserver refuses its
+    // own share with ENOMEM, one clear error, in every socket family.
+    for test in ["TCP_STREAM", "STREAM_STREAM"] {
+        let args = ["-t", test, "-l", "1", "-W", "100000000,100000000"];
+        let out = netperf(&server, &args);
+        let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert!(!all.contains("memory allocation"), "{test}: {all}");
+        assert!(
+            matches!(out.status.code(), Some(0 | 255)),
+            "{test}: {:?} {all}",
+            out.status
+        );
+    }
+}

@@ -10,6 +10,7 @@ use crate::engine::sequence::Sequence;
 use crate::engine::timer::StopFlag;
 use crate::engine::{self, Counters, DataError, Histogram};
 use crate::net::socket::{self, SocketOptions};
+use crate::server::limits::defaults::{MAX_RING_BYTES, MAX_WIDTH};
 use crate::spec::{Limit, Protocol, TestSpec};
 use socket2::{SockAddr, Socket};
 use std::net::SocketAddr;
@@ -29,26 +30,30 @@ pub struct Rings {
     recv: BufferRing,
 }
 
-impl Rings {
-    /// Rings made elsewhere (the Unix-domain tests clamp theirs).
-    pub fn from_parts(send: BufferRing, recv: BufferRing) -> Rings {
-        Rings { send, recv }
-    }
+/// A ring of `width` buffers, fewer if that much memory is beyond
+/// netperf-ng's limits: a command line (-W 100000000) must not abort us.
+fn ring(width: u32, size: i32, align: u32, offset: u32) -> BufferRing {
+    let per_buffer = size.max(1) as u64 + u64::from(align) + u64::from(offset);
+    let fits = u32::try_from(MAX_RING_BYTES / per_buffer).unwrap_or(u32::MAX);
+    let width = width.clamp(1, MAX_WIDTH).min(fits.max(1));
+    BufferRing::new(width, size.max(0) as usize, align, offset)
+}
 
+impl Rings {
     pub fn prepare(
         spec: &TestSpec,
         sizes: &LocalSizes,
         run: &RunOptions,
     ) -> Result<Self, ClientError> {
-        let mut send = BufferRing::new(
+        let mut send = ring(
             sizes.send_width,
-            sizes.send_size.max(0) as usize,
+            sizes.send_size,
             spec.local_send_align,
             spec.local_send_offset,
         );
-        let recv = BufferRing::new(
+        let recv = ring(
             sizes.recv_width,
-            sizes.recv_size.max(0) as usize,
+            sizes.recv_size,
             spec.local_recv_align,
             spec.local_recv_offset,
         );
@@ -112,7 +117,17 @@ pub fn run_data(
         }
     }
     let dest = (!connected).then(|| SockAddr::from(*remote));
-    let counters = run_loop(spec, &sock, dest.as_ref(), rings, run, stop, units, hist, seq)?;
+    let counters = run_loop(
+        spec,
+        &sock,
+        dest.as_ref(),
+        rings,
+        run,
+        stop,
+        units,
+        hist,
+        seq,
+    )?;
     let mss = if udp { -1 } else { socket::mss(&sock) };
     Ok((counters, mss, Some(sock)))
 }
@@ -203,16 +218,7 @@ pub fn run_loop(
         } else if spec.extension.zerocopy && !udp {
             engine::zerocopy::send(fd, send_ring, stop, units)?
         } else {
-            engine::stream::send(
-                fd,
-                send_ring,
-                stop,
-                units,
-                dest,
-                hist,
-                seq,
-                pacer.as_mut(),
-            )?
+            engine::stream::send(fd, send_ring, stop, units, dest, hist, seq, pacer.as_mut())?
         }
     } else if let Some(n) = batch {
         engine::mmsg::stream_recv_batched(fd, recv_ring, n, stop, units)?.0

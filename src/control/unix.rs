@@ -15,7 +15,6 @@ use super::data::{run_loop, Rings};
 use super::error::ClientError;
 use super::request::{self, LocalSizes, RunOptions};
 use crate::cli::config::GlobalOptions;
-use crate::engine::ring::BufferRing;
 use crate::engine::timer::{StopFlag, Timer};
 use crate::engine::watchdog::{self, UNTIMED_IO_WAIT, UNTIMED_SILENCE};
 use crate::engine::{Counters, DataError};
@@ -228,15 +227,6 @@ fn send_end_marker(s: &Socket) {
     }
 }
 
-/// A ring of `width` buffers, fewer if that much memory is beyond
-/// netperf-ng's limits: a command line (-W) must not abort us.
-fn ring(width: u32, size: i32, align: u32, offset: u32) -> BufferRing {
-    let per_buffer = size.max(1) as u64 + u64::from(align) + u64::from(offset);
-    let fits = u32::try_from(limits::MAX_RING_BYTES / per_buffer).unwrap_or(u32::MAX);
-    let width = width.clamp(1, limits::MAX_WIDTH).min(fits.max(1));
-    BufferRing::new(width, size.max(0) as usize, align, offset)
-}
-
 /// The local measurements of the data phase.
 struct Local {
     counters: Counters,
@@ -262,23 +252,8 @@ fn move_data(
     };
     let io_wait = count.map(|_| UNTIMED_IO_WAIT);
     socket::set_timeouts(s, io_wait).map_err(|e| data_failure(test, DataError::Connect(e)))?;
-    let recv_ring = ring(
-        sizes.recv_width,
-        spec.response_size,
-        spec.local_recv_align,
-        spec.local_recv_offset,
-    );
-    let mut send_ring = ring(
-        sizes.send_width,
-        sizes.send_size,
-        spec.local_send_align,
-        spec.local_send_offset,
-    );
-    if let Some(path) = &g.local_fill_file {
-        let data = crate::input::read_fill(std::path::Path::new(path), send_ring.capacity())
-            .map_err(|e| Failure::new(format!("netperf: cannot read fill file '{path}': {e}")))?;
-        send_ring.fill_continuous(&data);
-    }
+    let run = RunOptions::from_global(g);
+    let mut rings = Rings::prepare(spec, sizes, &run).map_err(|e| Failure::new(e.to_string()))?;
     let stop = StopFlag::new();
     let mut sampler = if g.local_cpu {
         CpuSampler::start(g.num_cpus).ok()
@@ -288,8 +263,6 @@ fn move_data(
     let started = Instant::now();
     let timer = Timer::arm(timer_after, stop.clone());
     let silence = count.map(|_| UNTIMED_SILENCE);
-    let mut rings = Rings::from_parts(send_ring, recv_ring);
-    let run = RunOptions::from_global(g);
     let (outcome, gone) = watchdog::netperf_watched(control_fd, &stop, silence, || {
         run_loop(spec, s, None, &mut rings, &run, &stop, count, None, None)
     });
@@ -302,7 +275,7 @@ fn move_data(
     let usage = sampler.as_mut().and_then(|c| c.stop().ok());
     let counters = outcome.map_err(|e| match e {
         ClientError::Data(e) => data_failure(test, e),
-        other => Failure::new(format!("netperf: {other}")),
+        other => Failure::new(other.to_string()),
     })?;
     if let Some(silent) = gone {
         return Err(data_failure(test, DataError::Recv(silent)));
