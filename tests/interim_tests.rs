@@ -289,12 +289,14 @@ fn rr_rate(server: &Server, burst: &str) -> f64 {
 #[test]
 fn a_burst_of_eight_raises_the_transaction_rate() {
     let server = Server::start("127.0.0.1");
-    // Usually several times the rate; a few tries absorb a noisy machine.
+    // About twice the rate on an idle loopback, less when the suite loads
+    // the machine (1.2 to 1.5 seen); no burst at all is 1.0. A few tries
+    // absorb the noise.
     let tries: Vec<(f64, f64)> = (0..3)
         .map(|_| (rr_rate(&server, "0"), rr_rate(&server, "8")))
         .collect();
     assert!(
-        tries.iter().any(|(one, eight)| *eight > 1.5 * one),
+        tries.iter().any(|(one, eight)| *eight > 1.25 * one),
         "{tries:?}"
     );
     // -b negative is no burst at all in netperf 2.7.1; it still runs.
