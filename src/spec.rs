@@ -382,6 +382,21 @@ impl TestSpec {
             (f, _) => f,
         };
         // --latency-histogram writes the same per-operation times -j keeps.
+        if preset.test.is_unix() {
+            // What only TCP/UDP sockets do: refused, never silently ignored.
+            let tcp_udp_only = [
+                ("--zerocopy", t.zerocopy),
+                ("--seq", t.sequence),
+                ("--busy-poll", t.busy_poll_usecs.is_some()),
+                ("--data-ports", t.data_ports.is_some()),
+            ];
+            if let Some((option, _)) = tcp_udp_only.iter().find(|(_, given)| *given) {
+                return Err(SpecError::Invalid(format!(
+                    "{option} is for TCP and UDP tests; {} moves its data over an AF_UNIX socket",
+                    g.test_name
+                )));
+            }
+        }
         let unix_dir = match &t.unix_dir {
             Some(text) => {
                 Some(crate::net::unix_path::resolve_user_dir(text).map_err(SpecError::Invalid)?)

@@ -13,7 +13,7 @@ use super::error::{CliError, Section};
 use super::extensions;
 use super::getopt::{Item, ScanError, Scanner};
 use super::global_opts::{apply_global, finish_global, GlobalScanState, GLOBAL_OPTIONS};
-use super::test_opts::{apply_test, TEST_OPTIONS};
+use super::test_opts::{apply_test, TEST_OPTIONS, UNIX_TEST_OPTIONS};
 use super::usage;
 
 /// The program name netperf puts first in COMMAND_LINE.
@@ -102,7 +102,11 @@ pub fn parse_netperf(args: &[String]) -> Result<Invocation, CliError> {
             })
         }
     };
-    let mut tests = Scanner::new(&test_words, TEST_OPTIONS);
+    let table = match crate::wire::unix::UnixTest::lookup(&config.global.test_name) {
+        Some(_) => UNIX_TEST_OPTIONS,
+        None => TEST_OPTIONS,
+    };
+    let mut tests = Scanner::new(&test_words, table);
     for item in tests.by_ref() {
         match item.map_err(|e| scan_error(e, Section::Test))? {
             Item::Option { letter: 'h', .. } => {

@@ -63,6 +63,18 @@ pub const TEST_OPTIONS: &OptionTable = &[
     ('W', Required),
 ];
 
+/// The test options of the Unix-domain tests: only these, as netperf's
+/// `scan_unix_args` takes them; any other letter is refused.
+pub const UNIX_TEST_OPTIONS: &OptionTable = &[
+    ('h', Flag),
+    ('m', Required),
+    ('M', Required),
+    ('p', Required),
+    ('r', Required),
+    ('s', Required),
+    ('S', Required),
+];
+
 /// Options netperf accepts that this build does not implement, and what
 /// netperf would do with them (for the reader; the binary only warns).
 const UNSUPPORTED_LETTERS: [(char, &str); 9] = [

@@ -506,6 +506,33 @@ mod tests {
     }
 
     #[test]
+    fn only_what_the_unix_tests_take_is_taken() {
+        let words = |line: &str| {
+            line.split_whitespace()
+                .map(String::from)
+                .collect::<Vec<_>>()
+        };
+        for line in [
+            "-t DG_RR -- -b 4",
+            "-t STREAM_STREAM -- -D",
+            "-t stream_rr -- -P 5000",
+        ] {
+            let e = crate::cli::parse_netperf(&words(line))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("unknown option"), "{line}: {e}");
+        }
+        for ext in ["--zerocopy", "--busy-poll 50", "--data-ports 5000-5010"] {
+            let line = format!("-t STREAM_STREAM -- {ext}");
+            let e = TestSpec::from_config(&config(&line))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("AF_UNIX"), "{line}: {e}");
+        }
+        assert!(TestSpec::from_config(&config("-t DG_RR -- --mmsg 8 -r 8,8")).is_ok());
+    }
+
+    #[test]
     fn requests_carry_the_options() {
         let c = config("-t STREAM_STREAM -l 7 -C -- -M 8K -S 1M");
         let s = TestSpec::from_config(&c).unwrap();
