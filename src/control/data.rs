@@ -137,7 +137,7 @@ pub fn run_data(
 /// loop, whatever the socket family.
 #[allow(clippy::too_many_arguments)]
 // A frame of its own with a single call of each loop: the request/response
-// loop inlined here keeps its state in registers (bench/callgrind counts 157
+// loop inlined here keeps its state in registers (bench/callgrind counts 166
 // instructions per TCP_RR transaction here, 201 as a function of its own).
 #[inline(never)]
 pub fn run_loop(
