@@ -15,6 +15,7 @@ pub mod k8s;
 pub mod matrix;
 pub mod measure;
 pub mod net;
+pub mod page;
 pub mod report;
 pub mod resultsdb;
 pub mod rlimit;

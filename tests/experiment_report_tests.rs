@@ -9,13 +9,15 @@
 //!
 //! Set NETPERF_NG_REPORT_KEEP=DIR to keep the outputs and PNGs in DIR.
 
+mod common;
 mod experiment_fixture;
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
+use common::browser::{
+    chromium, file_url, have_chromium, measure, measuring_copy, png_ink, screenshot_is_not_blank,
+    WorkDir,
+};
 use experiment_fixture::{analysis, record, FAILURE_REASON, SEED};
 use netperf_ng::experiment::analysis::key_metrics_present;
 use netperf_ng::experiment::layout::{metric_heading, Layout};
@@ -23,182 +25,9 @@ use netperf_ng::experiment::model::ExperimentRecord;
 use netperf_ng::experiment::tables::{cell_text, improvement_text};
 use netperf_ng::experiment::{output, Analysis};
 
-const CHROMIUM: &str = "/usr/bin/chromium";
-/// The longest one Chromium run may take before the test kills it.
-const CHROMIUM_TIME_LIMIT: Duration = Duration::from_secs(90);
-
-/// A work directory: a fresh temporary one removed on drop, or the one
-/// NETPERF_NG_REPORT_KEEP names, kept.
-struct WorkDir {
-    path: PathBuf,
-    keep: bool,
-}
-
-impl WorkDir {
-    fn new(name: &str) -> WorkDir {
-        if let Some(dir) = std::env::var_os("NETPERF_NG_REPORT_KEEP") {
-            let path = PathBuf::from(dir).join(name);
-            std::fs::create_dir_all(&path).expect("keep directory");
-            return WorkDir { path, keep: true };
-        }
-        let path =
-            std::env::temp_dir().join(format!("netperf-ng-report-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).expect("temporary directory");
-        WorkDir { path, keep: false }
-    }
-}
-
-impl Drop for WorkDir {
-    fn drop(&mut self) {
-        if !self.keep {
-            let _ = std::fs::remove_dir_all(&self.path);
-        }
-    }
-}
-
 /// Writes the fixture's outputs into `dir`.
 fn render(dir: &Path) -> Vec<PathBuf> {
     output::write_analysed(&record(), analysis(), dir).expect("write outputs")
-}
-
-/// Whether Chromium is here: installed from Debian's packages when missing
-/// (once per run, bounded in time), else the browser checks are skipped
-/// with a message.
-fn have_chromium() -> bool {
-    static CHECKED: std::sync::Mutex<Option<bool>> = std::sync::Mutex::new(None);
-    let mut checked = CHECKED.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(known) = *checked {
-        return known;
-    }
-    if !Path::new(CHROMIUM).exists() {
-        let install = "apt-get install -y --no-install-recommends chromium \
-             || (apt-get update && apt-get install -y --no-install-recommends chromium)";
-        let _ = std::process::Command::new("timeout")
-            .args(["600", "sh", "-c", install])
-            .env("DEBIAN_FRONTEND", "noninteractive")
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status();
-    }
-    let known = Path::new(CHROMIUM).exists();
-    if !known {
-        eprintln!("SKIPPED: {CHROMIUM} is not installed and could not be; the report was not checked in a browser");
-    }
-    *checked = Some(known);
-    known
-}
-
-/// Runs Chromium headless on `url` with `extra` arguments, its own profile
-/// directory under `work`, and a time limit; returns what it printed.
-fn chromium(work: &Path, url: &str, extra: &[String]) -> String {
-    let profile = work.join(format!("profile-{}", extra.join("").len()));
-    let (stdout_path, stderr_path) = (work.join("chromium.out"), work.join("chromium.err"));
-    let mut child = Command::new(CHROMIUM)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--hide-scrollbars",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(extra)
-        .arg(url)
-        .stdin(Stdio::null())
-        .stdout(File::create(&stdout_path).expect("stdout file"))
-        .stderr(File::create(&stderr_path).expect("stderr file"))
-        .spawn()
-        .expect("start chromium");
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for chromium") {
-            break status;
-        }
-        if started.elapsed() > CHROMIUM_TIME_LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("chromium did not finish within {CHROMIUM_TIME_LIMIT:?} on {url}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let _ = std::fs::remove_dir_all(&profile);
-    let stderr = std::fs::read_to_string(&stderr_path).unwrap_or_default();
-    assert!(
-        status.success(),
-        "chromium failed on {url}: {status}\n{stderr}"
-    );
-    std::fs::read_to_string(&stdout_path).unwrap_or_default()
-}
-
-fn file_url(path: &Path) -> String {
-    format!(
-        "file://{}",
-        path.canonicalize().expect("absolute path").display()
-    )
-}
-
-/// (distinct colours, share of pixels that are not white) of a PNG.
-fn png_ink(path: &Path) -> (usize, f64, (u32, u32)) {
-    let file = std::io::BufReader::new(File::open(path).expect("screenshot written"));
-    let mut reader = png::Decoder::new(file).read_info().expect("a PNG");
-    let mut buffer = vec![0; reader.output_buffer_size().expect("buffer size")];
-    let info = reader.next_frame(&mut buffer).expect("decode PNG");
-    let channels = info.color_type.samples();
-    assert_eq!(info.bit_depth, png::BitDepth::Eight, "8-bit screenshot");
-    let mut colours = std::collections::HashSet::new();
-    let (mut ink, mut total) = (0usize, 0usize);
-    for row in buffer[..info.line_size * info.height as usize].chunks(info.line_size) {
-        for pixel in row[..info.width as usize * channels].chunks(channels) {
-            let rgb = [
-                pixel[0],
-                pixel[channels.min(3) - 2],
-                pixel[channels.min(3) - 1],
-            ];
-            colours.insert(rgb);
-            total += 1;
-            if rgb.iter().any(|&c| c < 240) {
-                ink += 1;
-            }
-        }
-    }
-    (
-        colours.len(),
-        ink as f64 / total.max(1) as f64,
-        (info.width, info.height),
-    )
-}
-
-/// Screenshots `url` at `width` x `height` into `png` and checks it is a
-/// picture, not a blank page.
-fn screenshot_is_not_blank(
-    work: &Path,
-    url: &str,
-    png: &Path,
-    (width, height): (u32, u32),
-    min_ink: f64,
-) {
-    chromium(
-        work,
-        url,
-        &[
-            format!("--window-size={width},{height}"),
-            format!("--screenshot={}", png.display()),
-        ],
-    );
-    let (colours, ink, size) = png_ink(png);
-    assert_eq!(size, (width, height), "{}", png.display());
-    assert!(colours >= 8, "{}: only {colours} colours", png.display());
-    assert!(
-        ink >= min_ink,
-        "{}: only {:.1} % of the pixels are not white",
-        png.display(),
-        ink * 100.0
-    );
 }
 
 #[test]
@@ -388,70 +217,6 @@ fn chromium_renders_the_report_with_its_tables_and_context() {
         .max()
         .unwrap_or(0);
     assert!(pages >= 3, "a printed report of several pages, got {pages}");
-}
-
-/// A test-only copy of the page with a script that, once laid out, reports
-/// to its parent the viewport width, the document's scroll width, the
-/// elements that stick out of the viewport outside a scrolling box, and how
-/// many scrolling boxes do scroll. The report itself has no script.
-fn measuring_copy(page: &Path, copy: &Path) {
-    const PROBE: &str = "<script>addEventListener('load',()=>{const d=document.documentElement;\
-        const out=[...document.querySelectorAll('body *')].filter(e=>!e.closest('.scroll')&&\
-        e.getBoundingClientRect().right>d.clientWidth+1).slice(0,5).map(e=>e.tagName+'.'+e.className);\
-        const scrolling=[...document.querySelectorAll('.scroll')].filter(e=>e.scrollWidth>e.clientWidth).length;\
-        parent.postMessage([innerWidth,d.scrollWidth,d.clientWidth,scrolling,out.join(',')].join('|'),'*');});\
-        </script></body>";
-    let html = std::fs::read_to_string(page)
-        .unwrap()
-        .replace("</body>", PROBE);
-    std::fs::write(copy, html).unwrap();
-}
-
-/// Headless Chromium will not make a window narrower than 500 px, so the
-/// page is measured in a frame of exactly `width` px inside a wider window;
-/// the frame's report comes back by message into the outer page's DOM.
-fn measure(work: &Path, copy: &Path, width: u32) -> (u32, u32, u32, u32, String) {
-    let frame = work.join(format!("frame-{width}.html"));
-    let name = copy.file_name().unwrap().to_string_lossy();
-    std::fs::write(
-        &frame,
-        format!(
-            "<!DOCTYPE html><html><body style=\"margin:0\"><iframe src=\"{name}\" \
-             style=\"width:{width}px;height:1200px;border:0;display:block\"></iframe><pre id=\"probe\"></pre>\
-             <script>addEventListener('message',e=>{{document.getElementById('probe').textContent=e.data;}});\
-             </script></body></html>"
-        ),
-    )
-    .unwrap();
-    let dom = chromium(
-        work,
-        &file_url(&frame),
-        &[
-            "--dump-dom".to_string(),
-            format!("--window-size={},1400", width + 200),
-            "--run-all-compositor-stages-before-draw".to_string(),
-            "--virtual-time-budget=10000".to_string(),
-        ],
-    );
-    let probe = dom
-        .split("<pre id=\"probe\">")
-        .nth(1)
-        .and_then(|rest| rest.split("</pre>").next())
-        .filter(|p| !p.is_empty())
-        .unwrap_or_else(|| panic!("the probe did not report at {width} px:\n{dom}"));
-    let parts: Vec<&str> = probe.split('|').collect();
-    let number = |i: usize| {
-        parts[i]
-            .parse::<u32>()
-            .unwrap_or_else(|_| panic!("probe {probe:?}"))
-    };
-    (
-        number(0),
-        number(1),
-        number(2),
-        number(3),
-        parts[4].to_string(),
-    )
 }
 
 #[test]

@@ -9,6 +9,9 @@
 
 use std::fmt::Write as _;
 
+use crate::page::html::svg_body;
+pub use crate::page::html::{escape, shell_quote};
+
 use super::analysis::{
     describe_ratio, format_ratio, key_metrics_present, Analysis, LevelRatio, RatioOf,
 };
@@ -21,33 +24,6 @@ use super::numbers::format_value;
 use super::tables::{
     cell_text, improvement_mark, MARK_NOT_SIGNIFICANT, MARK_NO_INTERVAL, MARK_SIGNIFICANT,
 };
-
-/// Text made safe for HTML content and attribute values.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// An argument as a POSIX shell reads it back: bare when it is plainly
-/// safe, else in single quotes.
-pub fn shell_quote(arg: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "_./=:,+-@%".contains(c);
-    if !arg.is_empty() && arg.chars().all(plain) {
-        arg.to_string()
-    } else {
-        format!("'{}'", arg.replace('\'', r"'\''"))
-    }
-}
 
 /// The experiment's command line with its seed, so it runs in the same
 /// order again.
@@ -66,49 +42,14 @@ pub fn reproduce_command(record: &ExperimentRecord) -> String {
         .join(" ")
 }
 
-const STYLE: &str = "\
-*{box-sizing:border-box}\
-body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;line-height:1.45;color:#1a1a1a;\
-background:#fff;margin:0 auto;padding:1rem;max-width:1200px;overflow-wrap:anywhere}\
-h1{font-size:1.6rem;margin:.2rem 0 .6rem}h2{font-size:1.3rem;margin-top:2rem;border-bottom:1px solid #ccc}\
-h3{font-size:1.05rem;margin:1.4rem 0 .4rem}\
-.scroll{overflow-x:auto;max-width:100%;margin:.4rem 0}\
-table{border-collapse:collapse;font-variant-numeric:tabular-nums}\
-th,td{border:1px solid #bbb;padding:.25rem .55rem;text-align:right;white-space:nowrap}\
-th:first-child,td.label{text-align:left}thead th{background:#f0f3f7}\
-tr.improvement td{font-weight:600;background:#fafafa}\
-td.text{text-align:left;white-space:normal}td.reason{min-width:12rem}\
-table.words th{text-align:left}\
-dl.context{display:grid;grid-template-columns:max-content 1fr;gap:.15rem 1rem;margin:0}\
-dl.context dt{font-weight:600}dl.context dd{margin:0}\
-pre,code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9em}\
-pre{background:#f6f8fa;padding:.6rem;white-space:pre-wrap;word-break:break-all;margin:.4rem 0}\
-figure{margin:1rem 0}figure svg{max-width:100%;height:auto;display:block}\
-figcaption{font-size:.9rem;color:#444}\
-.note{font-size:.9rem;color:#444}.caution{font-size:.9rem;border-left:4px solid #d55e00;padding-left:.6rem}\
-.better{color:#0a6b2d}.worse{color:#a3001b}\
-@media (max-width:600px){body{padding:.5rem;font-size:15px}dl.context{grid-template-columns:1fr}\
-dl.context dt{margin-top:.4rem}}\
-@media print{body{max-width:none;padding:0;font-size:10pt}.scroll{overflow:visible}\
-figure,table,pre{break-inside:avoid}h2,h3{break-after:avoid}th,td{white-space:normal}\
-thead th{background:none}}";
-
 /// The whole page; `charts` are inlined in the order given.
 pub fn report(record: &ExperimentRecord, analysis: &Analysis, charts: &[Chart]) -> String {
-    let mut out = String::new();
     let title = if record.title.trim().is_empty() {
-        "Experiment".to_string()
+        "Experiment"
     } else {
-        record.title.clone()
+        &record.title
     };
-    let _ = write!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>{}</title><style>{STYLE}</style></head><body>\n<h1>{}</h1>\n",
-        escape(&title),
-        escape(&title)
-    );
+    let mut out = crate::page::html::open(title);
     context(&mut out, record, analysis);
     scenarios(&mut out, record, analysis);
     results(&mut out, record, analysis);
@@ -123,7 +64,7 @@ pub fn report(record: &ExperimentRecord, analysis: &Analysis, charts: &[Chart]) 
     cell_statistics(&mut out, record, analysis);
     failures(&mut out, record);
     reproduce(&mut out, record);
-    out.push_str("</body></html>\n");
+    out.push_str(crate::page::html::CLOSE);
     out
 }
 
@@ -357,11 +298,6 @@ fn figures(out: &mut String, charts: &[Chart], kind: ChartKind, heading: &str) {
         );
     }
     out.push_str("</section>\n");
-}
-
-/// The SVG element itself, without an XML declaration a page cannot hold.
-fn svg_body(svg: &str) -> &str {
-    svg.find("<svg").map_or(svg, |start| &svg[start..])
 }
 
 fn ratios(out: &mut String, analysis: &Analysis) {

@@ -2,6 +2,7 @@
 //! netperf with a hard time limit, and clean up even when a test fails.
 #![allow(dead_code)]
 
+pub mod browser;
 pub mod control;
 pub mod podman;
 pub mod results;

@@ -1,0 +1,49 @@
+//! Records the git revision netperf-ng is built from, for the reports'
+//! context (`page::REVISION`): `git rev-parse --short=12 HEAD`, "+changes"
+//! when tracked files differ from it, "unknown" outside a git checkout.
+//! NETPERF_NG_REVISION in the build's environment wins (a build from a
+//! source tarball or a container context without .git can say where it
+//! came from).
+
+use std::process::Command;
+
+fn git(args: &[&str]) -> Option<String> {
+    let out = Command::new("git").args(args).output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+fn main() {
+    println!("cargo:rerun-if-env-changed=NETPERF_NG_REVISION");
+    // The source: a change there may change "+changes".
+    println!("cargo:rerun-if-changed=src");
+    let given = std::env::var("NETPERF_NG_REVISION")
+        .ok()
+        .filter(|r| !r.trim().is_empty());
+    let revision = given.or_else(|| {
+        let head = git(&["rev-parse", "--short=12", "HEAD"])?;
+        for dir in [
+            git(&["rev-parse", "--git-dir"]),
+            git(&["rev-parse", "--git-common-dir"]),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            for file in ["HEAD", "packed-refs", "refs/heads"] {
+                println!("cargo:rerun-if-changed={dir}/{file}");
+            }
+        }
+        let changed =
+            git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+        Some(if changed {
+            format!("{head}+changes")
+        } else {
+            head
+        })
+    });
+    println!(
+        "cargo:rustc-env=NETPERF_NG_REVISION={}",
+        revision.unwrap_or_else(|| "unknown".to_string())
+    );
+}

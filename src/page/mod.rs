@@ -1,0 +1,15 @@
+//! Self-contained HTML pages: netagg's report, the experiment's and the
+//! matrix's, and one test's interim series (`netperf -- --report`). One
+//! style sheet that reads at 1280 px, on a phone and on paper; escaping; and
+//! the run context every page opens with and its JSON carries. No script,
+//! no external resource.
+
+pub mod context;
+pub mod html;
+pub mod series;
+
+/// netperf-ng's version, as Cargo has it.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// The git revision the binaries were built from ("unknown" outside a git
+/// checkout; `NETPERF_NG_REVISION` at build time overrides it).
+pub const REVISION: &str = env!("NETPERF_NG_REVISION");
