@@ -256,6 +256,9 @@ pub struct TestOptions {
     /// netperf-ng extension `--latency-histogram FILE`: the test's HDR
     /// latency histogram written to FILE as an HdrHistogram interval log.
     pub latency_histogram: Option<std::path::PathBuf>,
+    /// netperf-ng extension `--report FILE.html`: the test's -D series
+    /// drawn as a page with its context.
+    pub report: Option<std::path::PathBuf>,
 }
 
 /// Everything the command line said.
@@ -390,6 +393,7 @@ impl Default for TestOptions {
             store_tags: Vec::new(),
             data_ports: None,
             latency_histogram: None,
+            report: None,
         }
     }
 }

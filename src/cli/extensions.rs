@@ -41,6 +41,13 @@ netperf-ng extensions (test-specific, after --):
                       histograms of concurrent streams with HdrHistogram's
                       tools. The output is unchanged; a file that cannot be
                       written is one line on stderr (exit 2)
+    --report FILE.html
+                      Draw the test's -D interim results as one
+                      self-contained page: the context (hosts, kernels,
+                      CPUs, interfaces, command line, version), the rate
+                      over time and every interval. Needs -D INTERVAL. The
+                      output is unchanged; a file that cannot be written is
+                      one line on stderr (exit 2)
     --help-ext        Display this text
 
 and one test-specific letter netperf does not use:
@@ -100,6 +107,13 @@ const EXTENSIONS: &[(&str, Takes, Apply)] = &[
     ("latency-histogram", Takes::Value, |t, v| {
         match v.filter(|p| !p.is_empty()) {
             Some(path) => t.latency_histogram = Some(path.into()),
+            None => return Err("the file name is empty".into()),
+        }
+        Ok(())
+    }),
+    ("report", Takes::Value, |t, v| {
+        match v.filter(|p| !p.is_empty()) {
+            Some(path) => t.report = Some(path.into()),
             None => return Err("the file name is empty".into()),
         }
         Ok(())

@@ -98,9 +98,33 @@ pub fn run(config: &Config, spec: &TestSpec) -> i32 {
         Ok(file) => file,
         Err(code) => return code,
     };
+    // --report: likewise, and the page wants every fact of both ends.
+    let report_file = match super::report_file::ReportFile::create(config) {
+        Ok(file) => file,
+        Err(code) => return code,
+    };
+    if report_file.is_some() {
+        spec.extension.system_facts = true;
+    }
     match run_iterations(config, &spec, kind, omni.as_ref()) {
         Ok(finished) => {
             super::out(&finished.text);
+            let reported = match (report_file, &finished.report) {
+                (Some(file), Some(r)) => file.finish(
+                    config,
+                    &super::report_file::Drawn {
+                        last: &r.last,
+                        result: r.result,
+                        text: &finished.text,
+                        record: &r.record,
+                    },
+                ),
+                (Some(file), None) => {
+                    file.abandon();
+                    0
+                }
+                (None, _) => 0,
+            };
             let stored = match store {
                 Some(store) => store.finish(config, finished.stored.as_ref()),
                 None => 0,
@@ -109,12 +133,15 @@ pub fn run(config: &Config, spec: &TestSpec) -> i32 {
                 Some(file) => file.finish(finished.latency.as_ref()),
                 None => 0,
             };
-            stored.max(written)
+            stored.max(written).max(reported)
         }
         Err(e) => {
             let _ = std::io::stdout().flush();
             eprintln!("{e}");
             if let Some(file) = latency_file {
+                file.abandon();
+            }
+            if let Some(file) = report_file {
                 file.abandon();
             }
             EXIT_FAILURE
@@ -170,6 +197,15 @@ struct Finished {
     stored: Option<(OmniRecord, Selection)>,
     /// The reported iteration's latency recording, when one was kept.
     latency: Option<super::latency_file::Recorded>,
+    /// What `--report` draws, when asked for.
+    report: Option<ReportInput>,
+}
+
+/// The last iteration, its figure and its record with every fact.
+struct ReportInput {
+    last: Iteration,
+    result: f64,
+    record: OmniRecord,
 }
 
 fn run_iterations(
@@ -206,6 +242,11 @@ fn run_iterations(
         o.prepare_run(&mut run, spec);
     }
     run.interim = interim_options(config, spec, omni);
+    if config.test.report.is_some() {
+        // The page names both ends' interfaces and drivers.
+        run.extra_flags |=
+            crate::wire::omni::flag::WANT_IFNAME | crate::wire::omni::flag::WANT_DRVINFO;
+    }
     let explicit_remote = config.test.data_host.is_some();
     let (min, max) = if g.iterations_max > 1 {
         (g.iterations_min.max(1), g.iterations_max)
@@ -261,6 +302,7 @@ fn run_iterations(
             text: render_classic(kind, &Outcome::default(), &opts),
             stored: None,
             latency: None,
+            report: None,
         });
     };
     let mut last = last;
@@ -292,20 +334,32 @@ fn run_iterations(
         Some(o) => o.selection.clone(),
         None => super::omni::default_selection(config, spec),
     });
-    if let Some(o) = omni {
-        let record = super::omni::record(&o.selection, config, spec, &measured);
-        let text = super::omni::render_record(o, config, spec, &measured, &record);
-        return Ok(Finished {
-            text,
-            stored: store_selection.map(|s| (record, s)),
-            latency,
+    let report_record =
+        config.test.report.is_some().then(|| {
+            super::omni::record(&crate::report::omni::select::all(), config, spec, &measured)
         });
-    }
-    let text = render_classic(kind, &last.outcome, &opts);
-    let stored = store_selection.map(|s| (super::omni::record(&s, config, spec, &measured), s));
+    let (text, stored) = match omni {
+        Some(o) => {
+            let record = super::omni::record(&o.selection, config, spec, &measured);
+            let text = super::omni::render_record(o, config, spec, &measured, &record);
+            (text, store_selection.map(|s| (record, s)))
+        }
+        None => {
+            let text = render_classic(kind, &last.outcome, &opts);
+            let stored =
+                store_selection.map(|s| (super::omni::record(&s, config, spec, &measured), s));
+            (text, stored)
+        }
+    };
+    let report = report_record.map(|record| ReportInput {
+        result: figures.last().map_or(0.0, |f| f.throughput),
+        last,
+        record,
+    });
     Ok(Finished {
         text,
         stored,
         latency,
+        report,
     })
 }

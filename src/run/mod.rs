@@ -5,6 +5,7 @@
 pub mod classic;
 pub mod latency_file;
 pub mod omni;
+pub mod report_file;
 pub mod special;
 pub mod unix;
 pub mod unsupported;

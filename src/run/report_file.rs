@@ -1,0 +1,147 @@
+//! `--report FILE.html`: one test's -D interim series drawn as a page
+//! (`page::series`). The file is created before the test, so a path that
+//! cannot be written stops netperf before any traffic; the page is written
+//! after it, off the data path. What netperf prints is unchanged.
+
+use crate::cli::config::Config;
+use crate::control::client::Iteration;
+use crate::page::context::{HostFacts, RunContext};
+use crate::report::omni::record::OmniRecord;
+use std::path::PathBuf;
+use std::time::{Duration, UNIX_EPOCH};
+
+/// netperf's exit status when the report cannot be written, as for a
+/// result that cannot be stored.
+pub const EXIT_REPORT_FAILED: i32 = 2;
+
+/// The report file of this run, created and still empty.
+pub struct ReportFile {
+    path: PathBuf,
+    created: bool,
+}
+
+/// What the page is drawn from.
+pub struct Drawn<'a> {
+    pub last: &'a Iteration,
+    /// The test's figure in the -f unit (the interims' unit).
+    pub result: f64,
+    /// What netperf printed.
+    pub text: &'a str,
+    /// The record with every fact (`select::all()`).
+    pub record: &'a OmniRecord,
+}
+
+impl ReportFile {
+    /// Creates the file the command line names, if any; refuses a test with
+    /// no -D interval (there would be no series to draw). The error status
+    /// after one line on stderr.
+    pub fn create(config: &Config) -> Result<Option<ReportFile>, i32> {
+        let Some(path) = config.test.report.clone() else {
+            return Ok(None);
+        };
+        if config.global.interim_interval.is_none() {
+            eprintln!("netperf: --report draws the test's interim results: give -D INTERVAL (global option, e.g. -D 1)");
+            return Err(EXIT_REPORT_FAILED);
+        }
+        let created = std::fs::symlink_metadata(&path).is_err();
+        match std::fs::File::create(&path) {
+            Ok(_) => Ok(Some(ReportFile { path, created })),
+            Err(e) => {
+                eprintln!("netperf: --report: cannot create {}: {e}", path.display());
+                Err(EXIT_REPORT_FAILED)
+            }
+        }
+    }
+
+    /// Writes the page; 0, or the error status after one line.
+    pub fn finish(self, config: &Config, drawn: &Drawn) -> i32 {
+        let ctx = context(config, drawn);
+        let started = drawn
+            .last
+            .data_started
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs_f64();
+        let page = crate::page::series::page(
+            &ctx,
+            &drawn.last.interims,
+            started,
+            Some(drawn.result),
+            drawn.text,
+        );
+        match std::fs::write(&self.path, page) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!(
+                    "netperf: --report: cannot write {}: {e}",
+                    self.path.display()
+                );
+                EXIT_REPORT_FAILED
+            }
+        }
+    }
+
+    /// The test failed: a file we created goes again.
+    pub fn abandon(self) {
+        if self.created {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// What ran, where, when and with what, as the page opens with it.
+fn context(config: &Config, drawn: &Drawn) -> RunContext {
+    let g = &config.global;
+    let record = drawn.record;
+    let mut ctx = RunContext::new(&g.test_name, std::env::args().collect());
+    ctx.setting("Remote host", format!("{} (port {})", g.host, g.port));
+    let length = match g.test_length {
+        len if len >= 0 => format!("{len} s"),
+        len => format!("{} transactions or bytes", len.unsigned_abs()),
+    };
+    ctx.setting("Test length (-l)", length);
+    ctx.setting(
+        "Interval (-D)",
+        format!("{} s", g.interim_interval.unwrap_or_default().abs()),
+    );
+    ctx.setting(
+        "Units",
+        drawn
+            .last
+            .interims
+            .first()
+            .map_or(String::new(), |i| i.units.clone()),
+    );
+    ctx.setting(
+        "Protocol",
+        format!("{} {}", record.socket_type, record.protocol),
+    );
+    if record.request_size > 0 {
+        ctx.setting(
+            "Request / response bytes",
+            format!("{} / {}", record.request_size, record.response_size),
+        );
+    }
+    ctx.timed(
+        drawn.last.data_started,
+        Duration::try_from_secs_f64(drawn.last.outcome.elapsed).unwrap_or_default(),
+    );
+    let local_interface = record.local.interface.name.clone();
+    let mut local = match local_interface.is_empty() {
+        true => HostFacts::this_host("netperf", &[]),
+        false => HostFacts::this_host("netperf", &[local_interface]),
+    };
+    let recorded = HostFacts::of_end("netperf", &local.host, &record.local);
+    if local.driver.is_empty() {
+        local.driver = recorded.driver;
+    }
+    let mut remote = HostFacts::of_end("netserver", &g.host, &record.remote);
+    // Our netserver answers a read of its offloads and MTU; a stock one
+    // cannot, and the page says so.
+    match crate::control::offload::RemoteOffloads::connect_with(g).and_then(|mut r| r.read()) {
+        Ok(snapshot) => remote.add_remote_offloads(&snapshot),
+        Err(e) => remote.note = format!("not reported: {e}"),
+    }
+    ctx.hosts = vec![local, remote];
+    ctx
+}
