@@ -118,6 +118,7 @@ mod tests {
             streams: vec![super::super::runner::StreamEnd {
                 host: "lg1".into(),
                 final_line: Some("Stream,UDP\n".into()),
+                remote: None,
                 level: 0,
                 ready_s: Some(0.5),
                 running_s: Some(0.6),

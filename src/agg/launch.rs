@@ -58,7 +58,7 @@ pub struct Stream {
     /// When it was set up (at the gate), and first seen doing work.
     pub ready_at: Option<Instant>,
     pub running_at: Option<Instant>,
-    thread: Option<JoinHandle<Result<String, ClientError>>>,
+    thread: Option<JoinHandle<Result<Finished, ClientError>>>,
     /// A second handle on its control connection, to cut it.
     control: Arc<Mutex<Option<TcpStream>>>,
 }
@@ -75,7 +75,7 @@ impl Stream {
     }
 
     /// The thread's result, once it has finished (None: never ran).
-    fn join(&mut self) -> Option<Result<String, ClientError>> {
+    fn join(&mut self) -> Option<Result<Finished, ClientError>> {
         let thread = self.thread.take()?;
         Some(
             thread
@@ -282,13 +282,15 @@ fn stream_thread(
     turn: Arc<Turn>,
     flag: StopFlag,
     control: &Mutex<Option<TcpStream>>,
-) -> Result<String, ClientError> {
+) -> Result<Finished, ClientError> {
     let config = match parse_netperf(args) {
         Ok(Invocation::Run(c)) => c,
         Ok(_) => return Err(ClientError::Setup(format!("bad stream arguments {args:?}"))),
         Err(e) => return Err(ClientError::Setup(e.to_string())),
     };
-    let spec = TestSpec::from_config(&config).map_err(|e| ClientError::Setup(e.to_string()))?;
+    let mut spec = TestSpec::from_config(&config).map_err(|e| ClientError::Setup(e.to_string()))?;
+    // The report names each load generator's kernel, CPU and driver.
+    spec.extension.system_facts = true;
     if !gate.take_turn(slot, turn.host) {
         return Err(ClientError::Setup(format!(
             "called off: not set up within the {} s set-up limit",
@@ -299,6 +301,7 @@ fn stream_thread(
     let mut chan = client::establish_within(&config.global, SETUP_WAIT)?;
     *lock(control) = chan.shutdown_handle().ok();
     let mut run = RunOptions::from_global(&config.global);
+    run.extra_flags |= crate::wire::omni::flag::WANT_IFNAME | crate::wire::omni::flag::WANT_DRVINFO;
     run.shared_stop = Some(flag);
     let at_gate = gate.clone();
     let hook_turn = turn.clone();
@@ -549,7 +552,16 @@ fn wait_until_running(
 pub struct Ended {
     pub id: usize,
     pub host: String,
-    pub final_line: Option<String>,
+    /// None: it ended without results.
+    pub finished: Option<Finished>,
+}
+
+/// A stream's results: its final `-o all` line and what it learned of its
+/// load generator (our netserver's facts; a stock one's are unknown).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finished {
+    pub final_line: String,
+    pub remote: crate::page::context::HostFacts,
 }
 
 /// Stop `streams` at once and collect how each ended; `level` names the
@@ -583,14 +595,14 @@ pub fn stop_streams(
     let mut ends = Vec::new();
     for ((mut s, early), was_cut) in streams.into_iter().zip(ended_early).zip(cut) {
         let phase = if early { Phase::Run } else { Phase::Stop };
-        let final_line = if !s.finished() {
+        let finished = if !s.finished() {
             let waited = (STOP_WAIT + CUT_WAIT).as_secs();
             let detail = format!("did not end within {waited} s of the stop; left behind");
             failures.push(no_results(&s, level, &detail));
             None
         } else {
             match s.join() {
-                Some(Ok(line)) => Some(line),
+                Some(Ok(finished)) => Some(finished),
                 Some(Err(e)) if was_cut => {
                     let waited = STOP_WAIT.as_secs();
                     let detail = format!("no results within {waited} s of the stop ({e})");
@@ -607,7 +619,7 @@ pub fn stop_streams(
         ends.push(Ended {
             id: s.id,
             host: s.host,
-            final_line,
+            finished,
         });
     }
     ends

@@ -5,7 +5,7 @@
 //! coordinator that samples them at the same instants (`runner`, at a raised
 //! priority: `priority`), why streams failed (`failures`), which streams
 //! stalled or moved nothing (`health`), and what the run says (`summary`,
-//! and the charts and HTML report in `charts`); and `post`, which reads the
+//! the charts in `charts`, the context and HTML page in `report`); and `post`, which reads the
 //! logs of real netperf runs of runemomniaggdemo.sh as post_proc.py does.
 
 pub mod charts;
@@ -17,5 +17,6 @@ pub mod launch;
 pub mod plan;
 pub mod post;
 pub mod priority;
+pub mod report;
 pub mod runner;
 pub mod summary;

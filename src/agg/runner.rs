@@ -135,6 +135,8 @@ pub enum Event {
 pub struct StreamEnd {
     pub host: String,
     pub final_line: Option<String>,
+    /// Its load generator as the stream's netserver described it.
+    pub remote: Option<crate::page::context::HostFacts>,
     pub level: usize,
     pub ready_s: Option<f64>,
     pub running_s: Option<f64>,
@@ -175,14 +177,15 @@ fn stream_args(cfg: &RunConfig, host: &str) -> Vec<String> {
     args
 }
 
-/// The stream's `-o all` values line, as `netperf -P 0 ... -- -o all` ends.
+/// The stream's `-o all` values line, as `netperf -P 0 ... -- -o all` ends,
+/// and its load generator's facts from the same record.
 pub(super) fn final_line(
     config: &crate::cli::config::Config,
     spec: &TestSpec,
     it: &client::Iteration,
-) -> String {
+) -> launch::Finished {
     use crate::report::omni::{select, Style};
-    use crate::run::omni::{render, Measured, OmniOutput};
+    use crate::run::omni::{record, render_record, Measured, OmniOutput};
     let output = OmniOutput {
         style: Style::Csv,
         selection: select::all(),
@@ -193,7 +196,15 @@ pub(super) fn final_line(
         averaged: None,
         widths: None,
     };
-    render(&output, config, spec, &measured)
+    let record = record(&output.selection, config, spec, &measured);
+    launch::Finished {
+        final_line: render_record(&output, config, spec, &measured, &record),
+        remote: crate::page::context::HostFacts::of_end(
+            "load generator",
+            &config.global.host,
+            &record.remote,
+        ),
+    }
 }
 
 /// Units (bytes or transactions) to the kind's rate unit per second.
@@ -249,7 +260,7 @@ pub fn search_burst(cfg: &RunConfig, trial: Duration) -> (Vec<BurstTrial>, u32) 
         let (u1, t1) = (stream.flag.units(), Instant::now());
         let mut failures = Vec::new();
         let ended = launch::stop_streams(vec![stream], 0, &mut failures);
-        let ok = failures.is_empty() && ended.iter().all(|e| e.final_line.is_some());
+        let ok = failures.is_empty() && ended.iter().all(|e| e.finished.is_some());
         let rate = rate(
             cfg,
             u1.saturating_sub(u0),
@@ -294,7 +305,10 @@ fn finish(
     records: &mut [StreamEnd],
 ) {
     for end in launch::stop_streams(streams, level, failures) {
-        records[end.id].final_line = end.final_line;
+        if let Some(finished) = end.finished {
+            records[end.id].final_line = Some(finished.final_line);
+            records[end.id].remote = Some(finished.remote);
+        }
     }
 }
 
@@ -380,6 +394,7 @@ pub fn run(cfg: &RunConfig, mut progress: impl FnMut(Progress<'_>)) -> Recording
                 records.push(StreamEnd {
                     host: host.clone(),
                     final_line: None,
+                    remote: None,
                     level: index,
                     ready_s: None,
                     running_s: None,

@@ -438,7 +438,7 @@ pub fn json(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::super::runner::LevelRun;
     use super::*;
 
@@ -541,7 +541,7 @@ mod tests {
     /// Level 0 (0 to 4 s): one stream; level 1 (4 to 10 s): two streams,
     /// the second stalled from 8 s on (or, with `stop_level_0`, the first
     /// level's stream stalls from 2 s on instead).
-    fn stalling_recording(stop_level_0: bool) -> Recording {
+    pub(crate) fn stalling_recording(stop_level_0: bool) -> Recording {
         let mut samples = Vec::new();
         for t in 1..=4 {
             let r = if stop_level_0 && t >= 2 { 0.0 } else { 100.0 };

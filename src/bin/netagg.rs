@@ -2,7 +2,7 @@
 //! Parses its options (clap) and calls the library; see `netperf_ng::agg`.
 
 use clap::{CommandFactory, FromArgMatches, Parser};
-use netperf_ng::agg::{charts, compat, health, hosts, plan, post, runner, summary};
+use netperf_ng::agg::{charts, compat, health, hosts, plan, post, report, runner, summary};
 use netperf_ng::{k8s, rlimit};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -170,14 +170,26 @@ fn post(log: &PathBuf, intervals: bool, out: &PathBuf, title: &str, annotation: 
         units: analysis.units.to_string(),
     };
     let svg = charts::overall(&recording, &levels, &chart_text);
+    let mut context =
+        netperf_ng::page::context::RunContext::new("netagg post", std::env::args().collect());
+    context.setting("netperf log", log.display());
+    context.setting("Units", analysis.units);
+    context.setting("Hosts", "not in netperf's logs");
     let json = serde_json::to_string_pretty(&analysis.to_json()).unwrap_or_default() + "\n";
+    let json = report::with_context(&json, &context);
     let files = [
         (format!("{base}_series.csv"), analysis.series_csv()),
         (format!("{base}_series.json"), json),
         (format!("{base}_overall.svg"), svg.clone()),
         (
             format!("{base}.html"),
-            charts::html(&text, &[svg], &levels, &chart_text),
+            report::page(
+                &context,
+                &text,
+                &[(svg, OVERALL_CAPTION.to_string())],
+                &levels,
+                &chart_text,
+            ),
         ),
     ];
     for (name, body) in files {
@@ -270,6 +282,19 @@ fn post_as_recording(a: &post::Analysis) -> (runner::Recording, Vec<summary::Lev
 
 /// runemomniaggdemo.sh's `-e 1` for its tps streams.
 const DEFAULT_LOSS_TIMEOUT: u32 = 1;
+
+const OVERALL_CAPTION: &str = "The aggregate rate per sampling interval (blue); each level's average over its window (red), \
+     the time outside the windows shaded grey; level starts labelled with their stream counts; the peak level ringed.";
+const STREAMS_CAPTION: &str = "Each stream's rate per sampling interval; the legend names each stream's load generator \
+     (one colour per load generator when there are many streams); red crosses: samples in which a stalled stream did no work.";
+
+/// The charts with their captions, in the order drawn.
+fn captioned(svgs: Vec<String>) -> Vec<(String, String)> {
+    svgs.into_iter()
+        .zip([OVERALL_CAPTION, STREAMS_CAPTION])
+        .map(|(svg, caption)| (svg, caption.to_string()))
+        .collect()
+}
 
 /// The load generators from whichever source was given, the control port
 /// (the pods' own with --hosts-k8s) and, with --hosts-k8s, what the API said.
@@ -476,6 +501,8 @@ fn main() -> ExitCode {
         Some(found) => summary::with_kubernetes(&summary_json, found),
         None => summary_json,
     };
+    let context = report::context(&cfg, &recording, std::env::args().collect());
+    let summary_json = report::with_context(&summary_json, &context);
     let files = [
         (format!("netagg_{}.txt", kind.name), text.clone()),
         (
@@ -495,7 +522,7 @@ fn main() -> ExitCode {
     };
     let mut svgs = vec![charts::overall(&recording, &levels, &chart_text)];
     if args.individual {
-        svgs.push(charts::individual(&recording, &chart_text));
+        svgs.push(charts::individual(&recording, &levels, &chart_text));
     }
     let mut files = files.to_vec();
     files.push((format!("netagg_{}_overall.svg", kind.name), svgs[0].clone()));
@@ -504,7 +531,7 @@ fn main() -> ExitCode {
     }
     files.push((
         format!("netagg_{}.html", kind.name),
-        charts::html(&text, &svgs, &levels, &chart_text),
+        report::page(&context, &text, &captioned(svgs), &levels, &chart_text),
     ));
     // The files runemomniaggdemo.sh would have left, for existing tools.
     if let Err(e) = compat::write(&recording, &args.out, kind.name, kind.units) {
