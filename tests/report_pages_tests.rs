@@ -1,0 +1,404 @@
+//! netagg's report and one test's series page (`netperf -D 0.5 -- --report
+//! FILE.html`) read as a reader would: the context is in the page and in
+//! the JSON (hosts with their kernels, CPUs and interfaces, the command
+//! line, version and revision, start and end, how to reproduce), the charts
+//! explain themselves (a legend naming each stream's load generator, SI axis
+//! labels, the settling margins and the peak marked), every SVG parses, the
+//! page is self-contained; and, with headless Chromium (skipped with a
+//! message where it cannot be installed), the page shows it all, is not a
+//! blank picture, never scrolls sideways at 1280 or 400 px, and prints.
+//! Traffic: loopback only, a few seconds per run.
+
+mod common;
+
+use common::browser::{
+    chromium, file_url, have_chromium, measure, measuring_copy, screenshot_is_not_blank, WorkDir,
+};
+use common::{run_with_limit, text, Server, NETPERF};
+use std::path::Path;
+use std::time::Duration;
+
+const NETAGG: &str = env!("CARGO_BIN_EXE_netagg");
+const TITLE: &str = "loopback <tps> & \"friends\"";
+
+/// One netagg run, two levels of 2 s on loopback, into `work`.
+fn netagg_run(work: &Path) {
+    let server = Server::start("127.0.0.1");
+    let port = server.port.to_string();
+    let out = work.to_string_lossy().to_string();
+    let args = [
+        "--host",
+        "127.0.0.1",
+        "--port",
+        &port,
+        "--kind",
+        "tps",
+        "--burst",
+        "4",
+        "--max-streams",
+        "2",
+        "--duration",
+        "2",
+        "--individual",
+        "--title",
+        TITLE,
+        "--out",
+        &out,
+    ];
+    let run = run_with_limit(NETAGG, &args, Duration::from_secs(90));
+    assert!(run.status.success(), "netagg failed: {}", text(&run.stderr));
+}
+
+/// One run for all of netagg's checks (each check says what it reads).
+#[test]
+fn netaggs_report_reads_as_a_reader_needs() {
+    let work = WorkDir::new("netagg-page");
+    netagg_run(&work.path);
+    netaggs_json_carries_the_context_of_both_ends(&work.path);
+    netaggs_page_and_charts_explain_themselves(&work.path);
+    if have_chromium() {
+        let page = work.path.join("netagg_tps.html");
+        reads_well(&page, &context_texts(&context(&work.path)));
+    }
+}
+
+/// The run's context from its JSON.
+fn context(dir: &Path) -> serde_json::Value {
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("netagg_tps.json")).unwrap())
+            .expect("netagg's JSON parses");
+    json["context"].clone()
+}
+
+fn assert_self_contained(html: &str) {
+    for forbidden in [
+        "<script", "<link", "<iframe", "<img", "@import", "url(", "src=", "href=",
+    ] {
+        assert!(!html.contains(forbidden), "the page holds {forbidden:?}");
+    }
+    assert!(html.contains("@media print"));
+    assert!(html.contains("name=\"viewport\""));
+}
+
+/// Every `<svg>` of the page parses; their text nodes, joined.
+fn svg_texts(html: &str) -> String {
+    let mut texts = String::new();
+    for piece in html.split("<svg").skip(1) {
+        let svg = format!("<svg{}</svg>", piece.split("</svg>").next().unwrap());
+        let doc = roxmltree::Document::parse(&svg).unwrap_or_else(|e| panic!("inline SVG: {e}"));
+        for node in doc.descendants().filter(|n| n.is_text()) {
+            texts.push_str(node.text().unwrap_or(""));
+            texts.push('\n');
+        }
+    }
+    texts
+}
+
+/// What the page must show of the context.
+fn context_texts(ctx: &serde_json::Value) -> Vec<String> {
+    let mut want = vec![
+        ctx["what"].as_str().unwrap().to_string(),
+        ctx["started"].as_str().unwrap().to_string(),
+        ctx["ended"].as_str().unwrap().to_string(),
+        ctx["revision"].as_str().unwrap().to_string(),
+        "Reproduce".to_string(),
+    ];
+    for host in ctx["hosts"].as_array().unwrap() {
+        for key in ["role", "host", "kernel", "cpu_model", "interface", "mtu"] {
+            want.push(host[key].as_str().unwrap().to_string());
+        }
+    }
+    want
+}
+
+fn netaggs_json_carries_the_context_of_both_ends(dir: &Path) {
+    let ctx = context(dir);
+    assert_eq!(ctx["what"], "netagg tps");
+    assert_eq!(ctx["version"], env!("CARGO_PKG_VERSION"));
+    assert!(!ctx["revision"].as_str().unwrap().is_empty());
+    let args: Vec<&str> = ctx["command_line"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert!(args.contains(&TITLE), "{args:?}");
+    assert!(ctx["reproduce"]
+        .as_str()
+        .unwrap()
+        .contains("'loopback <tps> & \"friends\"'"));
+    assert!(
+        ctx["duration_s"].as_f64().unwrap() >= 4.0,
+        "two levels of 2 s"
+    );
+    let hosts = ctx["hosts"].as_array().unwrap();
+    assert_eq!(hosts.len(), 2, "the SUT and one load generator: {hosts:?}");
+    assert_eq!(hosts[0]["role"], "SUT (netagg)");
+    assert_eq!(hosts[1]["role"], "load generator");
+    assert_eq!(hosts[1]["host"], "127.0.0.1");
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    for host in hosts {
+        // Our netserver describes its host: on loopback, this one.
+        assert!(
+            host["kernel"].as_str().unwrap().ends_with(kernel.trim()),
+            "{host}"
+        );
+        assert_eq!(host["interface"], "lo", "{host}");
+        assert_eq!(host["mtu"], "65536", "{host}");
+        assert!(host["offloads"].as_str().unwrap().contains("gro"), "{host}");
+    }
+    assert!(hosts[0]["cpu_count"].as_u64().unwrap() >= 1);
+}
+
+fn netaggs_page_and_charts_explain_themselves(dir: &Path) {
+    let html = std::fs::read_to_string(dir.join("netagg_tps.html")).unwrap();
+    assert_self_contained(&html);
+    assert!(html.contains("<h1>loopback &lt;tps&gt; &amp; &quot;friends&quot;</h1>"));
+    assert!(!html.contains("<tps>"));
+    let ctx = context(dir);
+    for want in context_texts(&ctx) {
+        assert!(html.contains(&want), "the page does not show {want:?}");
+    }
+    let texts = svg_texts(&html);
+    for legend in [
+        "aggregate per interval",
+        "level average (window)",
+        "settling, outside the averaged window",
+        "peak: ",
+        "1 streams",
+        "2 streams",
+        "stream 0: 127.0.0.1",
+        "stream 1: 127.0.0.1",
+    ] {
+        assert!(
+            texts.contains(legend),
+            "no {legend:?} in the charts:\n{texts}"
+        );
+    }
+    // Axis numbers read in SI form: no tick label of five digits or more,
+    // none with a ".0" tail.
+    for label in texts.lines().map(str::trim) {
+        let digits = label.chars().take_while(char::is_ascii_digit).count();
+        let numeric = !label.is_empty()
+            && label
+                .chars()
+                .all(|c| c.is_ascii_digit() || ".kMG".contains(c));
+        if numeric {
+            assert!(digits < 5 && !label.ends_with(".0"), "tick label {label:?}");
+        }
+    }
+    assert!(
+        texts.lines().any(|l| l.trim().ends_with('k')),
+        "no SI label: {texts}"
+    );
+    // The saved SVGs parse on their own.
+    for name in ["netagg_tps_overall.svg", "netagg_tps_streams.svg"] {
+        let svg = std::fs::read_to_string(dir.join(name)).unwrap();
+        roxmltree::Document::parse(&svg).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
+
+/// The page's DOM shows `texts`; it is a picture, not a blank page; nothing
+/// scrolls it sideways at 1280 or 400 px; it prints.
+fn reads_well(page: &Path, texts: &[String]) {
+    let work = WorkDir::new(&format!(
+        "read-{}",
+        page.file_stem().unwrap().to_string_lossy()
+    ));
+    let dom = chromium(
+        &work.path,
+        &file_url(page),
+        &["--dump-dom".into(), "--window-size=1280,2000".into()],
+    );
+    assert!(dom.contains("</html>"));
+    for want in texts {
+        let want = want
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;");
+        assert!(
+            dom.contains(&want),
+            "the rendered page does not show {want:?}"
+        );
+    }
+    screenshot_is_not_blank(
+        &work.path,
+        &file_url(page),
+        &work.path.join("page.png"),
+        (1280, 2000),
+        0.05,
+    );
+    let copy = work.path.join("measure.html");
+    measuring_copy(page, &copy);
+    for width in [1280, 400] {
+        let (viewport, scroll, client, _, out) = measure(&work.path, &copy, width);
+        assert_eq!(viewport, width);
+        assert!(
+            scroll <= client,
+            "at {width} px the page is {scroll} px wide for {client}: {out}"
+        );
+        assert!(out.is_empty(), "at {width} px these stick out: {out}");
+    }
+    let pdf = work.path.join("page.pdf");
+    chromium(
+        &work.path,
+        &file_url(page),
+        &[
+            format!("--print-to-pdf={}", pdf.display()),
+            "--no-pdf-header-footer".into(),
+        ],
+    );
+    assert!(std::fs::read(&pdf)
+        .expect("PDF written")
+        .starts_with(b"%PDF"));
+}
+
+/// `netperf -D 0.5 -l 2 -t TCP_RR ... -- --report FILE` and its output.
+fn netperf_report(server: &Server, file: &Path) -> std::process::Output {
+    let port = server.port.to_string();
+    let file = file.to_string_lossy().to_string();
+    let args = [
+        "-H",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "-t",
+        "TCP_RR",
+        "-l",
+        "2",
+        "-D",
+        "0.5",
+        "--",
+        "--report",
+        &file,
+    ];
+    run_with_limit(NETPERF, &args, Duration::from_secs(60))
+}
+
+#[test]
+fn netperf_draws_one_tests_series_as_a_page() {
+    let server = Server::start("127.0.0.1");
+    let work = WorkDir::new("series-page");
+    let page = work.path.join("rr.html");
+    let run = netperf_report(&server, &page);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let stdout = text(&run.stdout);
+    let interims = stdout
+        .lines()
+        .filter(|l| l.starts_with("Interim result:"))
+        .count();
+    assert!(interims >= 2, "{stdout}");
+    let html = std::fs::read_to_string(&page).expect("the page is written");
+    assert_self_contained(&html);
+    assert!(html.contains("<h1>TCP_RR over time</h1>"));
+    // Every interval netperf printed is a row of the page.
+    assert_eq!(html.matches("<tr><td>").count(), interims, "{html}");
+    let texts = svg_texts(&html);
+    assert!(
+        texts.contains("each interval's rate") && texts.contains("the test's result: "),
+        "{texts}"
+    );
+    // netperf's own result block is on the page as printed.
+    let result_line = stdout
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty() && l.split_whitespace().count() >= 6)
+        .unwrap();
+    assert!(html.contains(result_line.trim_end()), "{result_line:?}");
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    assert_eq!(
+        html.matches(kernel.trim()).count(),
+        2,
+        "netperf's and netserver's kernels"
+    );
+    for want in [
+        "netserver",
+        "Remote host",
+        "127.0.0.1 (port ",
+        "Interval (-D)",
+        "0.5 s",
+        "Reproduce",
+        "--report",
+    ] {
+        assert!(html.contains(want), "no {want:?} on the page");
+    }
+    if have_chromium() {
+        let texts: Vec<String> = [
+            "TCP_RR over time",
+            "Rate over time",
+            "netserver",
+            kernel.trim(),
+            "Every interval",
+        ]
+        .map(String::from)
+        .to_vec();
+        reads_well(&page, &texts);
+    }
+}
+
+#[test]
+fn netperf_refuses_a_report_it_cannot_draw_before_any_traffic() {
+    let server = Server::start("127.0.0.1");
+    let port = server.port.to_string();
+    let work = WorkDir::new("series-refused");
+    let page = work.path.join("no-interval.html");
+    let page_arg = page.to_string_lossy().to_string();
+    let no_interval = run_with_limit(
+        NETPERF,
+        &[
+            "-H",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-t",
+            "TCP_RR",
+            "-l",
+            "1",
+            "--",
+            "--report",
+            &page_arg,
+        ],
+        Duration::from_secs(30),
+    );
+    assert_eq!(no_interval.status.code(), Some(2));
+    assert!(
+        text(&no_interval.stderr).contains("give -D INTERVAL"),
+        "{}",
+        text(&no_interval.stderr)
+    );
+    assert!(
+        no_interval.stdout.is_empty(),
+        "no test ran: {}",
+        text(&no_interval.stdout)
+    );
+    assert!(!page.exists());
+    let unwritable = run_with_limit(
+        NETPERF,
+        &[
+            "-H",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-D",
+            "1",
+            "--",
+            "--report",
+            "/nonexistent-dir/x.html",
+        ],
+        Duration::from_secs(30),
+    );
+    assert_eq!(unwritable.status.code(), Some(2));
+    assert!(text(&unwritable.stderr).contains("cannot create /nonexistent-dir/x.html"));
+    assert!(unwritable.stdout.is_empty());
+    let empty = run_with_limit(
+        NETPERF,
+        &["-H", "127.0.0.1", "-p", &port, "--", "--report="],
+        Duration::from_secs(30),
+    );
+    assert!(!empty.status.success());
+    assert!(
+        text(&empty.stderr).contains("file name is empty"),
+        "{}",
+        text(&empty.stderr)
+    );
+}
