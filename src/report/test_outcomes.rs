@@ -1,7 +1,29 @@
 //! Outcome builders shared by the output tests: netperf's default socket
-//! sizes on loopback with the counters a transcript line implies.
+//! sizes on loopback with the counters a transcript line implies, and the
+//! banner of a test from 0.0.0.0 to 127.0.0.1.
 
+use super::banner::{Banner, BannerEndpoint};
 use crate::measure::outcome::{CpuUsage, Outcome, SideStats};
+
+/// The banner of an IPv4 test from the wildcard address to 127.0.0.1.
+pub(super) fn ipv4_banner(title: &str) -> Banner {
+    Banner {
+        title: title.to_string(),
+        local: BannerEndpoint {
+            name: "0.0.0.0".into(),
+            address: "0.0.0.0".into(),
+            port: 0,
+            family: "AF_INET".into(),
+        },
+        remote: BannerEndpoint {
+            name: "127.0.0.1".into(),
+            address: "127.0.0.1".into(),
+            port: 0,
+            family: "AF_INET".into(),
+        },
+        ..Banner::default()
+    }
+}
 
 pub(super) fn side() -> SideStats {
     SideStats {

@@ -2,11 +2,11 @@
 //! transcript in shared/reference is rebuilt from an `Outcome` carrying the
 //! transcript's numbers and compared byte for byte (banner included).
 
-use super::banner::{render_banner, Banner, BannerConfidence, BannerEndpoint};
+use super::banner::{render_banner, Banner, BannerConfidence};
 use super::classic::{render_classic, ClassicOptions, HeadlineFigures};
 use super::confidence::ConfidenceWidths;
 use super::layouts::ClassicKind;
-use super::test_outcomes::{cpu, maerts, rr, stream, udp_buffers, udp_stream};
+use super::test_outcomes::{cpu, ipv4_banner, maerts, rr, stream, udp_buffers, udp_stream};
 use crate::measure::outcome::{LatencyHistogram, Outcome};
 
 const TRANSCRIPT: &str = concat!(
@@ -54,25 +54,6 @@ fn histogram_from(text: &str) -> Option<LatencyHistogram> {
     (rows == 8).then_some(h)
 }
 
-fn ipv4_banner(kind: ClassicKind) -> Banner {
-    Banner {
-        title: kind.title().to_string(),
-        local: BannerEndpoint {
-            name: "0.0.0.0".into(),
-            address: "0.0.0.0".into(),
-            port: 0,
-            family: "AF_INET".into(),
-        },
-        remote: BannerEndpoint {
-            name: "127.0.0.1".into(),
-            address: "127.0.0.1".into(),
-            port: 0,
-            family: "AF_INET".into(),
-        },
-        ..Banner::default()
-    }
-}
-
 /// One transcript command rebuilt.
 struct Case {
     command: &'static str,
@@ -93,7 +74,7 @@ impl Case {
                 ..ClassicOptions::default()
             },
             outcome,
-            banner: ipv4_banner(kind),
+            banner: ipv4_banner(kind.title()),
         }
     }
 
