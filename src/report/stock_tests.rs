@@ -6,7 +6,7 @@
 use super::classic::{render_classic, ClassicOptions};
 use super::confidence::ConfidenceWidths;
 use super::layouts::ClassicKind;
-use super::test_outcomes::{cpu, maerts, rr, stream, udp_buffers, udp_stream};
+use super::test_outcomes::{cpu, maerts, rr, stream, udp_buffers, udp_stream, with_cpu};
 use crate::measure::outcome::Outcome;
 
 /// Outputs captured from a stock netperf 2.7.1 run on loopback for cases the
@@ -32,11 +32,6 @@ fn opts(unit: char, verbosity: i32, local_cpu: bool, remote_cpu: bool) -> Classi
 
 fn stock_cases() -> Vec<StockCase> {
     use ClassicKind::*;
-    let with_cpu = |mut o: Outcome, local: Option<f64>, remote: Option<f64>| {
-        o.local.cpu = local.and_then(|u| cpu(u, 2));
-        o.remote.cpu = remote.and_then(|u| cpu(u, 2));
-        o
-    };
     let maerts_v2 = {
         let mut o = maerts(30260.330496 / 30257.30, 3782541312);
         o.local.recv_calls = 58729;

@@ -45,6 +45,13 @@ pub(super) fn cpu(util: f64, num_cpus: u32) -> Option<CpuUsage> {
     })
 }
 
+/// `o` with the CPU figures of each end given (two CPUs, method 'S').
+pub(super) fn with_cpu(mut o: Outcome, local: Option<f64>, remote: Option<f64>) -> Outcome {
+    o.local.cpu = local.and_then(|u| cpu(u, 2));
+    o.remote.cpu = remote.and_then(|u| cpu(u, 2));
+    o
+}
+
 /// TCP_STREAM defaults: 131072 remote receive buffer, 16384 send buffer and size.
 pub(super) fn stream(elapsed: f64, bytes: u64) -> Outcome {
     let mut o = Outcome {

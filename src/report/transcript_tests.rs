@@ -6,7 +6,7 @@ use super::banner::{render_banner, Banner, BannerConfidence};
 use super::classic::{render_classic, ClassicOptions, HeadlineFigures};
 use super::confidence::ConfidenceWidths;
 use super::layouts::ClassicKind;
-use super::test_outcomes::{cpu, ipv4_banner, maerts, rr, stream, udp_buffers, udp_stream};
+use super::test_outcomes::{ipv4_banner, maerts, rr, stream, udp_buffers, udp_stream, with_cpu};
 use crate::measure::outcome::{LatencyHistogram, Outcome};
 
 const TRANSCRIPT: &str = concat!(
@@ -128,12 +128,7 @@ fn transcript_cases(transcript: &str) -> Vec<Case> {
             .and_then(|t| histogram_from(&t));
         o
     };
-    let stream_cpu = {
-        let mut o = stream(1.0, 2973292500);
-        o.local.cpu = cpu(71.72, 2);
-        o.remote.cpu = cpu(71.72, 2);
-        o
-    };
+    let stream_cpu = with_cpu(stream(1.0, 2973292500), Some(71.72), Some(71.72));
     let stream_mbytes = {
         let mut o = stream(1.0, 2517171078);
         o.local.send_buf = 262144;
@@ -141,20 +136,17 @@ fn transcript_cases(transcript: &str) -> Vec<Case> {
         o.local.send_size = 32768;
         o
     };
-    let udp_cpu = {
-        let mut o = udp_stream(1.00017, 275767, 274840);
-        o.local.cpu = cpu(70.14, 2);
-        o.remote.cpu = cpu(70.14, 2);
-        o
-    };
+    let udp_cpu = with_cpu(
+        udp_stream(1.00017, 275767, 274840),
+        Some(70.14),
+        Some(70.14),
+    );
     let rr_cpu = {
         let mut o = rr(1.0, 14512);
         o.elapsed = 14512.0 / 14511.81;
         o.request_size = 64;
         o.response_size = 1024;
-        o.local.cpu = cpu(29.8815, 2);
-        o.remote.cpu = cpu(29.8815, 2);
-        o
+        with_cpu(o, Some(29.8815), Some(29.8815))
     };
     let udp_rr = {
         let mut o = rr(17721.0 / 17721.28, 17721);
@@ -164,9 +156,7 @@ fn transcript_cases(transcript: &str) -> Vec<Case> {
     let udp_rr_cpu = {
         let mut o = rr(17688.0 / 17687.75, 17688);
         udp_buffers(&mut o);
-        o.local.cpu = cpu(29.9127, 2);
-        o.remote.cpu = cpu(29.9127, 2);
-        o
+        with_cpu(o, Some(29.9127), Some(29.9127))
     };
     let confidence_rr = ConfidenceWidths {
         throughput: 55.891,
