@@ -6,7 +6,9 @@
 use super::classic::{render_classic, ClassicOptions};
 use super::confidence::ConfidenceWidths;
 use super::layouts::ClassicKind;
-use super::test_outcomes::{cpu, maerts, rr, stream, udp_buffers, udp_stream, with_cpu};
+use super::test_outcomes::{
+    cpu, maerts, rr, run_options, stream, udp_buffers, udp_stream, with_cpu,
+};
 use crate::measure::outcome::Outcome;
 
 /// Outputs captured from a stock netperf 2.7.1 run on loopback for cases the
@@ -18,29 +20,6 @@ struct StockCase {
     name: &'static str,
     outcome: Outcome,
     expected: &'static str,
-}
-
-/// The kind and output options of a case, read from its `name`.
-fn kind_and_opts(name: &str) -> (ClassicKind, ClassicOptions) {
-    let words: Vec<&str> = name.split_whitespace().collect();
-    let kind = ClassicKind::from_test_name(words[0]).expect("a classic test name");
-    let value = |flag: &str| {
-        let at = words.iter().position(|w| *w == flag)?;
-        words.get(at + 1).copied()
-    };
-    let default_unit = if kind.is_request_response() { 'x' } else { 'm' };
-    let opts = ClassicOptions {
-        unit: value("-f")
-            .and_then(|f| f.chars().next())
-            .unwrap_or(default_unit),
-        verbosity: value("-v").map_or(1, |v| v.parse().expect("a -v level")),
-        local_cpu: words.contains(&"-c"),
-        remote_cpu: words.contains(&"-C"),
-        print_headers: value("-P") != Some("0"),
-        brand: value("-B").map(Into::into),
-        ..ClassicOptions::default()
-    };
-    (kind, opts)
 }
 
 fn stock_cases() -> Vec<StockCase> {
@@ -412,7 +391,7 @@ Histogram of request/response times
 #[test]
 fn classic_outputs_match_stock_runs() {
     for case in stock_cases() {
-        let (kind, opts) = kind_and_opts(case.name);
+        let (kind, opts) = run_options(case.name);
         let full = render_classic(kind, &case.outcome, &opts);
         // Compare through the histogram title; the rows are tested elsewhere.
         let actual = full.split("UNIT_USEC").next().unwrap_or_default();

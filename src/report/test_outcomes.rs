@@ -1,9 +1,43 @@
 //! Outcome builders shared by the output tests: netperf's default socket
-//! sizes on loopback with the counters a transcript line implies, and the
-//! banner of a test from 0.0.0.0 to 127.0.0.1.
+//! sizes on loopback with the counters a transcript line implies, the
+//! output options of a command line, and the banner of a test from 0.0.0.0
+//! to 127.0.0.1.
 
 use super::banner::{Banner, BannerEndpoint};
+use super::classic::ClassicOptions;
+use super::layouts::ClassicKind;
 use crate::measure::outcome::{CpuUsage, Outcome, SideStats};
+
+/// The classic test and the output options a netperf command line gives:
+/// the test of -t, or of a leading test name (netperf's default TCP_STREAM
+/// without either), and -f, -v, -c, -C, -P, -B before any "--".
+pub(super) fn run_options(command: &str) -> (ClassicKind, ClassicOptions) {
+    let words: Vec<&str> = command
+        .split_whitespace()
+        .take_while(|w| *w != "--")
+        .collect();
+    let value = |flag: &str| {
+        let at = words.iter().position(|w| *w == flag)?;
+        words.get(at + 1).copied()
+    };
+    let kind = value("-t")
+        .or(words.first().copied())
+        .and_then(ClassicKind::from_test_name)
+        .unwrap_or(ClassicKind::TcpStream);
+    let default_unit = if kind.is_request_response() { 'x' } else { 'm' };
+    let opts = ClassicOptions {
+        unit: value("-f")
+            .and_then(|f| f.chars().next())
+            .unwrap_or(default_unit),
+        verbosity: value("-v").map_or(1, |v| v.parse().expect("a -v level")),
+        local_cpu: words.contains(&"-c"),
+        remote_cpu: words.contains(&"-C"),
+        print_headers: value("-P") != Some("0"),
+        brand: value("-B").map(Into::into),
+        ..ClassicOptions::default()
+    };
+    (kind, opts)
+}
 
 /// The banner of an IPv4 test from the wildcard address to 127.0.0.1.
 pub(super) fn ipv4_banner(title: &str) -> Banner {
