@@ -170,17 +170,22 @@ impl InterimSampler {
 mod tests {
     use super::*;
 
-    #[test]
-    fn samples_at_the_interval_and_reports_the_tail() {
+    /// A sampler printing nothing every `interval_ms`, and the flag it reads.
+    fn silent_sampler(interval_ms: u64) -> (StopFlag, InterimSampler) {
         let stop = StopFlag::new();
         let opts = InterimOptions {
-            interval: Duration::from_millis(50),
+            interval: Duration::from_millis(interval_ms),
             style: InterimStyle::Silent,
             unit: 'x',
             next_index: Arc::new(AtomicUsize::new(0)),
             test_end: None,
         };
-        let sampler = InterimSampler::start(opts, stop.clone());
+        (stop.clone(), InterimSampler::start(opts, stop))
+    }
+
+    #[test]
+    fn samples_at_the_interval_and_reports_the_tail() {
+        let (stop, sampler) = silent_sampler(50);
         for n in 1..=40u64 {
             stop.publish(n * 10);
             std::thread::sleep(Duration::from_millis(5));
@@ -195,15 +200,7 @@ mod tests {
 
     #[test]
     fn a_stall_is_no_zero_but_part_of_the_next_interval() {
-        let stop = StopFlag::new();
-        let opts = InterimOptions {
-            interval: Duration::from_millis(20),
-            style: InterimStyle::Silent,
-            unit: 'x',
-            next_index: Arc::new(AtomicUsize::new(0)),
-            test_end: None,
-        };
-        let sampler = InterimSampler::start(opts, stop.clone());
+        let (stop, sampler) = silent_sampler(20);
         stop.publish(10);
         std::thread::sleep(Duration::from_millis(50));
         // Nothing completes for at least five intervals.

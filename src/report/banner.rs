@@ -202,25 +202,7 @@ pub fn render_banner(banner: &Banner) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn ipv4_banner(title: &str) -> Banner {
-        Banner {
-            title: title.to_string(),
-            local: BannerEndpoint {
-                name: "0.0.0.0".into(),
-                address: "0.0.0.0".into(),
-                port: 0,
-                family: family_text(libc::AF_INET).into(),
-            },
-            remote: BannerEndpoint {
-                name: "127.0.0.1".into(),
-                address: "127.0.0.1".into(),
-                port: 0,
-                family: "AF_INET".into(),
-            },
-            ..Banner::default()
-        }
-    }
+    use crate::report::test_outcomes::ipv4_banner;
 
     #[test]
     fn stream_banner_matches_transcript() {
@@ -271,7 +253,7 @@ port 0 AF_INET : histogram : interval : demo\n"
             name: "::0".into(),
             address: "::".into(),
             port: 0,
-            family: "AF_INET6".into(),
+            family: family_text(libc::AF_INET6).into(),
         };
         banner.remote.address = "::1".into();
         banner.remote.name = "::1".into();

@@ -222,24 +222,19 @@ bytes  bytes   bytes    secs.    %-8.8s/s  %% %c      %% %c      us/KB   us/KB\n
     fields: &[Units, LocalCpuMethod, RemoteCpuMethod],
 };
 
-const STREAM_RESULT: Row = Row {
-    template: BULK_ROW,
-    fields: &[
-        RemoteRecvBuf,
-        LocalSendBuf,
-        LocalSendSize,
-        Elapsed,
-        Throughput,
-        Brand,
-    ],
-};
+/// The values of [`BULK_ROW`]: the two buffers and the message size netperf
+/// shows for the test's direction.
+const fn bulk_fields(recv_buf: Field, send_buf: Field, size: Field) -> [Field; 6] {
+    [recv_buf, send_buf, size, Elapsed, Throughput, Brand]
+}
 
-const STREAM_CPU_RESULT: Row = Row {
-    template: BULK_CPU_ROW,
-    fields: &[
+/// The values of [`BULK_CPU_ROW`]: always the remote receive and local send
+/// buffers (MAERTS too), then the message size.
+const fn bulk_cpu_fields(size: Field) -> [Field; 10] {
+    [
         RemoteRecvBuf,
         LocalSendBuf,
-        LocalSendSize,
+        size,
         Elapsed,
         Throughput,
         LocalCpuUtil,
@@ -247,7 +242,17 @@ const STREAM_CPU_RESULT: Row = Row {
         LocalServiceDemand,
         RemoteServiceDemand,
         Brand,
-    ],
+    ]
+}
+
+const STREAM_RESULT: Row = Row {
+    template: BULK_ROW,
+    fields: &bulk_fields(RemoteRecvBuf, LocalSendBuf, LocalSendSize),
+};
+
+const STREAM_CPU_RESULT: Row = Row {
+    template: BULK_CPU_ROW,
+    fields: &bulk_cpu_fields(LocalSendSize),
 };
 
 const STREAM_SINK: &str = "\n\
@@ -255,6 +260,25 @@ Alignment      Offset         %-8.8s %-8.8s    Sends   %-8.8s Recvs\n\
 Local  Remote  Local  Remote  Xfered   Per                 Per\n\
 Send   Recv    Send   Recv             Send (avg)          Recv (avg)\n\
 %5d   %5d  %5d   %5d %6d  %6.2f    %6d   %6.2f %6d\n";
+
+/// The values of a sending test's -v 2 block: `bytes` shown as moved, and
+/// the counter the per-call averages divide.
+const fn stream_sink_fields(bytes: Field, moved: Counter) -> [Field; 12] {
+    [
+        Text("Bytes"),
+        Text("Bytes"),
+        Text("Bytes"),
+        LocalSendAlign,
+        RemoteRecvAlign,
+        LocalSendOffset,
+        RemoteRecvOffset,
+        bytes,
+        Ratio(moved, LocalSendCalls),
+        Count(LocalSendCalls),
+        Ratio(moved, RemoteRecvCalls),
+        Count(RemoteRecvCalls),
+    ]
+}
 
 const MSS_BLOCK: Row = Row {
     template: "\nMaximum\nSegment\nSize (bytes)\n%6d\n",
@@ -279,20 +303,7 @@ const TCP_STREAM: Layout = Layout {
     verbose: &[
         Row {
             template: STREAM_SINK,
-            fields: &[
-                Text("Bytes"),
-                Text("Bytes"),
-                Text("Bytes"),
-                LocalSendAlign,
-                RemoteRecvAlign,
-                LocalSendOffset,
-                RemoteRecvOffset,
-                Count(LocalBytesSent),
-                Ratio(LocalBytesSent, LocalSendCalls),
-                Count(LocalSendCalls),
-                Ratio(LocalBytesSent, RemoteRecvCalls),
-                Count(RemoteRecvCalls),
-            ],
+            fields: &stream_sink_fields(Count(LocalBytesSent), LocalBytesSent),
         },
         MSS_BLOCK,
         SEND_HISTOGRAM_TITLE,
@@ -311,20 +322,7 @@ Alignment      Offset         %-8.8s %-8.8s    Sends   %-8.8s Recvs\n\
 Local  Remote  Local  Remote  Xfered   Per                 Per\n\
 Send   Recv    Send   Recv             Send (avg)          Recv (avg)\n\
 %5d   %5d  %5d   %5d %6.4g  %6.2f    %6d   %6.2f %6d\n",
-            fields: &[
-                Text("Bytes"),
-                Text("Bytes"),
-                Text("Bytes"),
-                LocalSendAlign,
-                RemoteRecvAlign,
-                LocalSendOffset,
-                RemoteRecvOffset,
-                CountAsFloat(RemoteBytesReceived),
-                Ratio(RemoteBytesReceived, LocalSendCalls),
-                Count(LocalSendCalls),
-                Ratio(RemoteBytesReceived, RemoteRecvCalls),
-                Count(RemoteRecvCalls),
-            ],
+            fields: &stream_sink_fields(CountAsFloat(RemoteBytesReceived), RemoteBytesReceived),
         },
         MSS_BLOCK,
         SEND_HISTOGRAM_TITLE,
@@ -346,14 +344,7 @@ bytes  bytes   bytes    secs.    %-8.8s/s  %% %c      %% %c      us/KB   us/KB\n
     brief: BULK_BRIEF,
     result: Row {
         template: BULK_ROW,
-        fields: &[
-            LocalRecvBuf,
-            RemoteSendBuf,
-            RemoteSendSize,
-            Elapsed,
-            Throughput,
-            Brand,
-        ],
+        fields: &bulk_fields(LocalRecvBuf, RemoteSendBuf, RemoteSendSize),
     },
     cpu_brief_local: CPU_BRIEF_LOCAL,
     cpu_brief_remote: CPU_BRIEF_REMOTE,
@@ -361,18 +352,7 @@ bytes  bytes   bytes    secs.    %-8.8s/s  %% %c      %% %c      us/KB   us/KB\n
     // buffers, unlike its plain row; kept for column compatibility.
     cpu_result: Row {
         template: BULK_CPU_ROW,
-        fields: &[
-            RemoteRecvBuf,
-            LocalSendBuf,
-            RemoteSendSize,
-            Elapsed,
-            Throughput,
-            LocalCpuUtil,
-            RemoteCpuUtil,
-            LocalServiceDemand,
-            RemoteServiceDemand,
-            Brand,
-        ],
+        fields: &bulk_cpu_fields(RemoteSendSize),
     },
     verbose: &[
         Row {
@@ -518,20 +498,22 @@ bytes  bytes  bytes   bytes  secs.   per sec  %% %c    %% %c    us/KB   us/KB\n\
 
 const RR_RESULT: Row = Row {
     template: "%-6d %-6d %-6d   %-6d  %-6.2f   %7.2f   %s\n%-6d %-6d\n",
-    fields: &[
-        LocalSendBuf,
-        LocalRecvBuf,
-        RequestSize,
-        ResponseSize,
-        Elapsed,
-        Throughput,
-        Brand,
-        RemoteSendBuf,
-        RemoteRecvBuf,
-    ],
+    fields: &RR_FIELDS,
 };
 
-const RR_CPU_FIELDS: &[Field] = &[
+const RR_FIELDS: [Field; 9] = [
+    LocalSendBuf,
+    LocalRecvBuf,
+    RequestSize,
+    ResponseSize,
+    Elapsed,
+    Throughput,
+    Brand,
+    RemoteSendBuf,
+    RemoteRecvBuf,
+];
+
+const RR_CPU_FIELDS: [Field; 13] = [
     LocalSendBuf,
     LocalRecvBuf,
     RequestSize,
@@ -559,7 +541,7 @@ const TCP_RR: Layout = Layout {
     cpu_result: Row {
         template: "%-6d %-6d %-6d  %-6d %-6.2f  %-6.2f  %-6.2f %-6.2f %-6.3f  %-6.3f %s\n\
 %-6d %-6d\n",
-        fields: RR_CPU_FIELDS,
+        fields: &RR_CPU_FIELDS,
     },
     verbose: &[
         Row {
@@ -594,7 +576,7 @@ const UDP_RR: Layout = Layout {
     cpu_result: Row {
         template: "%-6d %-6d %-6d  %-6d %-6.2f  %-6.2f   %-6.2f %-6.2f %-6.3f  %-6.3f %s\n\
 %-6d %-6d\n",
-        fields: RR_CPU_FIELDS,
+        fields: &RR_CPU_FIELDS,
     },
     verbose: &[Row {
         template: "\nHistogram of request/reponse times.\n",
@@ -602,6 +584,23 @@ const UDP_RR: Layout = Layout {
     }],
     ..TCP_RR
 };
+
+/// `fields` without the brand: the columns of the RR rows as TCP_CRR and
+/// TCP_CC print them. `M` must be `N` less the one brand (checked as the
+/// layouts are compiled).
+const fn unbranded<const N: usize, const M: usize>(fields: [Field; N]) -> [Field; M] {
+    let mut kept = [Brand; M];
+    let (mut from, mut to) = (0, 0);
+    while from < N {
+        if !matches!(fields[from], Brand) {
+            kept[to] = fields[from];
+            to += 1;
+        }
+        from += 1;
+    }
+    assert!(to == M, "one brand to leave out");
+    kept
+}
 
 /// TCP_CRR and TCP_CC: no brand, no method letters, one title whatever the unit.
 pub(super) const CONNECT_SHAPE: Layout = Layout {
@@ -621,16 +620,7 @@ bytes  bytes  bytes   bytes  secs.   per sec  %%      %%      us/Tr   us/Tr\n\n"
     },
     result: Row {
         template: "%-6d %-6d %-6d   %-6d  %-6.2f   %7.2f   \n%-6d %-6d\n",
-        fields: &[
-            LocalSendBuf,
-            LocalRecvBuf,
-            RequestSize,
-            ResponseSize,
-            Elapsed,
-            Throughput,
-            RemoteSendBuf,
-            RemoteRecvBuf,
-        ],
+        fields: &unbranded::<9, 8>(RR_FIELDS),
     },
     cpu_brief_local: Row {
         template: "%6.3f\n",
@@ -643,20 +633,7 @@ bytes  bytes  bytes   bytes  secs.   per sec  %%      %%      us/Tr   us/Tr\n\n"
     cpu_result: Row {
         template: "%-6d %-6d %-6d  %-6d %-6.2f  %-6.2f   %-6.2f %-6.2f %-6.3f  %-6.3f\n\
 %-6d %-6d\n",
-        fields: &[
-            LocalSendBuf,
-            LocalRecvBuf,
-            RequestSize,
-            ResponseSize,
-            Elapsed,
-            Throughput,
-            LocalCpuUtil,
-            RemoteCpuUtil,
-            LocalServiceDemand,
-            RemoteServiceDemand,
-            RemoteSendBuf,
-            RemoteRecvBuf,
-        ],
+        fields: &unbranded::<13, 12>(RR_CPU_FIELDS),
     },
     verbose: &[],
     warns_on_confidence: true,

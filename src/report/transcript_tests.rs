@@ -2,11 +2,13 @@
 //! transcript in shared/reference is rebuilt from an `Outcome` carrying the
 //! transcript's numbers and compared byte for byte (banner included).
 
-use super::banner::{render_banner, Banner, BannerConfidence, BannerEndpoint};
+use super::banner::{render_banner, Banner, BannerConfidence};
 use super::classic::{render_classic, ClassicOptions, HeadlineFigures};
 use super::confidence::ConfidenceWidths;
 use super::layouts::ClassicKind;
-use super::test_outcomes::{cpu, maerts, rr, stream, udp_buffers, udp_stream};
+use super::test_outcomes::{
+    ipv4_banner, maerts, rr, run_options, stream, udp_buffers, udp_stream, with_cpu,
+};
 use crate::measure::outcome::{LatencyHistogram, Outcome};
 
 const TRANSCRIPT: &str = concat!(
@@ -54,25 +56,6 @@ fn histogram_from(text: &str) -> Option<LatencyHistogram> {
     (rows == 8).then_some(h)
 }
 
-fn ipv4_banner(kind: ClassicKind) -> Banner {
-    Banner {
-        title: kind.title().to_string(),
-        local: BannerEndpoint {
-            name: "0.0.0.0".into(),
-            address: "0.0.0.0".into(),
-            port: 0,
-            family: "AF_INET".into(),
-        },
-        remote: BannerEndpoint {
-            name: "127.0.0.1".into(),
-            address: "127.0.0.1".into(),
-            port: 0,
-            family: "AF_INET".into(),
-        },
-        ..Banner::default()
-    }
-}
-
 /// One transcript command rebuilt.
 struct Case {
     command: &'static str,
@@ -83,30 +66,21 @@ struct Case {
 }
 
 impl Case {
-    fn new(command: &'static str, kind: ClassicKind, outcome: Outcome) -> Case {
-        let unit = if kind.is_request_response() { 'x' } else { 'm' };
+    /// The case of `command`, whose test and output options it reads.
+    fn new(command: &'static str, outcome: Outcome) -> Case {
+        let (kind, opts) = run_options(command);
         Case {
             command,
             kind,
-            opts: ClassicOptions {
-                unit,
-                ..ClassicOptions::default()
-            },
+            opts,
             outcome,
-            banner: ipv4_banner(kind),
+            banner: ipv4_banner(kind.title()),
         }
     }
 
     fn with(mut self, change: impl FnOnce(&mut ClassicOptions)) -> Case {
         change(&mut self.opts);
         self
-    }
-
-    fn cpus(self) -> Case {
-        self.with(|o| {
-            o.local_cpu = true;
-            o.remote_cpu = true;
-        })
     }
 
     /// Banner (when headers are on) and result block; interim lines, which
@@ -129,7 +103,6 @@ impl Case {
 }
 
 fn transcript_cases(transcript: &str) -> Vec<Case> {
-    use ClassicKind::*;
     let stream_v2 = {
         let mut o = stream(1.000201, 2395619328);
         o.local.send_calls = 146217;
@@ -147,12 +120,7 @@ fn transcript_cases(transcript: &str) -> Vec<Case> {
             .and_then(|t| histogram_from(&t));
         o
     };
-    let stream_cpu = {
-        let mut o = stream(1.0, 2973292500);
-        o.local.cpu = cpu(71.72, 2);
-        o.remote.cpu = cpu(71.72, 2);
-        o
-    };
+    let stream_cpu = with_cpu(stream(1.0, 2973292500), Some(71.72), Some(71.72));
     let stream_mbytes = {
         let mut o = stream(1.0, 2517171078);
         o.local.send_buf = 262144;
@@ -160,20 +128,17 @@ fn transcript_cases(transcript: &str) -> Vec<Case> {
         o.local.send_size = 32768;
         o
     };
-    let udp_cpu = {
-        let mut o = udp_stream(1.00017, 275767, 274840);
-        o.local.cpu = cpu(70.14, 2);
-        o.remote.cpu = cpu(70.14, 2);
-        o
-    };
+    let udp_cpu = with_cpu(
+        udp_stream(1.00017, 275767, 274840),
+        Some(70.14),
+        Some(70.14),
+    );
     let rr_cpu = {
         let mut o = rr(1.0, 14512);
         o.elapsed = 14512.0 / 14511.81;
         o.request_size = 64;
         o.response_size = 1024;
-        o.local.cpu = cpu(29.8815, 2);
-        o.remote.cpu = cpu(29.8815, 2);
-        o
+        with_cpu(o, Some(29.8815), Some(29.8815))
     };
     let udp_rr = {
         let mut o = rr(17721.0 / 17721.28, 17721);
@@ -183,9 +148,7 @@ fn transcript_cases(transcript: &str) -> Vec<Case> {
     let udp_rr_cpu = {
         let mut o = rr(17688.0 / 17687.75, 17688);
         udp_buffers(&mut o);
-        o.local.cpu = cpu(29.9127, 2);
-        o.remote.cpu = cpu(29.9127, 2);
-        o
+        with_cpu(o, Some(29.9127), Some(29.9127))
     };
     let confidence_rr = ConfidenceWidths {
         throughput: 55.891,
@@ -202,7 +165,6 @@ fn transcript_cases(transcript: &str) -> Vec<Case> {
     };
     let mut confidence_stream = Case::new(
         "netperf -H 127.0.0.1 -l 1 -i 5,3 -I 99,5 -t TCP_STREAM",
-        TcpStream,
         stream(1.0, 1),
     )
     .with(|o| {
@@ -220,149 +182,97 @@ fn transcript_cases(transcript: &str) -> Vec<Case> {
     });
     let mut brand_rr = Case::new(
         "netperf -H 127.0.0.1 -l 1 -t TCP_RR -P 0 -v 0 -B brand here -- -b 8 -D",
-        TcpRr,
         rr(1.0, 172937),
     )
-    .with(|o| {
-        o.print_headers = false;
-        o.verbosity = 0;
-        o.brand = Some("brand here".into());
-    });
+    // The brand is two words.
+    .with(|o| o.brand = Some("brand here".into()));
     brand_rr.outcome.elapsed = 172937.0 / 172936.70;
     brand_rr.outcome.first_burst = 8;
 
     vec![
-        Case::new(
-            "netperf -H 127.0.0.1 -l 1",
-            TcpStream,
-            stream(1.0, 2960133750),
-        ),
-        Case::new(
-            "netperf -H 127.0.0.1 -l 1 -t TCP_STREAM -c -C",
-            TcpStream,
-            stream_cpu,
-        )
-        .cpus(),
-        Case::new(
-            "netperf -H 127.0.0.1 -l 1 -t TCP_STREAM -v 2",
-            TcpStream,
-            stream_v2,
-        )
-        .with(|o| o.verbosity = 2),
+        Case::new("netperf -H 127.0.0.1 -l 1", stream(1.0, 2960133750)),
+        Case::new("netperf -H 127.0.0.1 -l 1 -t TCP_STREAM -c -C", stream_cpu),
+        Case::new("netperf -H 127.0.0.1 -l 1 -t TCP_STREAM -v 2", stream_v2),
         Case::new(
             "netperf -H 127.0.0.1 -l 1 -t TCP_STREAM -v 0",
-            TcpStream,
             stream(1.0, 3073372500),
-        )
-        .with(|o| o.verbosity = 0),
+        ),
         Case::new(
             "netperf -H 127.0.0.1 -l 1 -t TCP_STREAM -P 0",
-            TcpStream,
             stream(1.0, 2602860000),
-        )
-        .with(|o| o.print_headers = false),
+        ),
         Case::new(
             "netperf -H 127.0.0.1 -l 1 -t TCP_STREAM -f M -- -m 32K -s 128K -S 128K",
-            TcpStream,
             stream_mbytes,
-        )
-        .with(|o| o.unit = 'M'),
+        ),
         Case::new(
             "netperf -H 127.0.0.1 -l 1 -t TCP_MAERTS",
-            TcpMaerts,
             maerts(1.0, 2849980000),
         ),
         Case::new(
             "netperf -H 127.0.0.1 -l 1 -t UDP_STREAM -- -m 1024",
-            UdpStream,
             udp_stream(1.0000889, 271445, 271135),
         ),
         Case::new(
             "netperf -H 127.0.0.1 -l 1 -t UDP_STREAM -c -C -- -m 1024 -R 1",
-            UdpStream,
             udp_cpu,
-        )
-        .cpus(),
+        ),
         Case::new(
             "netperf -H 127.0.0.1 -l 1 -t TCP_RR",
-            TcpRr,
             rr(15612.0 / 15612.14, 15612),
         ),
-        Case::new("netperf -H 127.0.0.1 -l 1 -t TCP_RR -v 2", TcpRr, rr_v2)
-            .with(|o| o.verbosity = 2),
+        Case::new("netperf -H 127.0.0.1 -l 1 -t TCP_RR -v 2", rr_v2),
         Case::new(
             "netperf -H 127.0.0.1 -l 1 -t TCP_RR -c -C -- -r 64,1024",
-            TcpRr,
             rr_cpu,
-        )
-        .cpus(),
+        ),
         brand_rr,
-        Case::new("netperf -H 127.0.0.1 -l 1 -t UDP_RR", UdpRr, udp_rr),
-        Case::new(
-            "netperf -H 127.0.0.1 -l 1 -t UDP_RR -c -C",
-            UdpRr,
-            udp_rr_cpu,
-        )
-        .cpus(),
+        Case::new("netperf -H 127.0.0.1 -l 1 -t UDP_RR", udp_rr),
+        Case::new("netperf -H 127.0.0.1 -l 1 -t UDP_RR -c -C", udp_rr_cpu),
         Case::new(
             "netperf -H 127.0.0.1 -l 1 -t TCP_CRR",
-            TcpCrr,
             rr(11507.0 / 11507.36, 11507),
         ),
         Case::new(
             "netperf -H 127.0.0.1 -l 1 -t TCP_CC",
-            TcpCc,
             rr(9741.0 / 9741.24, 9741),
-        )
-        .with(|o| o.unit = 'm'),
+        ),
         Case::new(
             "netperf -H 127.0.0.1 -l 1 -t TCP_SENDFILE",
-            TcpSendfile,
             stream(1.0, 3834935000),
         ),
         Case::new(
             "netperf -H 127.0.0.1 -l 3 -t TCP_STREAM -D 1",
-            TcpStream,
             stream(3.0, 8380200000),
         ),
         Case::new(
             "netperf -H 127.0.0.1 -l 3 -t TCP_RR -D 1",
-            TcpRr,
             rr(44377.0 / 14792.19, 44377),
         ),
         Case::new(
             "netperf -H 127.0.0.1 -l 3 -t TCP_RR -D -0.5 -f x",
-            TcpRr,
             rr(43098.0 / 14366.14, 43098),
         ),
         confidence_stream,
         Case::new(
             "netperf -H 127.0.0.1 -l 1 -i 5,3 -t TCP_RR -P 0",
-            TcpRr,
             rr(13011.0 / 13011.35, 13011),
         )
-        .with(|o| {
-            o.print_headers = false;
-            o.confidence_warning = Some(confidence_rr);
-        }),
+        .with(|o| o.confidence_warning = Some(confidence_rr)),
         Case::new(
             "netperf -H 127.0.0.1 -l -100000 -t TCP_RR",
-            TcpRr,
             rr(100000.0 / 14537.71, 100000),
         ),
         Case::new(
             "netperf -H 127.0.0.1 -l -10000000 -t TCP_STREAM",
-            TcpStream,
             stream(10000000.0 * 8.0 / 1e6 / 15632.44, 10000000),
         ),
         Case::new(
             "netperf -H 127.0.0.1 -l 1 -t TCP_STREAM -- -m 0",
-            TcpStream,
             stream(1.0, 2131083750),
         ),
         Case::new(
             "netperf -H 127.0.0.1 -l 1 -t TCP_STREAM -- -m abc",
-            TcpStream,
             stream(1.0, 2504033750),
         ),
     ]

@@ -105,6 +105,15 @@ fn plan(
     Ok(p)
 }
 
+/// The response refusing a test: `errno` and nothing else.
+fn refusal_response(errno: i32) -> Message {
+    OmniResponse {
+        serv_errno: errno,
+        ..Default::default()
+    }
+    .encode()
+}
+
 /// Serve one DO_OMNI request. Errors returned are control-connection
 /// failures; a refused request is answered and logged here. `control_fd`
 /// is the control connection's socket, watched while the test runs.
@@ -133,13 +142,7 @@ pub fn serve(
                 Some(peer),
                 &format!("refused omni request: {}", refusal.reason),
             );
-            return chan.send(
-                &OmniResponse {
-                    serv_errno: refusal.errno,
-                    ..Default::default()
-                }
-                .encode(),
-            );
+            return chan.send(&refusal_response(refusal.errno));
         }
     };
     let test = Test {
@@ -308,13 +311,7 @@ fn setup_and_run(
     let (listener, lss, lsr, p) = match setup() {
         Ok(v) => v,
         Err(refusal) => {
-            chan.send(
-                &OmniResponse {
-                    serv_errno: refusal.errno,
-                    ..Default::default()
-                }
-                .encode(),
-            )?;
+            chan.send(&refusal_response(refusal.errno))?;
             return Ok(Err(refusal));
         }
     };

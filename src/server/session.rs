@@ -70,24 +70,15 @@ pub fn run(stream: TcpStream, peer: SocketAddr, opts: &ServerOptions) {
     // Whatever this connection changes is put back when it ends, however.
     let mut offloads = SessionOffloads::new(peer);
     loop {
-        let m = match chan.recv_within(opts.limits.idle_timeout, opts.limits.silent_timeout) {
-            Ok(m) => m,
+        // A peer that closes between messages ends the session silently.
+        let failed = match chan.recv_within(opts.limits.idle_timeout, opts.limits.silent_timeout) {
+            Ok(m) => dispatch(&mut chan, control_fd, &m, peer, opts, &mut offloads).err(),
             Err(ChannelError::Closed) => break,
-            Err(e) => {
-                log::line(
-                    opts,
-                    Some(peer),
-                    &format!("closing control connection: {e}"),
-                );
-                break;
-            }
+            Err(e) => Some(e),
         };
-        if let Err(e) = dispatch(&mut chan, control_fd, &m, peer, opts, &mut offloads) {
-            log::line(
-                opts,
-                Some(peer),
-                &format!("closing control connection: {e}"),
-            );
+        if let Some(e) = failed {
+            let why = format!("closing control connection: {e}");
+            log::line(opts, Some(peer), &why);
             break;
         }
     }

@@ -1,7 +1,8 @@
-//! Tests of the legacy codecs against real captured control bytes.
+//! Tests of the legacy codecs against real captured control bytes. That any
+//! value round-trips and any bytes decode is checked for every codec in
+//! tests/codec_props.rs (`legacy_messages_round_trip`, `decoding_any_bytes_never_panics`).
 
 use super::*;
-use crate::wire::message::MESSAGE_LEN;
 
 /// A captured message: the words given, zeros after (as captured).
 fn captured(words: &[u32]) -> Message {
@@ -266,85 +267,6 @@ fn cc_results_keep_word_past_the_struct() {
 }
 
 #[test]
-fn round_trips() {
-    let request = TcpStreamRequest {
-        cpu_bind: 3,
-        send_buf_size: 1,
-        recv_buf_size: 2,
-        receive_size: 3,
-        recv_alignment: 4,
-        recv_offset: 5,
-        no_delay: 6,
-        measure_cpu: 7,
-        cpu_rate: 8.5,
-        test_length: -9,
-        so_rcvavoid: 10,
-        so_sndavoid: 11,
-        dirty_count: 12,
-        clean_count: 13,
-        port: 14,
-        ipfamily: 6,
-        recv_aio: 16,
-    };
-    assert_eq!(TcpStreamRequest::decode(&request.encode()), request);
-    let mut response = sendfile_cpu_response();
-    response.test_length = -17;
-    response.so_sndavoid = 18;
-    assert_eq!(TcpStreamResponse::decode(&response.encode()), response);
-    let results = TcpStreamResults {
-        serv_errno: 104,
-        bytes_received: 12_345_678_901.0,
-        recv_calls: u32::MAX,
-        elapsed_time: 10.25,
-        cpu_util: 12.5,
-        serv_dem: 0.75,
-        cpu_method: 0x53,
-        num_cpus: 64,
-        recv_buf_size: -1,
-        send_buf_size: 212992,
-    };
-    assert_eq!(TcpStreamResults::decode(&results.encode()), results);
-
-    let request = TcpCcRequest {
-        cpu_bind: -1,
-        recv_buf_size: 1,
-        send_buf_size: 2,
-        recv_alignment: 3,
-        recv_offset: 4,
-        send_alignment: 5,
-        send_offset: 6,
-        request_size: 7,
-        response_size: 8,
-        no_delay: 9,
-        measure_cpu: 10,
-        cpu_rate: 11.5,
-        test_length: -12,
-        so_rcvavoid: 13,
-        so_sndavoid: 14,
-        port: 15,
-        ipfamily: 4,
-    };
-    assert_eq!(TcpCcRequest::decode(&request.encode()), request);
-    let mut response = cc_cpu_response();
-    response.test_length = 30;
-    response.so_rcvavoid = 1;
-    assert_eq!(TcpCcResponse::decode(&response.encode()), response);
-    let results = TcpCcResults {
-        serv_errno: 4,
-        bytes_received: 1,
-        recv_calls: 2,
-        trans_received: 3,
-        elapsed_time: 4.5,
-        cpu_util: 5.5,
-        serv_dem: 6.5,
-        cpu_method: 7,
-        num_cpus: 8,
-        leftover_so_sndavoid: 9,
-    };
-    assert_eq!(TcpCcResults::decode(&results.encode()), results);
-}
-
-#[test]
 fn leftovers_of_a_plain_response_are_zero_but_the_type() {
     let results = TcpStreamResults::left_over_from(&TcpStreamResponse::default());
     assert_eq!(results, TcpStreamResults::default());
@@ -352,16 +274,4 @@ fn leftovers_of_a_plain_response_are_zero_but_the_type() {
         &results.encode().bytes[0..4],
         &kind::TCP_STREAM_RESPONSE.swap_bytes().to_be_bytes()
     );
-}
-
-#[test]
-fn any_bytes_decode_without_panic() {
-    let noise = Message::from_bytes([0xa5; MESSAGE_LEN]);
-    let _ = TcpStreamRequest::decode(&noise);
-    let _ = TcpStreamResponse::decode(&noise);
-    let _ = TcpStreamResults::decode(&noise);
-    let _ = TcpCcRequest::decode(&noise);
-    let _ = TcpCcResponse::decode(&noise);
-    let _ = TcpCcResults::decode(&noise);
-    let _ = TcpCcResults::left_over_from(&TcpCcResponse::decode(&noise));
 }

@@ -23,16 +23,9 @@ pub struct EndFacts {
 }
 
 /// Confidence-run figures (means over the iterations) that replace the last
-/// iteration's headline figures, as netperf's retrieve_confident_values does.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Averaged {
-    pub elapsed: f64,
-    pub throughput: f64,
-    pub local_cpu_util: f64,
-    pub remote_cpu_util: f64,
-    pub local_service_demand: f64,
-    pub remote_service_demand: f64,
-}
+/// iteration's headline figures, as netperf's retrieve_confident_values does:
+/// the same six figures the classic output averages.
+pub use crate::report::classic::HeadlineFigures as Averaged;
 
 /// Everything the record is made from.
 pub struct RecordInput<'a> {
