@@ -56,6 +56,7 @@ fn netaggs_report_reads_as_a_reader_needs() {
     netagg_run(&work.path);
     netaggs_json_carries_the_context_of_both_ends(&work.path);
     netaggs_page_and_charts_explain_themselves(&work.path);
+    the_json_draws_the_same_report_again(&work.path);
     if have_chromium() {
         let page = work.path.join("netagg_tps.html");
         reads_well(&page, &context_texts(&context(&work.path)));
@@ -251,6 +252,77 @@ fn reads_well(page: &Path, texts: &[String]) {
     assert!(std::fs::read(&pdf)
         .expect("PDF written")
         .starts_with(b"%PDF"));
+}
+
+/// `netagg report netagg_tps.json` draws the page and charts again, byte
+/// for byte, from the JSON alone; a JSON that is not a netagg run's (or
+/// lies) is refused with the reason, never a panic or a file elsewhere.
+fn the_json_draws_the_same_report_again(dir: &Path) {
+    let again = dir.join("again");
+    let json = dir.join("netagg_tps.json");
+    let run = run_with_limit(
+        NETAGG,
+        &[
+            "report",
+            &json.to_string_lossy(),
+            "--out",
+            &again.to_string_lossy(),
+        ],
+        Duration::from_secs(30),
+    );
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    for name in [
+        "netagg_tps.html",
+        "netagg_tps_overall.svg",
+        "netagg_tps_streams.svg",
+    ] {
+        let first = std::fs::read(dir.join(name)).unwrap();
+        let second = std::fs::read(again.join(name)).unwrap();
+        assert!(first == second, "{name} differs when drawn from the JSON");
+    }
+    let original: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let hostile = [
+        ("not JSON", "{".to_string()),
+        ("not a netagg run", r#"{"format":"other"}"#.to_string()),
+        (
+            "unknown kind",
+            original
+                .to_string()
+                .replace(r#""kind":"tps""#, r#""kind":"../x""#),
+        ),
+        ("no \"context\"", {
+            let mut doc = original.clone();
+            doc.as_object_mut().unwrap().remove("context");
+            doc.to_string()
+        }),
+        ("\"series\" is missing", {
+            let mut doc = original.clone();
+            doc["series"] = serde_json::json!("many");
+            doc.to_string()
+        }),
+    ];
+    for (why, body) in hostile {
+        let file = dir.join("hostile.json");
+        std::fs::write(&file, body).unwrap();
+        let run = run_with_limit(
+            NETAGG,
+            &[
+                "report",
+                &file.to_string_lossy(),
+                "--out",
+                &dir.join("hostile").to_string_lossy(),
+            ],
+            Duration::from_secs(30),
+        );
+        let stderr = text(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{why}: {stderr}");
+        assert!(stderr.contains(why), "{why}: {stderr}");
+        assert!(
+            !dir.join("hostile").exists() && !dir.join("x").exists(),
+            "{why}"
+        );
+    }
 }
 
 /// `netperf -D 0.5 -l 2 -t TCP_RR ... -- --report FILE` and its output.

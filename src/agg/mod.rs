@@ -19,4 +19,5 @@ pub mod post;
 pub mod priority;
 pub mod report;
 pub mod runner;
+pub mod saved;
 pub mod summary;

@@ -122,12 +122,89 @@ fn load_generators(rec: &Recording) -> Vec<HostFacts> {
     facts
 }
 
-/// `doc` (netagg's JSON) with the context under "context".
+pub const OVERALL_CAPTION: &str = "The aggregate rate per sampling interval (blue); each level's average over its window (red), \
+     the time outside the windows shaded grey; level starts labelled with their stream counts; the peak level ringed.";
+const STREAMS_CAPTION: &str = "Each stream's rate per sampling interval; the legend names each stream's load generator \
+     (one colour per load generator when there are many streams); red crosses: samples in which a stalled stream did no work.";
+
+/// Everything the page draws beyond the recording: what the JSON keeps
+/// (under "context" and "page") so `netagg report` can draw it again.
+#[derive(Debug, Clone, Default)]
+pub struct Drawing {
+    pub context: RunContext,
+    pub summary_text: String,
+    pub chart_text: ChartText,
+    /// The per-stream chart was asked for (--individual).
+    pub individual: bool,
+}
+
+impl Drawing {
+    /// `doc` (netagg's JSON) with the context and the page's texts.
+    pub fn add_to_json(&self, doc: &str) -> String {
+        let page = serde_json::json!({
+            "title": self.chart_text.title,
+            "annotation": self.chart_text.annotation,
+            "individual": self.individual,
+            "summary_text": self.summary_text,
+        });
+        with_members(doc, [("context", self.context.to_json()), ("page", page)])
+    }
+
+    /// The charts' SVG files and the page, named for `kind`.
+    pub fn files(
+        &self,
+        kind: &str,
+        rec: &Recording,
+        levels: &[LevelSummary],
+    ) -> Vec<(String, String)> {
+        let mut charts = vec![(
+            format!("netagg_{kind}_overall.svg"),
+            super::charts::overall(rec, levels, &self.chart_text),
+            OVERALL_CAPTION,
+        )];
+        if self.individual {
+            charts.push((
+                format!("netagg_{kind}_streams.svg"),
+                super::charts::individual(rec, levels, &self.chart_text),
+                STREAMS_CAPTION,
+            ));
+        }
+        let captioned: Vec<(String, String)> = charts
+            .iter()
+            .map(|(_, svg, caption)| (svg.clone(), caption.to_string()))
+            .collect();
+        let html = page(
+            &self.context,
+            &self.summary_text,
+            &captioned,
+            levels,
+            &self.chart_text,
+        );
+        let mut files: Vec<(String, String)> = charts
+            .into_iter()
+            .map(|(name, svg, _)| (name, svg))
+            .collect();
+        files.push((format!("netagg_{kind}.html"), html));
+        files
+    }
+}
+
+/// `doc` (a JSON document) with the context under "context".
 pub fn with_context(doc: &str, ctx: &RunContext) -> String {
+    with_members(doc, [("context", ctx.to_json())])
+}
+
+/// `doc` with `members` added at its top level.
+pub(super) fn with_members<const N: usize>(
+    doc: &str,
+    members: [(&str, serde_json::Value); N],
+) -> String {
     let Ok(serde_json::Value::Object(mut map)) = serde_json::from_str(doc) else {
         return doc.to_string();
     };
-    map.insert("context".into(), ctx.to_json());
+    for (key, value) in members {
+        map.insert(key.into(), value);
+    }
     serde_json::to_string_pretty(&map).unwrap_or_else(|_| doc.to_string()) + "\n"
 }
 

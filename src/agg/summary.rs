@@ -358,11 +358,7 @@ fn health_json(h: &LevelHealth, work: &str) -> serde_json::Value {
 /// generators under "kubernetes": each host's pod, node and zone (in the
 /// order of "hosts"), the Services in front of them and where the run was.
 pub fn with_kubernetes(doc: &str, found: &crate::k8s::Discovery) -> String {
-    let Ok(serde_json::Value::Object(mut map)) = serde_json::from_str(doc) else {
-        return doc.to_string();
-    };
-    map.insert("kubernetes".into(), json!(found));
-    serde_json::to_string_pretty(&map).unwrap_or_else(|_| doc.to_string()) + "\n"
+    super::report::with_members(doc, [("kubernetes", json!(found))])
 }
 
 /// Everything as one JSON document; `loss_timeout` is the streams' `-e`

@@ -123,6 +123,14 @@ enum Command {
     /// Read netperf_<type>.log and its .out files from runemomniaggdemo.sh (real
     /// netperf runs) and print post_proc.py's summary; write the series (CSV,
     /// JSON), the chart and the report
+    /// Draw a saved run's charts and page again from its JSON (what
+    /// netagg wrote as netagg_KIND.json): the same context, summary,
+    /// charts and tables, written into --out.
+    Report {
+        json: PathBuf,
+        #[arg(long, value_name = "DIR", default_value = ".")]
+        out: PathBuf,
+    },
     Post {
         /// the run log, e.g. netperf_tps.log (the .out files beside it are read)
         log: PathBuf,
@@ -186,7 +194,7 @@ fn post(log: &PathBuf, intervals: bool, out: &PathBuf, title: &str, annotation: 
             report::page(
                 &context,
                 &text,
-                &[(svg, OVERALL_CAPTION.to_string())],
+                &[(svg, report::OVERALL_CAPTION.to_string())],
                 &levels,
                 &chart_text,
             ),
@@ -198,6 +206,41 @@ fn post(log: &PathBuf, intervals: bool, out: &PathBuf, title: &str, annotation: 
             eprintln!("netagg: cannot write {}: {e}", path.display());
             return ExitCode::from(1);
         }
+    }
+    ExitCode::SUCCESS
+}
+
+/// `netagg report`: a saved run's charts and page drawn again.
+fn redraw(json: &PathBuf, out: &PathBuf) -> ExitCode {
+    let saved = std::fs::read_to_string(json)
+        .map_err(|e| format!("cannot read {}: {e}", json.display()))
+        .and_then(|text| {
+            serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", json.display()))
+        })
+        .and_then(|doc| {
+            netperf_ng::agg::saved::read(&doc).map_err(|e| format!("{}: {e}", json.display()))
+        });
+    let saved = match saved {
+        Ok(saved) => saved,
+        Err(e) => {
+            eprintln!("netagg: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if let Err(e) = std::fs::create_dir_all(out) {
+        eprintln!("netagg: cannot create {}: {e}", out.display());
+        return ExitCode::from(2);
+    }
+    for (name, body) in saved
+        .drawing
+        .files(&saved.kind, &saved.recording, &saved.levels)
+    {
+        let path = out.join(&name);
+        if let Err(e) = std::fs::write(&path, body) {
+            eprintln!("netagg: cannot write {}: {e}", path.display());
+            return ExitCode::from(1);
+        }
+        println!("{}", path.display());
     }
     ExitCode::SUCCESS
 }
@@ -283,19 +326,6 @@ fn post_as_recording(a: &post::Analysis) -> (runner::Recording, Vec<summary::Lev
 /// runemomniaggdemo.sh's `-e 1` for its tps streams.
 const DEFAULT_LOSS_TIMEOUT: u32 = 1;
 
-const OVERALL_CAPTION: &str = "The aggregate rate per sampling interval (blue); each level's average over its window (red), \
-     the time outside the windows shaded grey; level starts labelled with their stream counts; the peak level ringed.";
-const STREAMS_CAPTION: &str = "Each stream's rate per sampling interval; the legend names each stream's load generator \
-     (one colour per load generator when there are many streams); red crosses: samples in which a stalled stream did no work.";
-
-/// The charts with their captions, in the order drawn.
-fn captioned(svgs: Vec<String>) -> Vec<(String, String)> {
-    svgs.into_iter()
-        .zip([OVERALL_CAPTION, STREAMS_CAPTION])
-        .map(|(svg, caption)| (svg, caption.to_string()))
-        .collect()
-}
-
 /// The load generators from whichever source was given, the control port
 /// (the pods' own with --hosts-k8s) and, with --hosts-k8s, what the API said.
 fn load_generators(
@@ -343,6 +373,9 @@ fn main() -> ExitCode {
     }) = &args.command
     {
         return post(log, *intervals, out, title, annotation);
+    }
+    if let Some(Command::Report { json, out }) = &args.command {
+        return redraw(json, out);
     }
     if let Some(Command::Results(results)) = &args.command {
         return netperf_ng::resultsdb::cli::run(results);
@@ -501,9 +534,22 @@ fn main() -> ExitCode {
         Some(found) => summary::with_kubernetes(&summary_json, found),
         None => summary_json,
     };
-    let context = report::context(&cfg, &recording, std::env::args().collect());
-    let summary_json = report::with_context(&summary_json, &context);
-    let files = [
+    let drawing = report::Drawing {
+        context: report::context(&cfg, &recording, std::env::args().collect()),
+        summary_text: text.clone(),
+        chart_text: charts::ChartText {
+            title: if args.title.is_empty() {
+                format!("netagg {}", kind.name)
+            } else {
+                args.title.clone()
+            },
+            annotation: args.annotation.clone(),
+            units: kind.units.to_string(),
+        },
+        individual: args.individual,
+    };
+    let summary_json = drawing.add_to_json(&summary_json);
+    let mut files = vec![
         (format!("netagg_{}.txt", kind.name), text.clone()),
         (
             format!("netagg_{}.csv", kind.name),
@@ -511,28 +557,7 @@ fn main() -> ExitCode {
         ),
         (format!("netagg_{}.json", kind.name), summary_json.clone()),
     ];
-    let chart_text = charts::ChartText {
-        title: if args.title.is_empty() {
-            format!("netagg {}", kind.name)
-        } else {
-            args.title.clone()
-        },
-        annotation: args.annotation.clone(),
-        units: kind.units.to_string(),
-    };
-    let mut svgs = vec![charts::overall(&recording, &levels, &chart_text)];
-    if args.individual {
-        svgs.push(charts::individual(&recording, &levels, &chart_text));
-    }
-    let mut files = files.to_vec();
-    files.push((format!("netagg_{}_overall.svg", kind.name), svgs[0].clone()));
-    if let Some(streams) = svgs.get(1) {
-        files.push((format!("netagg_{}_streams.svg", kind.name), streams.clone()));
-    }
-    files.push((
-        format!("netagg_{}.html", kind.name),
-        report::page(&context, &text, &captioned(svgs), &levels, &chart_text),
-    ));
+    files.extend(drawing.files(kind.name, &recording, &levels));
     // The files runemomniaggdemo.sh would have left, for existing tools.
     if let Err(e) = compat::write(&recording, &args.out, kind.name, kind.units) {
         eprintln!("netagg: cannot write the netperf log files: {e}");
