@@ -399,6 +399,18 @@ fn the_matrix_fills_what_the_place_offers_and_names_what_it_cannot() {
     assert_eq!(csv.lines().count(), 1 + 8 * 7, "{csv}");
     let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
     assert!(html.contains("<section id=\"scenarios\">") && html.contains("not available"));
+    // Read as a reader would: the context and the scenarios show, and the
+    // page keeps to the screen's width.
+    if common::browser::have_chromium() {
+        let texts = [
+            "Context",
+            "Scenarios",
+            "not available",
+            "other zone, pod IP",
+            "How to reproduce",
+        ];
+        common::browser::reads_well(&out_dir.join("report.html"), &texts.map(String::from));
+    }
 
     // Stored, as a matrix.
     let list = run_with_limit(

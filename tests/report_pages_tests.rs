@@ -11,9 +11,7 @@
 
 mod common;
 
-use common::browser::{
-    chromium, file_url, have_chromium, measure, measuring_copy, screenshot_is_not_blank, WorkDir,
-};
+use common::browser::{have_chromium, reads_well, WorkDir};
 use common::{run_with_limit, text, Server, NETPERF};
 use std::path::Path;
 use std::time::Duration;
@@ -102,7 +100,7 @@ fn context_texts(ctx: &serde_json::Value) -> Vec<String> {
         ctx["started"].as_str().unwrap().to_string(),
         ctx["ended"].as_str().unwrap().to_string(),
         ctx["revision"].as_str().unwrap().to_string(),
-        "Reproduce".to_string(),
+        "How to reproduce".to_string(),
     ];
     for host in ctx["hosts"].as_array().unwrap() {
         for key in ["role", "host", "kernel", "cpu_model", "interface", "mtu"] {
@@ -197,61 +195,6 @@ fn netaggs_page_and_charts_explain_themselves(dir: &Path) {
         let svg = std::fs::read_to_string(dir.join(name)).unwrap();
         roxmltree::Document::parse(&svg).unwrap_or_else(|e| panic!("{name}: {e}"));
     }
-}
-
-/// The page's DOM shows `texts`; it is a picture, not a blank page; nothing
-/// scrolls it sideways at 1280 or 400 px; it prints.
-fn reads_well(page: &Path, texts: &[String]) {
-    let work = WorkDir::new(&format!(
-        "read-{}",
-        page.file_stem().unwrap().to_string_lossy()
-    ));
-    let dom = chromium(
-        &work.path,
-        &file_url(page),
-        &["--dump-dom".into(), "--window-size=1280,2000".into()],
-    );
-    assert!(dom.contains("</html>"));
-    for want in texts {
-        let want = want
-            .replace('&', "&amp;")
-            .replace('<', "&lt;")
-            .replace('>', "&gt;");
-        assert!(
-            dom.contains(&want),
-            "the rendered page does not show {want:?}"
-        );
-    }
-    screenshot_is_not_blank(
-        &work.path,
-        &file_url(page),
-        &work.path.join("page.png"),
-        (1280, 2000),
-        0.05,
-    );
-    let copy = work.path.join("measure.html");
-    measuring_copy(page, &copy);
-    for width in [1280, 400] {
-        let (viewport, scroll, client, _, out) = measure(&work.path, &copy, width);
-        assert_eq!(viewport, width);
-        assert!(
-            scroll <= client,
-            "at {width} px the page is {scroll} px wide for {client}: {out}"
-        );
-        assert!(out.is_empty(), "at {width} px these stick out: {out}");
-    }
-    let pdf = work.path.join("page.pdf");
-    chromium(
-        &work.path,
-        &file_url(page),
-        &[
-            format!("--print-to-pdf={}", pdf.display()),
-            "--no-pdf-header-footer".into(),
-        ],
-    );
-    assert!(std::fs::read(&pdf)
-        .expect("PDF written")
-        .starts_with(b"%PDF"));
 }
 
 /// `netagg report netagg_tps.json` draws the page and charts again, byte
@@ -389,7 +332,7 @@ fn netperf_draws_one_tests_series_as_a_page() {
         "127.0.0.1 (port ",
         "Interval (-D)",
         "0.5 s",
-        "Reproduce",
+        "How to reproduce",
         "--report",
     ] {
         assert!(html.contains(want), "no {want:?} on the page");

@@ -286,7 +286,7 @@ impl RunContext {
     /// The page's closing section: how to run it again.
     pub fn reproduce_html(&self) -> String {
         format!(
-            "<section id=\"reproduce\"><h2>Reproduce</h2><p>With netperf-ng {} (git {}) on the same hosts:</p>\
+            "<section id=\"reproduce\"><h2>How to reproduce</h2><p>With netperf-ng {} (git {}) on the same hosts:</p>\
              <pre>{}</pre></section>\n",
             escape(&self.version),
             escape(&self.revision),

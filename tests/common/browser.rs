@@ -247,3 +247,58 @@ pub fn measure(work: &Path, copy: &Path, width: u32) -> (u32, u32, u32, u32, Str
         parts[4].to_string(),
     )
 }
+
+/// The page's DOM shows `texts`; it is a picture, not a blank page; nothing
+/// scrolls it sideways at 1280 or 400 px; it prints.
+pub fn reads_well(page: &Path, texts: &[String]) {
+    let work = WorkDir::new(&format!(
+        "read-{}",
+        page.file_stem().unwrap().to_string_lossy()
+    ));
+    let dom = chromium(
+        &work.path,
+        &file_url(page),
+        &["--dump-dom".into(), "--window-size=1280,2000".into()],
+    );
+    assert!(dom.contains("</html>"));
+    for want in texts {
+        let want = want
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;");
+        assert!(
+            dom.contains(&want),
+            "the rendered page does not show {want:?}"
+        );
+    }
+    screenshot_is_not_blank(
+        &work.path,
+        &file_url(page),
+        &work.path.join("page.png"),
+        (1280, 2000),
+        0.02,
+    );
+    let copy = work.path.join("measure.html");
+    measuring_copy(page, &copy);
+    for width in [1280, 400] {
+        let (viewport, scroll, client, _, out) = measure(&work.path, &copy, width);
+        assert_eq!(viewport, width);
+        assert!(
+            scroll <= client,
+            "at {width} px the page is {scroll} px wide for {client}: {out}"
+        );
+        assert!(out.is_empty(), "at {width} px these stick out: {out}");
+    }
+    let pdf = work.path.join("page.pdf");
+    chromium(
+        &work.path,
+        &file_url(page),
+        &[
+            format!("--print-to-pdf={}", pdf.display()),
+            "--no-pdf-header-footer".into(),
+        ],
+    );
+    assert!(std::fs::read(&pdf)
+        .expect("PDF written")
+        .starts_with(b"%PDF"));
+}
