@@ -12,7 +12,7 @@
 mod common;
 
 use common::browser::{have_chromium, reads_well, WorkDir};
-use common::{run_with_limit, text, Server, NETPERF};
+use common::{netperf, run_with_limit, text, Server};
 use std::path::Path;
 use std::time::Duration;
 
@@ -268,34 +268,18 @@ fn the_json_draws_the_same_report_again(dir: &Path) {
     }
 }
 
-/// `netperf -D 0.5 -l 2 -t TCP_RR ... -- --report FILE` and its output.
-fn netperf_report(server: &Server, file: &Path) -> std::process::Output {
-    let port = server.port.to_string();
-    let file = file.to_string_lossy().to_string();
-    let args = [
-        "-H",
-        "127.0.0.1",
-        "-p",
-        &port,
-        "-t",
-        "TCP_RR",
-        "-l",
-        "2",
-        "-D",
-        "0.5",
-        "--",
-        "--report",
-        &file,
-    ];
-    run_with_limit(NETPERF, &args, Duration::from_secs(60))
-}
-
 #[test]
 fn netperf_draws_one_tests_series_as_a_page() {
     let server = Server::start("127.0.0.1");
     let work = WorkDir::new("series-page");
     let page = work.path.join("rr.html");
-    let run = netperf_report(&server, &page);
+    let page_arg = page.to_string_lossy().to_string();
+    let run = netperf(
+        &server,
+        &[
+            "-t", "TCP_RR", "-l", "2", "-D", "0.5", "--", "--report", &page_arg,
+        ],
+    );
     assert!(run.status.success(), "{}", text(&run.stderr));
     let stdout = text(&run.stdout);
     let interims = stdout
@@ -354,66 +338,30 @@ fn netperf_draws_one_tests_series_as_a_page() {
 #[test]
 fn netperf_refuses_a_report_it_cannot_draw_before_any_traffic() {
     let server = Server::start("127.0.0.1");
-    let port = server.port.to_string();
     let work = WorkDir::new("series-refused");
     let page = work.path.join("no-interval.html");
     let page_arg = page.to_string_lossy().to_string();
-    let no_interval = run_with_limit(
-        NETPERF,
-        &[
-            "-H",
-            "127.0.0.1",
-            "-p",
-            &port,
-            "-t",
-            "TCP_RR",
-            "-l",
-            "1",
-            "--",
-            "--report",
-            &page_arg,
-        ],
-        Duration::from_secs(30),
-    );
-    assert_eq!(no_interval.status.code(), Some(2));
-    assert!(
-        text(&no_interval.stderr).contains("give -D INTERVAL"),
-        "{}",
-        text(&no_interval.stderr)
-    );
-    assert!(
-        no_interval.stdout.is_empty(),
-        "no test ran: {}",
-        text(&no_interval.stdout)
-    );
+    // (arguments, what stderr says, exit status: 1 for a command line
+    // netperf cannot parse, 2 for a file it cannot write, as --store).
+    let cases: [(&[&str], &str, i32); 3] = [
+        (
+            &["-t", "TCP_RR", "-l", "1", "--", "--report", &page_arg],
+            "give -D INTERVAL",
+            2,
+        ),
+        (
+            &["-D", "1", "--", "--report", "/nonexistent-dir/x.html"],
+            "cannot create /nonexistent-dir/x.html",
+            2,
+        ),
+        (&["--", "--report="], "file name is empty", 1),
+    ];
+    for (args, why, status) in cases {
+        let run = netperf(&server, args);
+        let stderr = text(&run.stderr);
+        assert_eq!(run.status.code(), Some(status), "{args:?}: {stderr}");
+        assert!(stderr.contains(why), "{args:?}: {stderr}");
+        assert!(run.stdout.is_empty(), "no test ran: {}", text(&run.stdout));
+    }
     assert!(!page.exists());
-    let unwritable = run_with_limit(
-        NETPERF,
-        &[
-            "-H",
-            "127.0.0.1",
-            "-p",
-            &port,
-            "-D",
-            "1",
-            "--",
-            "--report",
-            "/nonexistent-dir/x.html",
-        ],
-        Duration::from_secs(30),
-    );
-    assert_eq!(unwritable.status.code(), Some(2));
-    assert!(text(&unwritable.stderr).contains("cannot create /nonexistent-dir/x.html"));
-    assert!(unwritable.stdout.is_empty());
-    let empty = run_with_limit(
-        NETPERF,
-        &["-H", "127.0.0.1", "-p", &port, "--", "--report="],
-        Duration::from_secs(30),
-    );
-    assert!(!empty.status.success());
-    assert!(
-        text(&empty.stderr).contains("file name is empty"),
-        "{}",
-        text(&empty.stderr)
-    );
 }

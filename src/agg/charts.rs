@@ -11,6 +11,7 @@ use super::runner::Recording;
 use super::summary::LevelSummary;
 use crate::experiment::numbers::si_label;
 use crate::page::html::escape;
+use crate::page::series::legend;
 use plotters::prelude::*;
 
 /// What the user asked to see on the charts.
@@ -135,12 +136,7 @@ pub fn overall(rec: &Recording, levels: &[LevelSummary], text: &ChartText) -> St
                 ("sans-serif", 14),
             )));
         }
-        let _ = chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw();
+        legend(&mut chart, SeriesLabelPosition::LowerRight);
         let _ = root.present();
     }
     svg
@@ -265,12 +261,7 @@ pub fn individual(rec: &Recording, levels: &[LevelSummary], text: &ChartText) ->
             }
         }
         cross_stalls(&mut chart, rec, levels);
-        let _ = chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw();
+        legend(&mut chart, SeriesLabelPosition::UpperRight);
         let _ = root.present();
     }
     svg

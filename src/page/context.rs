@@ -78,18 +78,6 @@ fn rfc3339(at: SystemTime) -> String {
     crate::timefmt::utc_timestamp(at.duration_since(UNIX_EPOCH).unwrap_or_default())
 }
 
-/// `interface`'s MTU from sysfs.
-fn sysfs_mtu(interface: &str) -> Option<u32> {
-    if !crate::net::offload::valid_interface_name(interface) {
-        return None;
-    }
-    std::fs::read_to_string(format!("/sys/class/net/{interface}/mtu"))
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
-}
-
 /// "tso on, gso on, ..." of a local interface; empty when it cannot be read.
 fn local_offloads(interface: &str) -> String {
     crate::net::offload::read(interface).map_or(String::new(), |s| offload_text(&s))
@@ -143,7 +131,7 @@ impl HostFacts {
             cpu_count: Some(system.cpu_count),
             interface: interfaces.join(", "),
             driver: per(&|i| InterfaceInfo::for_interface(i).driver),
-            mtu: per(&|i| sysfs_mtu(i).map_or(String::new(), |m| m.to_string())),
+            mtu: per(&|i| crate::experiment::environment::sysfs_mtu(i).map_or(String::new(), |m| m.to_string())),
             offloads: offloads.join("; "),
             note: String::new(),
         }

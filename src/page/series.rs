@@ -13,6 +13,21 @@ use std::fmt::Write as _;
 const WIDTH: u32 = 1000;
 const HEIGHT: u32 = 450;
 
+/// The chart's legend in a framed, nearly opaque box at `at`, so lines
+/// behind it do not hide its words.
+pub fn legend<'a, DB, CT>(chart: &mut ChartContext<'a, DB, CT>, at: SeriesLabelPosition)
+where
+    DB: DrawingBackend + 'a,
+    CT: plotters::coord::CoordTranslate,
+{
+    let _ = chart
+        .configure_series_labels()
+        .position(at)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw();
+}
+
 /// The rate over time: each interval's rate at its end, seconds from the
 /// test's start, with `result` (the test's figure) across.
 pub fn chart(interims: &[Interim], started_epoch: f64, result: Option<f64>) -> String {
@@ -71,12 +86,7 @@ pub fn chart(interims: &[Interim], started_epoch: f64, result: Option<f64>) -> S
                     });
             }
         }
-        let _ = chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw();
+        legend(&mut chart, SeriesLabelPosition::LowerRight);
         let _ = root.present();
     }
     svg
