@@ -343,7 +343,7 @@ fn netperf_refuses_a_report_it_cannot_draw_before_any_traffic() {
     let page_arg = page.to_string_lossy().to_string();
     // (arguments, what stderr says, exit status: 1 for a command line
     // netperf cannot parse, 2 for a file it cannot write, as --store).
-    let cases: [(&[&str], &str, i32); 3] = [
+    let cases: [(&[&str], &str, i32); 5] = [
         (
             &["-t", "TCP_RR", "-l", "1", "--", "--report", &page_arg],
             "give -D INTERVAL",
@@ -355,6 +355,16 @@ fn netperf_refuses_a_report_it_cannot_draw_before_any_traffic() {
             2,
         ),
         (&["--", "--report="], "file name is empty", 1),
+        (
+            &["-t", "STREAM_RR", "-D", "1", "--", "--report", &page_arg],
+            "STREAM_RR reports no interim results",
+            2,
+        ),
+        (
+            &["-t", "LOC_CPU", "-D", "1", "--", "--report", &page_arg],
+            "LOC_CPU reports no interim results",
+            2,
+        ),
     ];
     for (args, why, status) in cases {
         let run = netperf(&server, args);

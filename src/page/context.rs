@@ -131,7 +131,10 @@ impl HostFacts {
             cpu_count: Some(system.cpu_count),
             interface: interfaces.join(", "),
             driver: per(&|i| InterfaceInfo::for_interface(i).driver),
-            mtu: per(&|i| crate::experiment::environment::sysfs_mtu(i).map_or(String::new(), |m| m.to_string())),
+            mtu: per(&|i| {
+                crate::experiment::environment::sysfs_mtu(i)
+                    .map_or(String::new(), |m| m.to_string())
+            }),
             offloads: offloads.join("; "),
             note: String::new(),
         }

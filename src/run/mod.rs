@@ -77,6 +77,14 @@ pub fn main(args: &[String]) -> i32 {
         );
         return latency_file::EXIT_LATENCY_FILE_FAILED;
     }
+    // Nor does any of these draw an interim series.
+    if config.test.report.is_some() && no_engine {
+        eprintln!(
+            "netperf: --report: {} reports no interim results to draw",
+            config.global.test_name
+        );
+        return report_file::EXIT_REPORT_FAILED;
+    }
     let code = match special::lookup(&config.global.test_name) {
         Some(test) => special::run(test, &config),
         None => match TestSpec::from_config(&config) {
