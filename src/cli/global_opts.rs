@@ -201,9 +201,7 @@ pub fn apply_global(
         }
         'p' => {
             let halves = checked::pair(option, text, split_pair_explicit)?;
-            if let Some(port) = halves.first {
-                global.port = port.to_string();
-            }
+            set(&mut global.port, halves.first.map(String::from));
             if let Some(local_port) = halves.second {
                 global.local_port = Some(local_port.to_string());
             }

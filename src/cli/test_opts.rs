@@ -162,21 +162,13 @@ pub fn apply_test(config: &mut Config, letter: char, value: Option<&str>) -> Res
         'G' => test.maxseg = Some(checked::plain(option, text, 1, i64::from(i32::MAX))?),
         'H' => {
             let (address, family) = data_address(test, option, letter, text)?;
-            if let Some(address) = address {
-                test.data_host = Some(address);
-            }
-            if let Some(family) = family {
-                test.data_host_family = family;
-            }
+            set_some(&mut test.data_host, address);
+            test.data_host_family = family.unwrap_or(test.data_host_family);
         }
         'L' => {
             let (address, family) = data_address(test, option, letter, text)?;
-            if let Some(address) = address {
-                test.data_local = Some(address);
-            }
-            if let Some(family) = family {
-                test.data_local_family = family;
-            }
+            set_some(&mut test.data_local, address);
+            test.data_local_family = family.unwrap_or(test.data_local_family);
         }
         'J' => select_output(test, OutputStyle::Json, value),
         'k' => select_output(test, OutputStyle::Keyval, value),
@@ -184,12 +176,11 @@ pub fn apply_test(config: &mut Config, letter: char, value: Option<&str>) -> Res
         'O' => select_output(test, OutputStyle::Human, value),
         'K' => {
             let halves = checked::pair(option, text, split_pair)?;
-            if let Some(local) = halves.first {
-                test.local_cong_control = Some(local.to_string());
-            }
-            if let Some(remote) = halves.second {
-                test.remote_cong_control = Some(remote.to_string());
-            }
+            set_some(&mut test.local_cong_control, halves.first.map(String::from));
+            set_some(
+                &mut test.remote_cong_control,
+                halves.second.map(String::from),
+            );
         }
         'm' => {
             let (local, remote) =
