@@ -73,13 +73,6 @@ pub struct GlobalScanState {
     pub host_given: bool,
 }
 
-fn name(letter: char) -> OptionName {
-    OptionName {
-        letter,
-        section: Section::Global,
-    }
-}
-
 /// Applies one global option. `-h` and `-V` never reach here: the parser
 /// answers them itself.
 pub fn apply_global(
@@ -89,7 +82,8 @@ pub fn apply_global(
     letter: char,
     value: Option<&str>,
 ) -> Result<(), CliError> {
-    let option = name(letter);
+    let section = Section::Global;
+    let option = OptionName { letter, section };
     // Required values are always present; flags ignore this.
     let text = value.unwrap_or("");
     let size_u32 = |min: u32| move |half: &str| checked::size_u32(option, half, min);
@@ -253,12 +247,7 @@ pub fn apply_global(
             set(&mut global.remote_socket_tos, remote);
         }
         'Z' => global.passphrase = Some(text.to_string()),
-        _ => {
-            return Err(CliError::UnknownOption {
-                letter,
-                section: Section::Global,
-            })
-        }
+        _ => return Err(CliError::UnknownOption { letter, section }),
     }
     Ok(())
 }

@@ -99,13 +99,6 @@ const NATIVE_OMNI_TEST: &str = "OMNI";
 /// Longest UUID netperf keeps (its buffer holds 37 characters).
 const UUID_MAX: usize = 37;
 
-fn name(letter: char) -> OptionName {
-    OptionName {
-        letter,
-        section: Section::Test,
-    }
-}
-
 /// Which omni output style an option selects.
 #[derive(Clone, Copy)]
 enum OutputStyle {
@@ -118,7 +111,8 @@ enum OutputStyle {
 /// Applies one test-specific option. `-h` never reaches here: the parser
 /// answers it itself. `config.global.test_name` must already be final.
 pub fn apply_test(config: &mut Config, letter: char, value: Option<&str>) -> Result<(), CliError> {
-    let option = name(letter);
+    let section = Section::Test;
+    let option = OptionName { letter, section };
     let text = value.unwrap_or("");
     let is_native_omni = config.global.test_name == NATIVE_OMNI_TEST;
     let is_unix_domain = crate::wire::unix::UnixTest::lookup(&config.global.test_name).is_some();
@@ -263,12 +257,7 @@ pub fn apply_test(config: &mut Config, letter: char, value: Option<&str>) -> Res
         'V' => test.copy_avoidance = true,
         // netperf's omni -W shares the global send ring width.
         'W' => config.global.send_width = checked::size_u32(option, text, 0)?,
-        _ => {
-            return Err(CliError::UnknownOption {
-                letter,
-                section: Section::Test,
-            })
-        }
+        _ => return Err(CliError::UnknownOption { letter, section }),
     }
     Ok(())
 }
