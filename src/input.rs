@@ -165,24 +165,17 @@ mod tests {
         path
     }
 
+    /// `read_prefix` with the default wait, failing on silence.
+    fn read(path: impl AsRef<Path>, max_bytes: usize) -> io::Result<Vec<u8>> {
+        read_prefix(path.as_ref(), max_bytes, DEFAULT_WAIT, OnSilence::Fail)
+    }
+
     #[test]
     fn endless_devices_are_read_only_as_far_as_asked() {
-        let zeros = read_prefix(
-            Path::new("/dev/zero"),
-            100_000,
-            DEFAULT_WAIT,
-            OnSilence::Fail,
-        )
-        .unwrap();
+        let zeros = read("/dev/zero", 100_000).unwrap();
         assert_eq!(zeros.len(), 100_000);
         assert!(zeros.iter().all(|&b| b == 0));
-        let random = read_prefix(
-            Path::new("/dev/urandom"),
-            4096,
-            DEFAULT_WAIT,
-            OnSilence::Fail,
-        )
-        .unwrap();
+        let random = read("/dev/urandom", 4096).unwrap();
         assert_eq!(random.len(), 4096);
         // 4096 random bytes are not all one value.
         assert!(random.iter().any(|&b| b != random[0]));
@@ -192,7 +185,7 @@ mod tests {
     fn a_short_regular_file_is_read_whole() {
         let path = std::env::temp_dir().join(format!("ng-input-{}-short", std::process::id()));
         std::fs::write(&path, b"abc").unwrap();
-        let data = read_prefix(&path, 1000, DEFAULT_WAIT, OnSilence::Fail);
+        let data = read(&path, 1000);
         let _ = std::fs::remove_file(&path);
         assert_eq!(data.unwrap(), b"abc");
     }
@@ -223,7 +216,7 @@ mod tests {
                 .unwrap();
             w.write_all(b"hello fifo").unwrap();
         });
-        let data = read_prefix(&path, 1000, DEFAULT_WAIT, OnSilence::Fail);
+        let data = read(&path, 1000);
         writer.join().unwrap();
         let _ = std::fs::remove_file(&path);
         assert_eq!(data.unwrap(), b"hello fifo");
@@ -259,15 +252,9 @@ mod tests {
 
     #[test]
     fn directories_and_missing_files_are_errors() {
-        let dir = read_prefix(Path::new("/"), 10, DEFAULT_WAIT, OnSilence::Fail).unwrap_err();
+        let dir = read("/", 10).unwrap_err();
         assert_eq!(dir.raw_os_error(), Some(libc::EISDIR));
-        let missing = read_prefix(
-            Path::new("/no/such/file"),
-            10,
-            DEFAULT_WAIT,
-            OnSilence::Fail,
-        )
-        .unwrap_err();
+        let missing = read("/no/such/file", 10).unwrap_err();
         assert_eq!(errno_of(&missing), libc::ENOENT);
     }
 

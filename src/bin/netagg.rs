@@ -307,18 +307,10 @@ fn post_as_recording(a: &post::Analysis) -> (runner::Recording, Vec<summary::Lev
     let recording = runner::Recording {
         levels: runs,
         samples,
-        hosts: vec![],
-        port: 0,
-        planned_per_host: vec![],
-        failures: vec![],
-        events: vec![],
-        streams: vec![],
-        stream_samples: vec![],
-        interfaces: vec![],
         start_epoch: t0 as f64,
         // post_proc.py's series is resampled to one point a second.
         sample_interval: 1.0,
-        coordinator_raised: false,
+        ..runner::Recording::default()
     };
     (recording, levels)
 }
@@ -358,27 +350,23 @@ fn main() -> ExitCode {
         Err(e) => e.exit(),
     };
     let port_given = matches.value_source("port") == Some(clap::parser::ValueSource::CommandLine);
-    if let Some(Command::Experiment(experiment)) = &args.command {
-        return netperf_ng::experiment::cli::run(experiment, std::env::args().collect());
-    }
-    if let Some(Command::Matrix(matrix)) = &args.command {
-        return netperf_ng::matrix::cli::run(matrix, std::env::args().collect());
-    }
-    if let Some(Command::Post {
-        log,
-        intervals,
-        out,
-        title,
-        annotation,
-    }) = &args.command
-    {
-        return post(log, *intervals, out, title, annotation);
-    }
-    if let Some(Command::Report { json, out }) = &args.command {
-        return redraw(json, out);
-    }
-    if let Some(Command::Results(results)) = &args.command {
-        return netperf_ng::resultsdb::cli::run(results);
+    match &args.command {
+        Some(Command::Experiment(experiment)) => {
+            return netperf_ng::experiment::cli::run(experiment, std::env::args().collect())
+        }
+        Some(Command::Matrix(matrix)) => {
+            return netperf_ng::matrix::cli::run(matrix, std::env::args().collect())
+        }
+        Some(Command::Post {
+            log,
+            intervals,
+            out,
+            title,
+            annotation,
+        }) => return post(log, *intervals, out, title, annotation),
+        Some(Command::Report { json, out }) => return redraw(json, out),
+        Some(Command::Results(results)) => return netperf_ng::resultsdb::cli::run(results),
+        None => {}
     }
     let (hosts, port, discovery) = match load_generators(&args, port_given) {
         Ok(found) => found,

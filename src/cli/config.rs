@@ -135,7 +135,8 @@ pub struct GlobalOptions {
 }
 
 /// Test-specific options (after `--`) of the omni/migrated BSD tests.
-#[derive(Debug, Clone)]
+/// Every default is the type's own: 0, false, none, empty, `Family::Unspec`.
+#[derive(Debug, Clone, Default)]
 pub struct TestOptions {
     /// -b number: first burst of requests for _RR tests, as given. Default 0;
     /// zero or negative means no burst, as in netperf 2.7.1.
@@ -331,69 +332,6 @@ impl Default for GlobalOptions {
             remote_interval_burst: 0,
             command_line: String::new(),
             args: Vec::new(),
-        }
-    }
-}
-
-impl Default for TestOptions {
-    fn default() -> Self {
-        TestOptions {
-            first_burst: 0,
-            connection_test: false,
-            cork: false,
-            direction: None,
-            direction_mask: None,
-            local_nodelay: false,
-            remote_nodelay: false,
-            receive_timeout: None,
-            mtu_discover: false,
-            fastopen: false,
-            maxseg: None,
-            data_host: None,
-            data_host_family: Family::Unspec,
-            data_local: None,
-            data_local_family: Family::Unspec,
-            keyval_output: None,
-            csv_output: None,
-            human_output: None,
-            json_output: None,
-            pacing_rate: None,
-            sequence: false,
-            implied_direction: 0,
-            local_cong_control: None,
-            remote_cong_control: None,
-            local_send_size: None,
-            remote_send_size: None,
-            local_recv_size: None,
-            remote_recv_size: None,
-            local_connected: false,
-            remote_connected: false,
-            port_min: None,
-            port_max: None,
-            unix_dir: None,
-            local_data_port: None,
-            remote_data_port: None,
-            request_size: None,
-            response_size: None,
-            routing_allowed: None,
-            local_send_buf: None,
-            local_recv_buf: None,
-            remote_send_buf: None,
-            remote_recv_buf: None,
-            socket_type: None,
-            protocol: None,
-            uuid: None,
-            data_family: Family::Unspec,
-            copy_avoidance: false,
-            unsupported: Vec::new(),
-            mmsg_batch: None,
-            zerocopy: false,
-            busy_poll_usecs: None,
-            store: None,
-            store_tags: Vec::new(),
-            data_ports: None,
-            latency_histogram: None,
-            report: None,
         }
     }
 }

@@ -203,6 +203,7 @@ impl<'a> Iterator for Scanner<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::test_support::words;
 
     const TABLE: &OptionTable = &[
         ('c', ValueKind::OptionalNumber),
@@ -211,10 +212,6 @@ mod tests {
         ('l', ValueKind::Required),
         ('k', ValueKind::OptionalWord),
     ];
-
-    fn words(line: &str) -> Vec<String> {
-        line.split_whitespace().map(String::from).collect()
-    }
 
     fn scan(line: &str) -> (Vec<Result<Item<'static>, ScanError>>, Vec<String>) {
         // Leaking keeps the borrowed items simple to compare in tests.

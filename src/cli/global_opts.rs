@@ -73,13 +73,6 @@ pub struct GlobalScanState {
     pub host_given: bool,
 }
 
-fn name(letter: char) -> OptionName {
-    OptionName {
-        letter,
-        section: Section::Global,
-    }
-}
-
 /// Applies one global option. `-h` and `-V` never reach here: the parser
 /// answers them itself.
 pub fn apply_global(
@@ -89,7 +82,8 @@ pub fn apply_global(
     letter: char,
     value: Option<&str>,
 ) -> Result<(), CliError> {
-    let option = name(letter);
+    let section = Section::Global;
+    let option = OptionName { letter, section };
     // Required values are always present; flags ignore this.
     let text = value.unwrap_or("");
     let size_u32 = |min: u32| move |half: &str| checked::size_u32(option, half, min);
@@ -201,9 +195,7 @@ pub fn apply_global(
         }
         'p' => {
             let halves = checked::pair(option, text, split_pair_explicit)?;
-            if let Some(port) = halves.first {
-                global.port = port.to_string();
-            }
+            set(&mut global.port, halves.first.map(String::from));
             if let Some(local_port) = halves.second {
                 global.local_port = Some(local_port.to_string());
             }
@@ -255,12 +247,7 @@ pub fn apply_global(
             set(&mut global.remote_socket_tos, remote);
         }
         'Z' => global.passphrase = Some(text.to_string()),
-        _ => {
-            return Err(CliError::UnknownOption {
-                letter,
-                section: Section::Global,
-            })
-        }
+        _ => return Err(CliError::UnknownOption { letter, section }),
     }
     Ok(())
 }

@@ -155,24 +155,7 @@ fn unexpected(word: &str) -> CliError {
 mod tests {
     use super::*;
     use crate::cli::config::Family;
-
-    fn args(line: &str) -> Vec<String> {
-        line.split_whitespace().map(String::from).collect()
-    }
-
-    fn run(line: &str) -> Config {
-        match parse_netperf(&args(line)) {
-            Ok(Invocation::Run(config)) => config,
-            other => panic!("`{line}` gave {other:?}"),
-        }
-    }
-
-    fn error(line: &str) -> String {
-        match parse_netperf(&args(line)) {
-            Err(error) => error.to_string(),
-            other => panic!("`{line}` gave {other:?}"),
-        }
-    }
+    use crate::cli::test_support::{error, run, words as args};
 
     #[test]
     fn no_arguments_is_netperf_defaults() {

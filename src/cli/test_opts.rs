@@ -99,13 +99,6 @@ const NATIVE_OMNI_TEST: &str = "OMNI";
 /// Longest UUID netperf keeps (its buffer holds 37 characters).
 const UUID_MAX: usize = 37;
 
-fn name(letter: char) -> OptionName {
-    OptionName {
-        letter,
-        section: Section::Test,
-    }
-}
-
 /// Which omni output style an option selects.
 #[derive(Clone, Copy)]
 enum OutputStyle {
@@ -118,7 +111,8 @@ enum OutputStyle {
 /// Applies one test-specific option. `-h` never reaches here: the parser
 /// answers it itself. `config.global.test_name` must already be final.
 pub fn apply_test(config: &mut Config, letter: char, value: Option<&str>) -> Result<(), CliError> {
-    let option = name(letter);
+    let section = Section::Test;
+    let option = OptionName { letter, section };
     let text = value.unwrap_or("");
     let is_native_omni = config.global.test_name == NATIVE_OMNI_TEST;
     let is_unix_domain = crate::wire::unix::UnixTest::lookup(&config.global.test_name).is_some();
@@ -162,21 +156,13 @@ pub fn apply_test(config: &mut Config, letter: char, value: Option<&str>) -> Res
         'G' => test.maxseg = Some(checked::plain(option, text, 1, i64::from(i32::MAX))?),
         'H' => {
             let (address, family) = data_address(test, option, letter, text)?;
-            if let Some(address) = address {
-                test.data_host = Some(address);
-            }
-            if let Some(family) = family {
-                test.data_host_family = family;
-            }
+            set_some(&mut test.data_host, address);
+            test.data_host_family = family.unwrap_or(test.data_host_family);
         }
         'L' => {
             let (address, family) = data_address(test, option, letter, text)?;
-            if let Some(address) = address {
-                test.data_local = Some(address);
-            }
-            if let Some(family) = family {
-                test.data_local_family = family;
-            }
+            set_some(&mut test.data_local, address);
+            test.data_local_family = family.unwrap_or(test.data_local_family);
         }
         'J' => select_output(test, OutputStyle::Json, value),
         'k' => select_output(test, OutputStyle::Keyval, value),
@@ -184,12 +170,11 @@ pub fn apply_test(config: &mut Config, letter: char, value: Option<&str>) -> Res
         'O' => select_output(test, OutputStyle::Human, value),
         'K' => {
             let halves = checked::pair(option, text, split_pair)?;
-            if let Some(local) = halves.first {
-                test.local_cong_control = Some(local.to_string());
-            }
-            if let Some(remote) = halves.second {
-                test.remote_cong_control = Some(remote.to_string());
-            }
+            set_some(&mut test.local_cong_control, halves.first.map(String::from));
+            set_some(
+                &mut test.remote_cong_control,
+                halves.second.map(String::from),
+            );
         }
         'm' => {
             let (local, remote) =
@@ -272,12 +257,7 @@ pub fn apply_test(config: &mut Config, letter: char, value: Option<&str>) -> Res
         'V' => test.copy_avoidance = true,
         // netperf's omni -W shares the global send ring width.
         'W' => config.global.send_width = checked::size_u32(option, text, 0)?,
-        _ => {
-            return Err(CliError::UnknownOption {
-                letter,
-                section: Section::Test,
-            })
-        }
+        _ => return Err(CliError::UnknownOption { letter, section }),
     }
     Ok(())
 }

@@ -18,8 +18,10 @@ pub enum Io {
     Failed(io::Error),
 }
 
+/// A system call's result as the loops need it: bytes or messages moved,
+/// or why none moved.
 #[inline]
-fn classify(ret: isize) -> Io {
+pub(super) fn classify(ret: isize) -> Io {
     if ret > 0 {
         return Io::Moved(ret as usize);
     }

@@ -5,7 +5,7 @@
 //! batch, and `Counters` that count messages, not system calls — each loop
 //! also returns the number of system calls it made.
 
-use super::io::Io;
+use super::io::{classify, Io};
 use super::ring::BufferRing;
 use super::timer::StopFlag;
 use super::{Counters, DataError};
@@ -92,23 +92,6 @@ impl Slots {
     }
 }
 
-/// Classify a sendmmsg/recvmmsg result: a message count, or why none moved.
-#[inline]
-fn classify(ret: libc::c_long) -> Io {
-    if ret > 0 {
-        return Io::Moved(ret as usize);
-    }
-    if ret == 0 {
-        return Io::Zero;
-    }
-    let e = std::io::Error::last_os_error();
-    match e.raw_os_error() {
-        Some(libc::EAGAIN) | Some(libc::EINTR) => Io::Retry,
-        Some(libc::ENOBUFS) | Some(libc::ENOMEM) => Io::NoBuffers,
-        _ => Io::Failed(e),
-    }
-}
-
 /// sendmmsg(2) of every header in `hdrs`.
 #[inline]
 fn send_mmsg(fd: RawFd, hdrs: &mut [libc::mmsghdr]) -> Io {
@@ -126,7 +109,7 @@ fn send_mmsg(fd: RawFd, hdrs: &mut [libc::mmsghdr]) -> Io {
             libc::MSG_NOSIGNAL as libc::c_long,
         )
     };
-    classify(ret)
+    classify(ret as isize)
 }
 
 /// recvmmsg(2) into every header in `hdrs`: blocks for the first datagram
@@ -146,7 +129,7 @@ fn recv_mmsg(fd: RawFd, hdrs: &mut [libc::mmsghdr]) -> Io {
             0 as libc::c_long,
         )
     };
-    classify(ret)
+    classify(ret as isize)
 }
 
 /// A received datagram of length zero: netperf's end-of-test signal. A

@@ -265,29 +265,15 @@ fn server_transaction_limit_and_end_mid_batch() {
     let mut rring = BufferRing::new(2, 10, 8, 0);
     let mut sring = BufferRing::new(2, 20, 8, 0);
     let stop = StopFlag::new();
+    let mut serve = |limit| {
+        let fd = srv.as_raw_fd();
+        rr_server_batched(fd, &mut rring, &mut sring, 8, &stop, limit, |_| true).unwrap()
+    };
     // Limit 2: answers two of the three, one recvmmsg and one sendmmsg.
-    let (s, calls) = rr_server_batched(
-        srv.as_raw_fd(),
-        &mut rring,
-        &mut sring,
-        8,
-        &stop,
-        Some(2),
-        |_| true,
-    )
-    .unwrap();
+    let (s, calls) = serve(Some(2));
     assert_eq!((s.transactions, s.send_calls, calls), (2, 2, 2));
     // Then the third is answered and the zero-length one ends it.
-    let (s, calls) = rr_server_batched(
-        srv.as_raw_fd(),
-        &mut rring,
-        &mut sring,
-        8,
-        &stop,
-        None,
-        |_| true,
-    )
-    .unwrap();
+    let (s, calls) = serve(None);
     assert_eq!((s.transactions, s.bytes_sent, calls), (1, 20, 2));
     cli.set_nonblocking(true).unwrap();
     let mut buf = [0u8; 64];

@@ -15,7 +15,8 @@ use std::process::ExitCode;
 
 /// Exit status when some runs failed (their results are still written).
 const EXIT_RUNS_FAILED: u8 = 1;
-/// Exit status for a bad plan, option, interface or database.
+/// Exit status for a bad plan, option, interface, inventory or database, or
+/// a matrix with no scenario.
 const EXIT_ERROR: u8 = 2;
 
 /// Run an experiment: every cell of the factors' levels, repeated, in a
@@ -172,13 +173,16 @@ fn set<T: Clone>(slot: &mut Option<T>, value: &Option<T>) {
 
 /// `netagg experiment ...` from start to finish.
 pub fn run(args: &ExperimentArgs, command_line: Vec<String>) -> ExitCode {
-    match run_inner(args, command_line) {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("netagg experiment: {e}");
-            ExitCode::from(EXIT_ERROR)
-        }
-    }
+    exit_code("experiment", run_inner(args, command_line))
+}
+
+/// The exit status of `netagg <program>` (experiment, matrix): the run's
+/// own, or its error on stderr and EXIT_ERROR.
+pub fn exit_code(program: &str, result: Result<ExitCode, String>) -> ExitCode {
+    result.unwrap_or_else(|e| {
+        eprintln!("netagg {program}: {e}");
+        ExitCode::from(EXIT_ERROR)
+    })
 }
 
 fn run_inner(args: &ExperimentArgs, command_line: Vec<String>) -> Result<ExitCode, String> {
@@ -267,8 +271,9 @@ pub fn run_plan(
         ] {
             if let Some(s) = snapshot {
                 eprintln!(
-                    "netagg {program}: {end} offloads before: {}",
-                    offload_text(s)
+                    "netagg {program}: {end} offloads before: {} {}",
+                    s.interface,
+                    s.features_text(" ")
                 );
             }
         }
@@ -352,15 +357,6 @@ fn render(json: &Path, dir: &Path) -> Result<ExitCode, String> {
     write_outputs(&record, dir)?;
     eprintln!("netagg experiment: outputs in {}", dir.display());
     Ok(ExitCode::SUCCESS)
-}
-
-fn offload_text(s: &super::model::OffloadSnapshot) -> String {
-    let features: Vec<String> = s
-        .features
-        .iter()
-        .map(|(name, on)| format!("{name} {}", if *on { "on" } else { "off" }))
-        .collect();
-    format!("{} {}", s.interface, features.join(" "))
 }
 
 /// An output directory that would not overwrite another experiment.

@@ -72,13 +72,7 @@ fn value_of(run: &RunRecord, selector: &str) -> Option<String> {
 
 fn add_offloads(side: &mut BTreeMap<String, String>, s: &OffloadSnapshot) {
     side.insert("offload_interface".into(), s.interface.clone());
-    let text = s
-        .features
-        .iter()
-        .map(|(name, on)| format!("{name} {}", if *on { "on" } else { "off" }))
-        .collect::<Vec<_>>()
-        .join(", ");
-    side.insert("offloads".into(), text);
+    side.insert("offloads".into(), s.features_text(", "));
     if let Some(mtu) = s.mtu {
         side.insert("mtu".into(), mtu.to_string());
     }

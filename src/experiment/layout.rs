@@ -180,19 +180,12 @@ pub fn metric_heading(record: &ExperimentRecord, metric: &str) -> String {
 mod tests {
     use super::*;
 
-    fn factor(name: &str, levels: &[&str]) -> FactorRecord {
-        FactorRecord {
-            name: name.into(),
-            levels: levels.iter().map(|s| s.to_string()).collect(),
-        }
-    }
-
     #[test]
     fn message_size_goes_down_the_rows_and_cells_keep_plan_order() {
         let layout = Layout::of_factors(&[
-            factor("protocol", &["udp", "tcp"]),
-            factor("message_size", &["1024", "8192"]),
-            factor("offloads", &["on", "off"]),
+            FactorRecord::new("protocol", &["udp", "tcp"]),
+            FactorRecord::new("message_size", &["1024", "8192"]),
+            FactorRecord::new("offloads", &["on", "off"]),
         ]);
         assert_eq!(layout.row_factor.as_deref(), Some("message_size"));
         assert_eq!(layout.rows, ["1024", "8192"]);
@@ -211,7 +204,7 @@ mod tests {
 
     #[test]
     fn without_message_size_the_first_factor_is_the_row() {
-        let layout = Layout::of_factors(&[factor("protocol", &["udp", "tcp"])]);
+        let layout = Layout::of_factors(&[FactorRecord::new("protocol", &["udp", "tcp"])]);
         assert_eq!(layout.row_factor.as_deref(), Some("protocol"));
         assert_eq!(layout.columns, vec![Vec::new()]);
         assert_eq!(column_label(&layout.columns[0]), "all");

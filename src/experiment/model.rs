@@ -20,6 +20,16 @@ pub struct FactorRecord {
     pub levels: Vec<String>,
 }
 
+impl FactorRecord {
+    /// A factor named `name` with these levels, in this order.
+    pub fn new(name: &str, levels: &[&str]) -> FactorRecord {
+        FactorRecord {
+            name: name.into(),
+            levels: levels.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+}
+
 /// A cell: one level of every factor, as (factor, level) pairs in the
 /// plan's factor order.
 pub type Cell = Vec<(String, String)>;
@@ -61,6 +71,18 @@ pub struct OffloadSnapshot {
     /// The interface's MTU, when known.
     #[serde(default)]
     pub mtu: Option<u32>,
+}
+
+impl OffloadSnapshot {
+    /// The features as ethtool says them, "tso on" ..., `separator` between.
+    pub fn features_text(&self, separator: &str) -> String {
+        let words: Vec<String> = self
+            .features
+            .iter()
+            .map(|(name, on)| format!("{name} {}", crate::net::offload::on_off(*on)))
+            .collect();
+        words.join(separator)
+    }
 }
 
 /// Offload state of both ends before a run; `remote` is None when the
@@ -240,18 +262,11 @@ pub fn cross_product(factors: &[FactorRecord]) -> Vec<Cell> {
 mod tests {
     use super::*;
 
-    fn factor(name: &str, levels: &[&str]) -> FactorRecord {
-        FactorRecord {
-            name: name.into(),
-            levels: levels.iter().map(|s| s.to_string()).collect(),
-        }
-    }
-
     #[test]
     fn cross_product_varies_the_last_factor_fastest() {
         let cells = cross_product(&[
-            factor("protocol", &["udp", "tcp"]),
-            factor("message_size", &["1024", "8192"]),
+            FactorRecord::new("protocol", &["udp", "tcp"]),
+            FactorRecord::new("message_size", &["1024", "8192"]),
         ]);
         let labels: Vec<String> = cells.iter().map(cell_label).collect();
         assert_eq!(

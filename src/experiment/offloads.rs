@@ -10,7 +10,7 @@ use super::model::{Cell, OffloadRecord, OffloadSnapshot};
 use super::plan::{OffloadEnds, Plan};
 use super::runner::OffloadControl;
 use crate::control::offload::{RemoteOffloadError, RemoteOffloads};
-use crate::net::offload::{self, Offload, RestoreGuard};
+use crate::net::offload::{self, on_off, Offload, RestoreGuard};
 use std::net::ToSocketAddrs;
 
 /// Both ends' offloads for one experiment.
@@ -255,14 +255,6 @@ impl OffloadControl for OffloadSwitch {
                 changed.join(", ")
             ))
         }
-    }
-}
-
-fn on_off(on: bool) -> &'static str {
-    if on {
-        "on"
-    } else {
-        "off"
     }
 }
 

@@ -307,14 +307,8 @@ mod tests {
         }))
         .unwrap();
         rec.factors = vec![
-            FactorRecord {
-                name: "target".into(),
-                levels: vec!["near".into(), "vip".into()],
-            },
-            FactorRecord {
-                name: "test".into(),
-                levels: vec!["TCP_STREAM".into(), "TCP_RR".into()],
-            },
+            FactorRecord::new("target", &["near", "vip"]),
+            FactorRecord::new("test", &["TCP_STREAM", "TCP_RR"]),
         ];
         rec.replicates = 1;
         rec.targets = vec![

@@ -5,14 +5,11 @@
 
 use super::inventory::{read_inventory, Inventory};
 use super::placement::{choose, scenario_labels};
-use crate::experiment::cli::{run_plan, Outputs};
+use crate::experiment::cli::{exit_code, run_plan, Outputs};
 use crate::experiment::plan::PlanFile;
 use crate::experiment::targets::{split_address, Target};
 use std::path::PathBuf;
 use std::process::ExitCode;
-
-/// Exit status for bad options, an unusable inventory, or no scenario.
-const EXIT_ERROR: u8 = 2;
 
 /// The tests every scenario runs unless --tests says otherwise: bulk
 /// throughput, latency with percentiles, UDP request/response, and a short
@@ -106,13 +103,7 @@ fn after_help() -> String {
 
 /// `netagg matrix ...` from start to finish.
 pub fn run(args: &MatrixArgs, command_line: Vec<String>) -> ExitCode {
-    match run_inner(args, command_line) {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("netagg matrix: {e}");
-            ExitCode::from(EXIT_ERROR)
-        }
-    }
+    exit_code("matrix", run_inner(args, command_line))
 }
 
 fn run_inner(args: &MatrixArgs, command_line: Vec<String>) -> Result<ExitCode, String> {

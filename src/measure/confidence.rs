@@ -286,29 +286,36 @@ mod tests {
         assert_eq!(c.iterations(), 1);
     }
 
+    /// How many iterations a 99 %, 5 % loop runs while `go_on` says so,
+    /// iteration i adding `result(i)`.
+    fn iterations_run(
+        go_on: fn(&Confidence, u32, u32, u32) -> bool,
+        (min, max): (u32, u32),
+        result: fn(u32) -> f64,
+    ) -> u32 {
+        let mut c = Confidence::new(99, 5.0);
+        let mut iteration = 1;
+        while go_on(&c, iteration, min, max) {
+            c.add(result(iteration), -1.0, -1.0);
+            iteration += 1;
+        }
+        iteration - 1
+    }
+
     #[test]
     fn omni_loop_runs_between_min_and_max() {
         // Never confident: -i 5,3 runs iterations 1..=5.
-        let mut c = Confidence::new(99, 5.0);
-        let mut ran = 0;
-        let mut iteration = 1;
-        while c.should_continue(iteration, 3, 5) {
-            c.add(f64::from(iteration * 100), -1.0, -1.0);
-            ran += 1;
-            iteration += 1;
-        }
-        assert_eq!(ran, 5);
-
+        let spread = |i| f64::from(i * 100);
+        assert_eq!(
+            iterations_run(Confidence::should_continue, (3, 5), spread),
+            5
+        );
         // Always confident: stops at min.
-        let mut c = Confidence::new(99, 5.0);
-        let mut ran = 0;
-        let mut iteration = 1;
-        while c.should_continue(iteration, 3, 10) {
-            c.add(100.0, -1.0, -1.0);
-            ran += 1;
-            iteration += 1;
-        }
-        assert_eq!(ran, 3);
+        let same = |_| 100.0;
+        assert_eq!(
+            iterations_run(Confidence::should_continue, (3, 10), same),
+            3
+        );
     }
 
     #[test]
@@ -321,14 +328,8 @@ mod tests {
 
     #[test]
     fn classic_loop_stops_one_short_of_max() {
-        let mut c = Confidence::new(99, 5.0);
-        let mut ran = 0;
-        let mut iteration = 1;
-        while c.should_continue_classic(iteration, 3, 5) {
-            c.add(f64::from(iteration * 100), -1.0, -1.0);
-            ran += 1;
-            iteration += 1;
-        }
+        let spread = |i| f64::from(i * 100);
+        let ran = iterations_run(Confidence::should_continue_classic, (3, 5), spread);
         assert_eq!(ran, 4);
     }
 

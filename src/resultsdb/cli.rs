@@ -140,6 +140,14 @@ fn json_text<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string_pretty(value).unwrap_or_default() + "\n"
 }
 
+/// `value` as JSON with --json, else as `text` renders it.
+fn json_or<T: serde::Serialize>(json: bool, value: &T, text: impl FnOnce(&T) -> String) -> String {
+    match json {
+        true => json_text(value),
+        false => text(value),
+    }
+}
+
 fn execute(args: &ResultsArgs) -> Result<u8, DbError> {
     match &args.command {
         ResultsCommand::List {
@@ -164,14 +172,7 @@ fn execute(args: &ResultsArgs) -> Result<u8, DbError> {
             let mut results = query::list(&open(args)?, &filter)?;
             let more = results.len() > *limit;
             results.truncate(*limit);
-            print!(
-                "{}",
-                if *json {
-                    json_text(&results)
-                } else {
-                    render::list(&results)
-                }
-            );
+            print!("{}", json_or(*json, &results, |r| render::list(r)));
             if more {
                 eprintln!("netagg results: more than {limit} results match; --limit N shows more");
             }
@@ -225,14 +226,7 @@ fn execute(args: &ResultsArgs) -> Result<u8, DbError> {
                 tolerance: tolerance / 100.0,
             };
             let c = compare(&ra, &rb, &opts).map_err(|e| DbError::Invalid(e.to_string()))?;
-            print!(
-                "{}",
-                if *json {
-                    json_text(&c)
-                } else {
-                    render::compare(&c)
-                }
-            );
+            print!("{}", json_or(*json, &c, render::compare));
             Ok(c.exit_status())
         }
         ResultsCommand::Import { file } => {

@@ -111,26 +111,21 @@ pub fn list(db: &Db, f: &Filter) -> Result<Vec<ResultSummary>, DbError> {
          ORDER BY started DESC, id LIMIT ?{}",
         values.len()
     );
-    let conn = db.conn();
-    let mut stmt = conn.prepare(&sql).map_err(|e| db.error(e))?;
-    let rows = stmt
-        .query_map(rusqlite::params_from_iter(values), |row| {
-            Ok(ResultSummary {
-                id: row.get(0)?,
-                kind: kind_of(row, 1)?,
-                test: row.get(2)?,
-                host: row.get(3)?,
-                kernel: row.get(4)?,
-                title: row.get(5)?,
-                started: row.get(6)?,
-                status: row.get(7)?,
-                runs: row.get::<_, i64>(8)?.max(0) as u64,
-                failed_runs: row.get::<_, i64>(9)?.max(0) as u64,
-                tags: json_column(row, 10)?,
-            })
+    rows(db, &sql, rusqlite::params_from_iter(values), |row| {
+        Ok(ResultSummary {
+            id: row.get(0)?,
+            kind: kind_of(row, 1)?,
+            test: row.get(2)?,
+            host: row.get(3)?,
+            kernel: row.get(4)?,
+            title: row.get(5)?,
+            started: row.get(6)?,
+            status: row.get(7)?,
+            runs: row.get::<_, i64>(8)?.max(0) as u64,
+            failed_runs: row.get::<_, i64>(9)?.max(0) as u64,
+            tags: json_column(row, 10)?,
         })
-        .map_err(|e| db.error(e))?;
-    rows.collect::<Result<Vec<_>, _>>().map_err(|e| db.error(e))
+    })
 }
 
 /// The full id of the one result whose id begins with `prefix` (any case).
@@ -141,15 +136,12 @@ pub fn resolve(db: &Db, prefix: &str) -> Result<String, DbError> {
             "'{prefix}' is not a result id (a UUID or its beginning)"
         )));
     }
-    let conn = db.conn();
-    let mut stmt = conn
-        .prepare("SELECT id FROM results WHERE lower(id) LIKE ?1 ESCAPE '\\' ORDER BY id LIMIT 6")
-        .map_err(|e| db.error(e))?;
-    let ids = stmt
-        .query_map(params![format!("{}%", like_escaped(&wanted))], |r| r.get(0))
-        .map_err(|e| db.error(e))?
-        .collect::<Result<Vec<String>, _>>()
-        .map_err(|e| db.error(e))?;
+    let ids: Vec<String> = rows(
+        db,
+        "SELECT id FROM results WHERE lower(id) LIKE ?1 ESCAPE '\\' ORDER BY id LIMIT 6",
+        params![format!("{}%", like_escaped(&wanted))],
+        |r| r.get(0),
+    )?;
     match ids.len() {
         0 => Err(DbError::UnknownId(prefix.to_string())),
         1 => Ok(ids.into_iter().next().unwrap_or_default()),
@@ -169,8 +161,8 @@ pub fn resolve(db: &Db, prefix: &str) -> Result<String, DbError> {
 
 /// The result `id` (a full id) with its runs and tags.
 pub fn load(db: &Db, id: &str) -> Result<StoredResult, DbError> {
-    let conn = db.conn();
-    let mut result = conn
+    let mut result = db
+        .conn()
         .query_row(
             "SELECT id, kind, test, host, kernel, title, started, ended, status, tool_version,
                 command_line, factors, document FROM results WHERE id = ?1",
@@ -199,26 +191,32 @@ pub fn load(db: &Db, id: &str) -> Result<StoredResult, DbError> {
             rusqlite::Error::QueryReturnedNoRows => DbError::UnknownId(id.to_string()),
             e => db.error(e),
         })?;
-    let mut stmt = conn
-        .prepare(
-            "SELECT id, run_order, cell, replicate, started, ended, status, reason, metrics,
-                facts, offloads, commands FROM runs WHERE result_id = ?1 ORDER BY rowid",
-        )
-        .map_err(|e| db.error(e))?;
-    result.runs = stmt
-        .query_map(params![id], run_of)
-        .map_err(|e| db.error(e))?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| db.error(e))?;
-    let mut stmt = conn
-        .prepare("SELECT tag FROM tags WHERE result_id = ?1 ORDER BY rowid")
-        .map_err(|e| db.error(e))?;
-    result.tags = stmt
-        .query_map(params![id], |r| r.get(0))
-        .map_err(|e| db.error(e))?
-        .collect::<Result<Vec<String>, _>>()
-        .map_err(|e| db.error(e))?;
+    result.runs = rows(
+        db,
+        "SELECT id, run_order, cell, replicate, started, ended, status, reason, metrics,
+            facts, offloads, commands FROM runs WHERE result_id = ?1 ORDER BY rowid",
+        params![id],
+        run_of,
+    )?;
+    result.tags = rows(
+        db,
+        "SELECT tag FROM tags WHERE result_id = ?1 ORDER BY rowid",
+        params![id],
+        |r| r.get(0),
+    )?;
     Ok(result)
+}
+
+/// Every row `sql` selects with `params`, each read by `read`.
+fn rows<T>(
+    db: &Db,
+    sql: &str,
+    params: impl rusqlite::Params,
+    read: impl FnMut(&Row) -> rusqlite::Result<T>,
+) -> Result<Vec<T>, DbError> {
+    let mut stmt = db.conn().prepare(sql).map_err(|e| db.error(e))?;
+    let rows = stmt.query_map(params, read).map_err(|e| db.error(e))?;
+    rows.collect::<Result<Vec<_>, _>>().map_err(|e| db.error(e))
 }
 
 /// The experiment `id` exactly as it was recorded, to re-render its report.

@@ -168,10 +168,7 @@ fn test_of_command(command: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn words(line: &str) -> Vec<String> {
-        line.split_whitespace().map(String::from).collect()
-    }
+    use crate::cli::test_support::words;
 
     #[test]
     fn the_test_is_the_last_global_t() {

@@ -285,22 +285,14 @@ mod tests {
             wanted,
             active,
         };
-        let label = "large-receive-offload";
-        assert_eq!(
-            f(false, false, false).ethtool_line(label),
-            "large-receive-offload: off [fixed]"
-        );
-        assert_eq!(
-            f(true, true, false).ethtool_line(label),
-            "large-receive-offload: off [requested on]"
-        );
-        assert_eq!(
-            f(true, false, true).ethtool_line(label),
-            "large-receive-offload: on [requested off]"
-        );
-        assert_eq!(
-            f(true, true, true).ethtool_line(label),
-            "large-receive-offload: on"
-        );
+        for (feature, shown) in [
+            (f(false, false, false), "off [fixed]"),
+            (f(true, true, false), "off [requested on]"),
+            (f(true, false, true), "on [requested off]"),
+            (f(true, true, true), "on"),
+        ] {
+            let line = feature.ethtool_line("large-receive-offload");
+            assert_eq!(line, format!("large-receive-offload: {shown}"));
+        }
     }
 }

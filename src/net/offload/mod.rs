@@ -16,7 +16,8 @@ mod genetlink;
 mod restore;
 
 use crate::experiment::model::OffloadSnapshot;
-use features::{on_off, pattern_matches, Ethtool, Feature, OpenError};
+pub use features::on_off;
+use features::{pattern_matches, Ethtool, Feature, OpenError};
 use genetlink::NetlinkError;
 pub use restore::RestoreGuard;
 use std::collections::BTreeMap;
@@ -573,20 +574,12 @@ mod tests {
                 detail: "x".into(),
             },
         ];
-        for e in errors {
+        for e in &errors {
             let text = e.to_string();
             assert!(!text.contains('\n') && !text.is_empty(), "{text}");
         }
-        let refused = OffloadError::Refused {
-            interface: "va".into(),
-            offload: Offload::Lro,
-            wanted: true,
-            shown: "large-receive-offload: off [fixed]".into(),
-            reason: "the driver does not let it change".into(),
-            aftermath: "nothing was changed".into(),
-        };
         assert_eq!(
-            refused.to_string(),
+            errors[2].to_string(),
             "cannot turn lro on on va: the driver does not let it change \
              (ethtool -k va shows 'large-receive-offload: off [fixed]'); nothing was changed"
         );
