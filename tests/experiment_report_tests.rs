@@ -121,7 +121,8 @@ fn expected_texts(record: &ExperimentRecord, analysis: &Analysis) -> Vec<String>
         "5.11.0-1018-gcp",
         "netagg experiment 'limiters plan.toml'",
         "35 ok, 1 failed, 1 interrupted",
-        "0.1.0",
+        "0.1.0 (git 0123456789ab)",
+        "Duration",
         "Ratios between levels",
         "Percentiles per cell",
     ]

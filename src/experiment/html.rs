@@ -79,7 +79,7 @@ fn context(out: &mut String, record: &ExperimentRecord, analysis: &Analysis) {
         "{} ok, {} failed, {} interrupted",
         analysis.runs_ok, analysis.runs_failed, analysis.runs_interrupted
     );
-    let items: [(&str, String); 11] = [
+    let items: [(&str, String); 12] = [
         ("Experiment id", record.id.clone()),
         ("Started", record.started.clone()),
         ("Ended", record.ended.clone()),
@@ -96,7 +96,14 @@ fn context(out: &mut String, record: &ExperimentRecord, analysis: &Analysis) {
         ("Runs", runs),
         ("Factors", factors.join("; ")),
         ("Tags", record.tags.join(", ")),
-        ("netperf-ng", record.tool_version.clone()),
+        ("Duration", duration_text(&record.started, &record.ended)),
+        (
+            "netperf-ng",
+            match record.tool_revision.as_str() {
+                "" => record.tool_version.clone(),
+                revision => format!("{} (git {revision})", record.tool_version),
+            },
+        ),
     ];
     for (name, value) in items {
         let _ = writeln!(out, "<dt>{name}</dt><dd>{}</dd>", escape(&value));
@@ -115,6 +122,15 @@ fn context(out: &mut String, record: &ExperimentRecord, analysis: &Analysis) {
     let _ = writeln!(out, "<h3>Plan</h3><pre>{}</pre>", escape(&record.plan));
     environment(out, record);
     out.push_str("</section>\n");
+}
+
+/// "1234.5 s" between two RFC 3339 times; empty when either is not one.
+fn duration_text(started: &str, ended: &str) -> String {
+    use crate::timefmt::parse_utc;
+    match (parse_utc(started), parse_utc(ended)) {
+        (Some(from), Some(to)) if to >= from => format!("{:.1} s", (to - from).as_secs_f64()),
+        _ => String::new(),
+    }
 }
 
 fn environment(out: &mut String, record: &ExperimentRecord) {

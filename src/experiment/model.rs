@@ -139,6 +139,10 @@ pub struct ExperimentRecord {
     pub title: String,
     /// The netperf-ng version that ran it (CARGO_PKG_VERSION).
     pub tool_version: String,
+    /// The git revision it was built from (`page::REVISION`; empty in
+    /// records written before it was kept).
+    #[serde(default)]
+    pub tool_revision: String,
     /// The netagg command line as given.
     pub command_line: Vec<String>,
     /// The plan as TOML, after command-line factors were merged in: running

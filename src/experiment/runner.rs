@@ -110,6 +110,7 @@ pub fn run_experiment(
         id: uuid::Uuid::new_v4().to_string(),
         title: plan.title.clone(),
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        tool_revision: crate::page::REVISION.to_string(),
         command_line: settings.command_line.clone(),
         plan: plan.to_toml(settings.seed),
         seed: settings.seed,

@@ -80,17 +80,7 @@ fn rfc3339(at: SystemTime) -> String {
 
 /// "tso on, gso on, ..." of a local interface; empty when it cannot be read.
 fn local_offloads(interface: &str) -> String {
-    crate::net::offload::read(interface).map_or(String::new(), |s| offload_text(&s))
-}
-
-/// "tso on, gso on, ..." of a snapshot.
-pub fn offload_text(snapshot: &crate::experiment::model::OffloadSnapshot) -> String {
-    snapshot
-        .features
-        .iter()
-        .map(|(name, on)| format!("{name} {}", if *on { "on" } else { "off" }))
-        .collect::<Vec<_>>()
-        .join(", ")
+    crate::net::offload::read(interface).map_or(String::new(), |s| s.features_text(", "))
 }
 
 /// Each interface's value, once each, in order: "mlx5_core" for two ports
@@ -170,7 +160,7 @@ impl HostFacts {
         if let Some(mtu) = snapshot.mtu {
             self.mtu = mtu.to_string();
         }
-        self.offloads = offload_text(snapshot);
+        self.offloads = snapshot.features_text(", ");
     }
 }
 

@@ -119,6 +119,7 @@ pub fn experiment(scale: f64, replicates: u32) -> ExperimentRecord {
         id: uuid(ids()),
         title: "udp vs tcp".into(),
         tool_version: "0.1.0".into(),
+        tool_revision: String::new(),
         command_line: vec!["netagg".into(), "experiment".into()],
         plan: "replicates = 5\n".into(),
         seed: 7,

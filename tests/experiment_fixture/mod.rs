@@ -224,6 +224,7 @@ pub fn record() -> ExperimentRecord {
         id: "6f1c2a4e-1111-4222-8333-944455556666".into(),
         title: TITLE.into(),
         tool_version: "0.1.0".into(),
+        tool_revision: "0123456789ab".into(),
         command_line: vec![
             "netagg".into(),
             "experiment".into(),
