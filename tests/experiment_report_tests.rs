@@ -122,7 +122,7 @@ fn expected_texts(record: &ExperimentRecord, analysis: &Analysis) -> Vec<String>
         "netagg experiment 'limiters plan.toml'",
         "35 ok, 1 failed, 1 interrupted",
         "0.1.0 (git 0123456789ab)",
-        "Duration",
+        "2400.0 s",
         "Ratios between levels",
         "Percentiles per cell",
     ]
