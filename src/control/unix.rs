@@ -19,10 +19,11 @@ use crate::engine::timer::{StopFlag, Timer};
 use crate::engine::watchdog::{self, UNTIMED_IO_WAIT, UNTIMED_SILENCE};
 use crate::engine::{Counters, DataError};
 use crate::measure::cpu::{self, CpuSampler};
+use crate::measure::outcome::{CpuUsage, Outcome, SideStats};
 use crate::net::socket;
 use crate::net::strerror;
 use crate::net::unix_path::{self as path, SocketFile};
-use crate::report::unix::{Cpu, Measured};
+use crate::report::unix::Measured;
 use crate::server::limits::defaults as limits;
 use crate::spec::{Limit, TestSpec};
 use crate::wire::unix::{self as layouts, Fields, Role, UnixPath, UnixTest};
@@ -170,16 +171,16 @@ pub fn request(test: UnixTest, spec: &TestSpec, g: &GlobalOptions, send_size: i3
     layouts::encode(test, Role::Request, &fields)
 }
 
-/// netserver's CPU count, or 0 (use ours) when it cannot be one. A stock
-/// netserver never writes `num_cpus` into these results: the word netperf
-/// reads is a leftover of the response (its `measure_cpu`, `cpu_rate` or
+/// netserver's CPU count, or `local` when it cannot be one (netperf's
+/// calc_service_demand takes 0 to mean ours). A stock netserver never
+/// writes `num_cpus` into these results: the word netperf reads is a
+/// leftover of the response (its `measure_cpu`, `cpu_rate` or
 /// `so_rcvavoid`, byte-swapped). netserver runs on this machine, so a real
 /// count is at most our own.
-fn remote_num_cpus(reported: i32) -> u32 {
-    let ours = cpu::num_cpus();
+fn remote_num_cpus(reported: i32, local: u32) -> u32 {
     match u32::try_from(reported) {
-        Ok(n) if (1..=ours).contains(&n) => n,
-        _ => 0,
+        Ok(n) if (1..=cpu::num_cpus()).contains(&n) => n,
+        _ => local,
     }
 }
 
@@ -227,12 +228,9 @@ fn send_end_marker(s: &Socket) {
     }
 }
 
-/// The local measurements of the data phase.
-struct Local {
-    counters: Counters,
-    elapsed: f32,
-    cpu: Option<Cpu>,
-}
+/// The local measurements of the data phase: counters, netperf's elapsed
+/// seconds (every rate is per this time), CPU usage and the CPU rate.
+type Local = (Counters, f32, Option<CpuUsage>, f32);
 
 /// Run the engine's loop for `test` on the connected socket `s`. A count
 /// test has no clock to end a blocked call: its socket calls wake up to
@@ -285,15 +283,7 @@ fn move_data(
     } else {
         cpu::calibrate_rate()
     };
-    Ok(Local {
-        counters,
-        elapsed,
-        cpu: usage.map(|u| Cpu {
-            util: u.util,
-            num_cpus: u.num_cpus,
-            rate,
-        }),
-    })
+    Ok((counters, elapsed, usage, rate))
 }
 
 /// The sizes and ring widths netperf settles on, by the rule of every test
@@ -354,7 +344,8 @@ pub fn run_test(
         }
         return Err(f);
     }
-    let local = move_data(test, spec, g, &s, chan.as_raw_fd(), &sizes)?;
+    let (c, elapsed, local_cpu, local_cpu_rate) =
+        move_data(test, spec, g, &s, chan.as_raw_fd(), &sizes)?;
     let announced = answer.path.is_announced();
     if test == UnixTest::DgStream || (test == UnixTest::DgRr && announced) {
         send_end_marker(&s);
@@ -371,34 +362,59 @@ pub fn run_test(
         UnixTest::DgStream => g.remote_cpu,
         _ => answer.measure_cpu != 0,
     };
-    let remote_cpu = remote_measures.then(|| Cpu {
+    let local_cpus = local_cpu.as_ref().map_or(cpu::num_cpus(), |c| c.num_cpus);
+    let remote_cpu = remote_measures.then(|| CpuUsage {
         util: f64::from(results.cpu_util),
-        num_cpus: remote_num_cpus(results.num_cpus),
-        rate: answer.cpu_rate,
+        num_cpus: remote_num_cpus(results.num_cpus, local_cpus.max(1)),
+        ..CpuUsage::default()
     });
-    let c = &local.counters;
-    Ok(Measured {
-        test,
-        local_send_buf: lss,
-        local_recv_buf: lsr,
-        remote_send_buf: answer.send_buf_size,
-        remote_recv_buf: answer.recv_buf_size,
-        send_size,
+    let remote_messages = u64::from(results.messages_recvd.max(0) as u32);
+    // The work each end's service demand is charged for (see `Measured`).
+    let (sent, received) = match test {
+        UnixTest::StreamStream => (c.bytes_sent, c.bytes_sent),
+        UnixTest::DgStream => {
+            let size = send_size as u64;
+            (size * c.send_calls, size * remote_messages)
+        }
+        UnixTest::StreamRr | UnixTest::DgRr => (c.transactions * 1024, c.transactions * 1024),
+    };
+    let outcome = Outcome {
+        elapsed: f64::from(elapsed),
+        local: SideStats {
+            bytes_sent: sent,
+            send_calls: c.send_calls,
+            failed_sends: c.failed_sends,
+            transactions: c.transactions,
+            send_buf: lss,
+            recv_buf: lsr,
+            send_size,
+            send_align: spec.local_send_align,
+            send_offset: spec.local_send_offset,
+            cpu: local_cpu,
+            ..SideStats::default()
+        },
+        remote: SideStats {
+            bytes_received: received,
+            recv_calls: match test {
+                UnixTest::DgStream => remote_messages,
+                _ => u64::try_from(results.recv_calls).unwrap_or(0),
+            },
+            send_buf: answer.send_buf_size,
+            recv_buf: answer.recv_buf_size,
+            recv_align: spec.remote_recv_align,
+            recv_offset: spec.remote_recv_offset,
+            cpu: remote_cpu,
+            ..SideStats::default()
+        },
         request_size: spec.request_size,
         response_size: spec.response_size,
-        elapsed: local.elapsed,
-        bytes_sent: c.bytes_sent as f64,
-        messages_sent: c.send_calls,
-        failed_sends: c.failed_sends,
-        remote_messages: u64::from(results.messages_recvd.max(0) as u32),
-        remote_recv_calls: i64::from(results.recv_calls),
-        transactions: c.transactions,
-        local_cpu: local.cpu,
-        remote_cpu,
-        local_send_align: spec.local_send_align,
-        remote_recv_align: spec.remote_recv_align,
-        local_send_offset: spec.local_send_offset,
-        remote_recv_offset: spec.remote_recv_offset,
+        ..Outcome::default()
+    };
+    Ok(Measured {
+        test,
+        outcome,
+        local_cpu_rate,
+        remote_cpu_rate: answer.cpu_rate,
     })
 }
 
@@ -415,11 +431,12 @@ mod tests {
 
     #[test]
     fn leftover_cpu_counts_are_not_believed() {
-        assert_eq!(remote_num_cpus(1), 1);
-        assert_eq!(remote_num_cpus(0), 0);
-        assert_eq!(remote_num_cpus(-3), 0);
+        assert_eq!(remote_num_cpus(1, 7), 1);
+        // A count of 0 from netserver means ours.
+        assert_eq!(remote_num_cpus(0, 7), 7);
+        assert_eq!(remote_num_cpus(-3, 7), 7);
         // A stock netserver's cpu_rate of 100.0, read back byte-swapped.
-        assert_eq!(remote_num_cpus(100f32.to_bits().swap_bytes() as i32), 0);
+        assert_eq!(remote_num_cpus(100f32.to_bits().swap_bytes() as i32, 7), 7);
     }
 
     #[test]

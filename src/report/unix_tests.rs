@@ -2,46 +2,64 @@
 //! netperf 2.7.1's printf templates.
 
 use super::*;
+use crate::measure::outcome::SideStats;
 
+/// A run as `control::unix` fills one: each end's bytes are the work its
+/// service demand is charged for.
 fn sample(test: UnixTest) -> Measured {
-    Measured {
+    let mut m = Measured {
         test,
-        local_send_buf: 212_992,
-        local_recv_buf: 212_992,
-        remote_send_buf: 212_992,
-        remote_recv_buf: 212_992,
-        send_size: 212_992,
-        request_size: 1,
-        response_size: 1,
-        elapsed: 1.0,
-        bytes_sent: 1_543_208_750.0,
-        messages_sent: 7245,
-        failed_sends: 0,
-        remote_messages: 0,
-        remote_recv_calls: 10_001,
-        transactions: 54_321,
-        local_cpu: None,
-        remote_cpu: None,
-        local_send_align: 8,
-        remote_recv_align: 8,
-        local_send_offset: 0,
-        remote_recv_offset: 0,
+        outcome: Outcome {
+            elapsed: 1.0,
+            local: SideStats {
+                bytes_sent: 1_543_208_750,
+                send_calls: 7245,
+                transactions: 54_321,
+                send_buf: 212_992,
+                recv_buf: 212_992,
+                send_size: 212_992,
+                send_align: 8,
+                ..SideStats::default()
+            },
+            remote: SideStats {
+                bytes_received: 1_543_208_750,
+                recv_calls: 10_001,
+                send_buf: 212_992,
+                recv_buf: 212_992,
+                recv_align: 8,
+                ..SideStats::default()
+            },
+            request_size: 1,
+            response_size: 1,
+            ..Outcome::default()
+        },
+        local_cpu_rate: 100.0,
+        remote_cpu_rate: 100.0,
+    };
+    if test.is_request_response() {
+        set_transactions(&mut m, 54_321);
     }
+    m
+}
+
+fn set_transactions(m: &mut Measured, n: u64) {
+    m.outcome.local.transactions = n;
+    m.outcome.local.bytes_sent = n * 1024;
+    m.outcome.remote.bytes_received = n * 1024;
 }
 
 fn opts(verbosity: i32) -> ReportOptions {
     ReportOptions {
         verbosity,
         unit: 'm',
-        local_num_cpus: 2,
     }
 }
 
-fn cpu(util: f64) -> Option<Cpu> {
-    Some(Cpu {
+fn cpu(util: f64) -> Option<CpuUsage> {
+    Some(CpuUsage {
         util,
         num_cpus: 2,
-        rate: 100.0,
+        ..CpuUsage::default()
     })
 }
 
@@ -115,25 +133,20 @@ fn request_response_results() {
 #[test]
 fn request_response_with_cpu() {
     let mut m = sample(UnixTest::StreamRr);
-    m.transactions = 10_000;
-    m.local_cpu = cpu(25.0);
-    m.remote_cpu = cpu(30.0);
+    set_transactions(&mut m, 10_000);
+    m.outcome.local.cpu = cpu(25.0);
+    m.outcome.remote.cpu = cpu(30.0);
     assert_eq!(
         result(&m, &opts(1)),
         "212992 212992 1       1      1.00    10000.00   25.00  30.00  50.000  60.000\n\
          212992 212992\n"
     );
     assert_eq!(result(&m, &opts(0)), "50.000\n");
-    m.local_cpu = None;
+    m.outcome.local.cpu = None;
     assert_eq!(result(&m, &opts(0)), "60.000\n");
     let row = result(&m, &opts(1));
     assert!(row.contains("   -1.00  30.00  -1.000  60.000\n"), "{row}");
-    // A CPU count of 0 from netserver means ours.
-    m.remote_cpu = Some(Cpu {
-        util: 30.0,
-        num_cpus: 0,
-        rate: 0.0,
-    });
+    m.remote_cpu_rate = 0.0;
     let warned = result(&m, &opts(0));
     assert_eq!(
         warned,
@@ -146,9 +159,12 @@ fn request_response_with_cpu() {
 #[test]
 fn datagram_stream_results() {
     let mut m = sample(UnixTest::DgStream);
-    m.send_size = 1024;
-    m.messages_sent = 1000;
-    m.remote_messages = 990;
+    let (local, remote) = (&mut m.outcome.local, &mut m.outcome.remote);
+    local.send_size = 1024;
+    local.send_calls = 1000;
+    local.bytes_sent = 1024 * 1000;
+    remote.recv_calls = 990;
+    remote.bytes_received = 1024 * 990;
     assert_eq!(
         result(&m, &opts(1)),
         "212992    1024    1.00         1000      0       8.19\n\
@@ -156,8 +172,8 @@ fn datagram_stream_results() {
     );
     assert_eq!(result(&m, &opts(0)), "   8.19\n");
     assert_eq!(result(&m, &opts(2)), "");
-    m.local_cpu = cpu(10.0);
-    m.remote_cpu = cpu(20.0);
+    m.outcome.local.cpu = cpu(10.0);
+    m.outcome.remote.cpu = cpu(20.0);
     let with_cpu = result(&m, &opts(1));
     assert!(
         with_cpu.starts_with("212992    1024    1.00         1000      0        8.2      10.00   ")
@@ -177,12 +193,12 @@ fn degenerate_runs_do_not_panic() {
         UnixTest::DgRr,
     ] {
         let mut m = sample(test);
-        m.elapsed = 0.0;
-        m.transactions = 0;
-        m.messages_sent = 0;
-        m.remote_recv_calls = 0;
-        m.local_cpu = cpu(0.0);
-        m.remote_cpu = cpu(0.0);
+        m.outcome.elapsed = 0.0;
+        set_transactions(&mut m, 0);
+        m.outcome.local.send_calls = 0;
+        m.outcome.remote.recv_calls = 0;
+        m.outcome.local.cpu = cpu(0.0);
+        m.outcome.remote.cpu = cpu(0.0);
         for v in 0..4 {
             let _ = result(&m, &opts(v));
         }

@@ -17,6 +17,7 @@ use crate::report::interim::InterimStyle;
 use crate::report::omni::build::{direction_text, Averaged};
 use crate::report::omni::{OmniRecord, Selection, Style};
 use crate::report::ClassicKind;
+use crate::resultsdb::netperf::PendingStore;
 use crate::spec::{TestName, TestSpec};
 use std::io::Write;
 use std::net::SocketAddr;
@@ -68,6 +69,18 @@ fn banner(config: &Config, spec: &TestSpec, kind: ClassicKind) -> Result<Banner,
     })
 }
 
+/// What any test does first: open `--store`'s database and bind to `-T`'s
+/// CPU. Either failing stops us before the test, with this exit status.
+pub(super) fn prepare(config: &Config) -> Result<Option<PendingStore>, i32> {
+    let store = PendingStore::open(config)?;
+    let cpu = config.global.local_cpu_bind;
+    if let Err(e) = crate::engine::affinity::bind_current_thread(cpu) {
+        eprintln!("netperf: cannot bind to CPU {cpu}: {e}");
+        return Err(1);
+    }
+    Ok(store)
+}
+
 /// Run the test and print its result; returns the exit status.
 pub fn run(config: &Config, spec: &TestSpec) -> i32 {
     let g = &config.global;
@@ -83,15 +96,10 @@ pub fn run(config: &Config, spec: &TestSpec) -> i32 {
         o.prepare_spec(&mut spec);
     }
     let kind = ClassicKind::from_test_name(&g.test_name).unwrap_or_else(|| kind_of(&spec));
-    // --store: a database that cannot be opened stops us before the test.
-    let store = match crate::resultsdb::netperf::PendingStore::open(config) {
+    let store = match prepare(config) {
         Ok(store) => store,
         Err(code) => return code,
     };
-    if let Err(e) = crate::engine::affinity::bind_current_thread(g.local_cpu_bind) {
-        eprintln!("netperf: cannot bind to CPU {}: {e}", g.local_cpu_bind);
-        return 1;
-    }
     // --latency-histogram: a file that cannot be created stops us before
     // the test too.
     let latency_file = match super::latency_file::LatencyFile::create(config) {

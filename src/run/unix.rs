@@ -4,7 +4,6 @@
 use super::EXIT_FAILURE;
 use crate::cli::config::Config;
 use crate::control::{client, unix};
-use crate::measure::cpu;
 use crate::report::units;
 use crate::report::unix::{self as report, ReportOptions};
 use crate::spec::TestSpec;
@@ -18,15 +17,10 @@ pub fn run(config: &Config, spec: &TestSpec, test: UnixTest) -> i32 {
         super::out("The UNIX tests do not know how to run with no control connection\n");
         return EXIT_FAILURE;
     }
-    // --store: a database that cannot be opened stops us before the test.
-    let store = match crate::resultsdb::netperf::PendingStore::open(config) {
+    let store = match super::classic::prepare(config) {
         Ok(store) => store,
         Err(code) => return code,
     };
-    if let Err(e) = crate::engine::affinity::bind_current_thread(g.local_cpu_bind) {
-        eprintln!("netperf: cannot bind to CPU {}: {e}", g.local_cpu_bind);
-        return 1;
-    }
     let mut chan = match client::establish(g) {
         Ok(chan) => chan,
         Err(e) => {
@@ -46,7 +40,6 @@ pub fn run(config: &Config, spec: &TestSpec, test: UnixTest) -> i32 {
             let opts = ReportOptions {
                 verbosity: g.verbosity,
                 unit,
-                local_num_cpus: cpu::num_cpus(),
             };
             super::out(&report::result(&measured, &opts));
             match store {

@@ -430,55 +430,19 @@ pub enum Role {
 /// The layout of `test`'s `role` message, as a call on its struct type.
 macro_rules! by_layout {
     ($test:expr, $role:expr, |$t:ident| $body:expr) => {
-        match ($test, $role) {
-            (UnixTest::StreamStream, Role::Request) => {
-                type $t = StreamStreamRequest;
-                $body
-            }
-            (UnixTest::StreamStream, Role::Response) => {
-                type $t = StreamStreamResponse;
-                $body
-            }
-            (UnixTest::StreamStream, Role::Results) => {
-                type $t = StreamStreamResults;
-                $body
-            }
-            (UnixTest::StreamRr, Role::Request) => {
-                type $t = StreamRrRequest;
-                $body
-            }
-            (UnixTest::StreamRr, Role::Response) => {
-                type $t = StreamRrResponse;
-                $body
-            }
-            (UnixTest::StreamRr, Role::Results) => {
-                type $t = StreamRrResults;
-                $body
-            }
-            (UnixTest::DgStream, Role::Request) => {
-                type $t = DgStreamRequest;
-                $body
-            }
-            (UnixTest::DgStream, Role::Response) => {
-                type $t = DgStreamResponse;
-                $body
-            }
-            (UnixTest::DgStream, Role::Results) => {
-                type $t = DgStreamResults;
-                $body
-            }
-            (UnixTest::DgRr, Role::Request) => {
-                type $t = DgRrRequest;
-                $body
-            }
-            (UnixTest::DgRr, Role::Response) => {
-                type $t = DgRrResponse;
-                $body
-            }
-            (UnixTest::DgRr, Role::Results) => {
-                type $t = DgRrResults;
-                $body
-            }
+        by_layout!(@arms ($test, $role), $t, $body;
+            StreamStream: StreamStreamRequest StreamStreamResponse StreamStreamResults,
+            StreamRr: StreamRrRequest StreamRrResponse StreamRrResults,
+            DgStream: DgStreamRequest DgStreamResponse DgStreamResults,
+            DgRr: DgRrRequest DgRrResponse DgRrResults)
+    };
+    (@arms $on:expr, $t:ident, $body:expr; $($test:ident: $request:ident $response:ident $results:ident),*) => {
+        match $on {
+            $(
+                (UnixTest::$test, Role::Request) => { type $t = $request; $body }
+                (UnixTest::$test, Role::Response) => { type $t = $response; $body }
+                (UnixTest::$test, Role::Results) => { type $t = $results; $body }
+            )*
         }
     };
 }
