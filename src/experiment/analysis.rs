@@ -124,10 +124,6 @@ impl Finding {
             Verdict::NoSignificantDifference => Finding::NoSignificantDifference,
         }
     }
-
-    pub fn is_significant(self) -> bool {
-        matches!(self, Finding::Higher | Finding::Lower)
-    }
 }
 
 /// The ratio of a statistic between two cells that differ in one factor:

@@ -64,15 +64,6 @@ pub fn omni_title(direction: OmniDirection) -> String {
         .collect()
 }
 
-/// netperf's `inet_ftos`: the family text for an address family number.
-pub fn family_text(af: i32) -> &'static str {
-    match af {
-        libc::AF_INET => "AF_INET",
-        libc::AF_INET6 => "AF_INET6",
-        _ => "AF_UNSPEC",
-    }
-}
-
 /// One end of the data connection as the caller resolved it.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct BannerEndpoint {
@@ -81,7 +72,7 @@ pub struct BannerEndpoint {
     /// The numeric address; see the module note on the 8-byte buffer.
     pub address: String,
     pub port: u16,
-    /// "AF_INET", "AF_INET6" or "AF_UNSPEC" (see [`family_text`]).
+    /// "AF_INET", "AF_INET6" or "AF_UNSPEC" (`net::resolve::af_text`).
     pub family: String,
 }
 
@@ -253,7 +244,7 @@ port 0 AF_INET : histogram : interval : demo\n"
             name: "::0".into(),
             address: "::".into(),
             port: 0,
-            family: family_text(libc::AF_INET6).into(),
+            family: "AF_INET6".into(),
         };
         banner.remote.address = "::1".into();
         banner.remote.name = "::1".into();

@@ -224,13 +224,13 @@ bytes  bytes   bytes    secs.    %-8.8s/s  %% %c      %% %c      us/KB   us/KB\n
 
 /// The values of [`BULK_ROW`]: the two buffers and the message size netperf
 /// shows for the test's direction.
-const fn bulk_fields(recv_buf: Field, send_buf: Field, size: Field) -> [Field; 6] {
+pub(super) const fn bulk_fields(recv_buf: Field, send_buf: Field, size: Field) -> [Field; 6] {
     [recv_buf, send_buf, size, Elapsed, Throughput, Brand]
 }
 
 /// The values of [`BULK_CPU_ROW`]: always the remote receive and local send
 /// buffers (MAERTS too), then the message size.
-const fn bulk_cpu_fields(size: Field) -> [Field; 10] {
+pub(super) const fn bulk_cpu_fields(size: Field) -> [Field; 10] {
     [
         RemoteRecvBuf,
         LocalSendBuf,
@@ -586,9 +586,9 @@ const UDP_RR: Layout = Layout {
 };
 
 /// `fields` without the brand: the columns of the RR rows as TCP_CRR and
-/// TCP_CC print them. `M` must be `N` less the one brand (checked as the
+/// TCP_CC print them, and of the bulk rows as STREAM_STREAM does. `M` must be `N` less the one brand (checked as the
 /// layouts are compiled).
-const fn unbranded<const N: usize, const M: usize>(fields: [Field; N]) -> [Field; M] {
+pub(super) const fn unbranded<const N: usize, const M: usize>(fields: [Field; N]) -> [Field; M] {
     let mut kept = [Brand; M];
     let (mut from, mut to) = (0, 0);
     while from < N {

@@ -5,7 +5,10 @@
 //! and its -v 2 block with "%s", so the "%5d" in it come out literally;
 //! DG_STREAM's -v 0 service demand has two decimals, not three.
 
-use super::layouts::{Field::*, Layout, Row, BULK_TITLE, CONNECT_SHAPE, TCP_SENDFILE, UDP_STREAM};
+use super::layouts::{
+    bulk_cpu_fields, bulk_fields, unbranded, Field::*, Layout, Row, BULK_TITLE, CONNECT_SHAPE,
+    TCP_SENDFILE, UDP_STREAM,
+};
 use crate::spec::UnixTest;
 
 /// What one Unix-domain test prints besides the classic rows.
@@ -52,27 +55,11 @@ bytes  bytes   bytes    secs.    %-8.8s/s  %%      %%       us/KB   us/KB\n\n",
         },
         result: Row {
             template: "%5d  %5d  %6d    %-6.2f   %7.2f   \n",
-            fields: &[
-                RemoteRecvBuf,
-                LocalSendBuf,
-                LocalSendSize,
-                Elapsed,
-                Throughput,
-            ],
+            fields: &unbranded::<6, 5>(bulk_fields(RemoteRecvBuf, LocalSendBuf, LocalSendSize)),
         },
         cpu_result: Row {
             template: "%5d  %5d  %6d    %-6.2f     %7.2f   %-6.2f %-6.2f  %-6.3f  %-6.3f\n",
-            fields: &[
-                RemoteRecvBuf,
-                LocalSendBuf,
-                LocalSendSize,
-                Elapsed,
-                Throughput,
-                LocalCpuUtil,
-                RemoteCpuUtil,
-                LocalServiceDemand,
-                RemoteServiceDemand,
-            ],
+            fields: &unbranded::<10, 9>(bulk_cpu_fields(LocalSendSize)),
         },
         verbose: &[Row {
             template: "\n\

@@ -14,7 +14,7 @@ use crate::report::banner::{render_banner, Banner, BannerConfidence, BannerEndpo
 use crate::report::classic::{render_classic, ClassicOptions, HeadlineFigures};
 use crate::report::confidence::{should_warn, ConfidenceWidths};
 use crate::report::interim::InterimStyle;
-use crate::report::omni::build::{direction_text, Averaged};
+use crate::report::omni::build::direction_text;
 use crate::report::omni::{OmniRecord, Selection, Style};
 use crate::report::ClassicKind;
 use crate::resultsdb::netperf::PendingStore;
@@ -322,14 +322,7 @@ fn run_iterations(
             started: last.data_started,
             elapsed: Duration::try_from_secs_f64(last.outcome.elapsed).unwrap_or_default(),
         });
-    let averaged = opts.averaged.as_ref().map(|a| Averaged {
-        elapsed: a.elapsed,
-        throughput: a.throughput,
-        local_cpu_util: a.local_cpu_util,
-        remote_cpu_util: a.remote_cpu_util,
-        local_service_demand: a.local_service_demand,
-        remote_service_demand: a.remote_service_demand,
-    });
+    let averaged = opts.averaged.clone();
     let measured = Measured {
         last: &last,
         iterations: figures.len() as u32,
