@@ -228,21 +228,40 @@ pub(super) const fn bulk_fields(recv_buf: Field, send_buf: Field, size: Field) -
     [recv_buf, send_buf, size, Elapsed, Throughput, Brand]
 }
 
-/// The values of [`BULK_CPU_ROW`]: always the remote receive and local send
-/// buffers (MAERTS too), then the message size.
+/// The values of [`BULK_CPU_ROW`]: the bulk row's values (always the
+/// remote receive and local send buffers, MAERTS too) with both ends' CPU.
 pub(super) const fn bulk_cpu_fields(size: Field) -> [Field; 10] {
-    [
-        RemoteRecvBuf,
-        LocalSendBuf,
-        size,
-        Elapsed,
-        Throughput,
-        LocalCpuUtil,
-        RemoteCpuUtil,
-        LocalServiceDemand,
-        RemoteServiceDemand,
-        Brand,
-    ]
+    with_cpu(bulk_fields(RemoteRecvBuf, LocalSendBuf, size))
+}
+
+/// Both ends' CPU utilisation and service demand, as the -c/-C rows print
+/// them after the throughput.
+const CPU_FIELDS: [Field; 4] = [
+    LocalCpuUtil,
+    RemoteCpuUtil,
+    LocalServiceDemand,
+    RemoteServiceDemand,
+];
+
+/// `fields` with [`CPU_FIELDS`] after the throughput: a result row's CPU
+/// twin. `M` must be `N` plus four (checked as the layouts are compiled).
+const fn with_cpu<const N: usize, const M: usize>(fields: [Field; N]) -> [Field; M] {
+    let mut out = [Brand; M];
+    let (mut from, mut to) = (0, 0);
+    while from < N {
+        out[to] = fields[from];
+        to += 1;
+        if matches!(fields[from], Throughput) {
+            let mut cpu = 0;
+            while cpu < CPU_FIELDS.len() {
+                out[to] = CPU_FIELDS[cpu];
+                (to, cpu) = (to + 1, cpu + 1);
+            }
+        }
+        from += 1;
+    }
+    assert!(to == M, "one throughput to follow");
+    out
 }
 
 const STREAM_RESULT: Row = Row {
@@ -513,21 +532,7 @@ const RR_FIELDS: [Field; 9] = [
     RemoteRecvBuf,
 ];
 
-const RR_CPU_FIELDS: [Field; 13] = [
-    LocalSendBuf,
-    LocalRecvBuf,
-    RequestSize,
-    ResponseSize,
-    Elapsed,
-    Throughput,
-    LocalCpuUtil,
-    RemoteCpuUtil,
-    LocalServiceDemand,
-    RemoteServiceDemand,
-    Brand,
-    RemoteSendBuf,
-    RemoteRecvBuf,
-];
+const RR_CPU_FIELDS: [Field; 13] = with_cpu(RR_FIELDS);
 
 const TCP_RR: Layout = Layout {
     title: RR_TITLE,

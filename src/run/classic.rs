@@ -322,11 +322,10 @@ fn run_iterations(
             started: last.data_started,
             elapsed: Duration::try_from_secs_f64(last.outcome.elapsed).unwrap_or_default(),
         });
-    let averaged = opts.averaged.clone();
     let measured = Measured {
         last: &last,
         iterations: figures.len() as u32,
-        averaged,
+        averaged: opts.averaged,
         widths,
     };
     // What is stored is what the output showed: the omni selection, or
