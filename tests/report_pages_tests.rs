@@ -321,6 +321,24 @@ fn netperf_draws_one_tests_series_as_a_page() {
     ] {
         assert!(html.contains(want), "no {want:?} on the page");
     }
+    // Beside it, what it draws: the page comes again from the JSON alone.
+    let again = work.path.join("again");
+    let json = work.path.join("rr.json");
+    let redraw = run_with_limit(
+        NETAGG,
+        &[
+            "report",
+            &json.to_string_lossy(),
+            "--out",
+            &again.to_string_lossy(),
+        ],
+        Duration::from_secs(30),
+    );
+    assert!(redraw.status.success(), "{}", text(&redraw.stderr));
+    assert!(
+        std::fs::read_to_string(again.join("rr.html")).unwrap() == html,
+        "redrawn page differs"
+    );
     if have_chromium() {
         let texts: Vec<String> = [
             "TCP_RR over time",

@@ -123,9 +123,9 @@ enum Command {
     /// Read netperf_<type>.log and its .out files from runemomniaggdemo.sh (real
     /// netperf runs) and print post_proc.py's summary; write the series (CSV,
     /// JSON), the chart and the report
-    /// Draw a saved run's charts and page again from its JSON (what
-    /// netagg wrote as netagg_KIND.json): the same context, summary,
-    /// charts and tables, written into --out.
+    /// Draw a saved run's charts and page again from its JSON (what netagg
+    /// wrote as netagg_KIND.json, or `netperf -- --report` beside its
+    /// page): the same context, summary, charts and tables, into --out.
     Report {
         json: PathBuf,
         #[arg(long, value_name = "DIR", default_value = ".")]
@@ -210,18 +210,31 @@ fn post(log: &PathBuf, intervals: bool, out: &PathBuf, title: &str, annotation: 
     ExitCode::SUCCESS
 }
 
-/// `netagg report`: a saved run's charts and page drawn again.
+/// `netagg report`: a saved netagg run's charts and page, or a saved
+/// `netperf -- --report` series page, drawn again.
 fn redraw(json: &PathBuf, out: &PathBuf) -> ExitCode {
-    let saved = std::fs::read_to_string(json)
+    use netperf_ng::page::series::{SeriesRun, FORMAT};
+    let files = std::fs::read_to_string(json)
         .map_err(|e| format!("cannot read {}: {e}", json.display()))
         .and_then(|text| {
-            serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", json.display()))
+            serde_json::from_str::<serde_json::Value>(&text)
+                .map_err(|e| format!("{}: not JSON: {e}", json.display()))
         })
         .and_then(|doc| {
-            netperf_ng::agg::saved::read(&doc).map_err(|e| format!("{}: {e}", json.display()))
+            let files = match doc.get("format").and_then(|f| f.as_str()) {
+                Some(FORMAT) => SeriesRun::from_json(&doc).map(|run| {
+                    let stem = json
+                        .file_stem()
+                        .map_or("series".into(), |s| s.to_string_lossy());
+                    vec![(format!("{stem}.html"), run.page())]
+                }),
+                _ => netperf_ng::agg::saved::read(&doc)
+                    .map(|s| s.drawing.files(&s.kind, &s.recording, &s.levels)),
+            };
+            files.map_err(|e| format!("{}: {e}", json.display()))
         });
-    let saved = match saved {
-        Ok(saved) => saved,
+    let files = match files {
+        Ok(files) => files,
         Err(e) => {
             eprintln!("netagg: {e}");
             return ExitCode::from(2);
@@ -231,10 +244,7 @@ fn redraw(json: &PathBuf, out: &PathBuf) -> ExitCode {
         eprintln!("netagg: cannot create {}: {e}", out.display());
         return ExitCode::from(2);
     }
-    for (name, body) in saved
-        .drawing
-        .files(&saved.kind, &saved.recording, &saved.levels)
-    {
+    for (name, body) in files {
         let path = out.join(&name);
         if let Err(e) = std::fs::write(&path, body) {
             eprintln!("netagg: cannot write {}: {e}", path.display());

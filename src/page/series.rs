@@ -1,13 +1,16 @@
 //! One test's interim series as a page (`netperf ... -D 1 -- --report
 //! FILE.html`): the context, the rate over time with the test's result as a
 //! line, netperf's own result text, and every interval in a table — a
-//! flent-like time series of our own, with no other tool.
+//! flent-like time series of our own, with no other tool. What the page
+//! draws is also kept as JSON beside it (`SeriesRun`), from which
+//! `netagg report FILE.json` draws the page again.
 
 use super::context::RunContext;
 use super::html::{escape, figure, open, CLOSE};
 use crate::experiment::numbers::si_label;
 use crate::report::interim::Interim;
 use plotters::prelude::*;
+use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
 const WIDTH: u32 = 1000;
@@ -90,6 +93,56 @@ pub fn chart(interims: &[Interim], started_epoch: f64, result: Option<f64>) -> S
         let _ = root.present();
     }
     svg
+}
+
+/// The JSON's "format" of a saved series.
+pub const FORMAT: &str = "netperf-series";
+/// Most intervals a saved series may hold (a bound against a hostile file).
+const MAX_INTERVALS: usize = 10_000_000;
+
+/// Everything the page draws, as its JSON keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeriesRun {
+    pub format: String,
+    pub context: RunContext,
+    /// When the data phase started, seconds since the epoch.
+    pub started_epoch_s: f64,
+    /// The test's figure, in the intervals' unit.
+    pub result: Option<f64>,
+    /// What netperf printed for the test.
+    pub result_text: String,
+    pub interims: Vec<Interim>,
+}
+
+impl SeriesRun {
+    pub fn page(&self) -> String {
+        page(
+            &self.context,
+            &self.interims,
+            self.started_epoch_s,
+            self.result,
+            &self.result_text,
+        )
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default() + "\n"
+    }
+
+    /// A saved series, checked: its format, and no more intervals than
+    /// any test makes.
+    pub fn from_json(doc: &serde_json::Value) -> Result<SeriesRun, String> {
+        if doc.get("format").and_then(serde_json::Value::as_str) != Some(FORMAT) {
+            return Err(format!(
+                "not a saved netperf series (its \"format\" is not {FORMAT:?})"
+            ));
+        }
+        let run: SeriesRun = serde_json::from_value(doc.clone()).map_err(|e| e.to_string())?;
+        match run.interims.len() > MAX_INTERVALS {
+            true => Err(format!("{} intervals, too many", run.interims.len())),
+            false => Ok(run),
+        }
+    }
 }
 
 /// The whole page. `result_text` is what netperf printed for the test.
@@ -176,6 +229,28 @@ mod tests {
         assert!(page.contains("result &lt;text&gt;"));
         assert!(page.contains("id=\"reproduce\""));
         assert!(!page.contains("<script"));
+    }
+
+    #[test]
+    fn a_saved_series_draws_the_same_page() {
+        let run = SeriesRun {
+            format: FORMAT.into(),
+            context: RunContext::new("TCP_RR", vec!["netperf".into()]),
+            started_epoch_s: 1000.0,
+            result: Some(177_500.0),
+            result_text: "text".into(),
+            interims: vec![interim(1.0, 180_000.0), interim(2.0, 175_000.0)],
+        };
+        let doc: serde_json::Value = serde_json::from_str(&run.to_json()).unwrap();
+        let again = SeriesRun::from_json(&doc).unwrap();
+        assert_eq!(again.page(), run.page());
+        let other = serde_json::json!({"format": "netagg"});
+        assert!(SeriesRun::from_json(&other)
+            .unwrap_err()
+            .contains("not a saved netperf series"));
+        let mut broken = doc.clone();
+        broken["interims"] = serde_json::json!("many");
+        assert!(SeriesRun::from_json(&broken).is_err());
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use super::cfmt::{sprintf, Arg};
 
 /// One interim result, as printed and as kept for JSON.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Interim {
     /// Rate over the interval, in `units`.
     pub value: f64,

@@ -1,7 +1,9 @@
 //! `--report FILE.html`: one test's -D interim series drawn as a page
-//! (`page::series`). The file is created before the test, so a path that
-//! cannot be written stops netperf before any traffic; the page is written
-//! after it, off the data path. What netperf prints is unchanged.
+//! (`page::series`), and what it draws as FILE.json beside it (from which
+//! `netagg report FILE.json` draws the page again). The page is created
+//! before the test, so a path that cannot be written stops netperf before
+//! any traffic; both are written after it, off the data path. What netperf
+//! prints is unchanged.
 
 use crate::cli::config::Config;
 use crate::control::client::Iteration;
@@ -62,23 +64,22 @@ impl ReportFile {
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default()
             .as_secs_f64();
-        let page = crate::page::series::page(
-            &ctx,
-            &drawn.last.interims,
-            started,
-            Some(drawn.result),
-            drawn.text,
-        );
-        match std::fs::write(&self.path, page) {
-            Ok(()) => 0,
-            Err(e) => {
-                eprintln!(
-                    "netperf: --report: cannot write {}: {e}",
-                    self.path.display()
-                );
-                EXIT_REPORT_FAILED
+        let run = crate::page::series::SeriesRun {
+            format: crate::page::series::FORMAT.into(),
+            context: ctx,
+            started_epoch_s: started,
+            result: Some(drawn.result),
+            result_text: drawn.text.to_string(),
+            interims: drawn.last.interims.clone(),
+        };
+        let json_path = json_beside(&self.path);
+        for (path, body) in [(&self.path, run.page()), (&json_path, run.to_json())] {
+            if let Err(e) = std::fs::write(path, body) {
+                eprintln!("netperf: --report: cannot write {}: {e}", path.display());
+                return EXIT_REPORT_FAILED;
             }
         }
+        0
     }
 
     /// The test failed: a file we created goes again.
@@ -86,6 +87,14 @@ impl ReportFile {
         if self.created {
             let _ = std::fs::remove_file(&self.path);
         }
+    }
+}
+
+/// FILE.json for FILE.html (FILE.html.json should the page be named .json).
+pub fn json_beside(page: &std::path::Path) -> PathBuf {
+    match page.with_extension("json") {
+        same if same == page => PathBuf::from(format!("{}.json", page.display())),
+        other => other,
     }
 }
 
