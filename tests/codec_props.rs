@@ -338,6 +338,7 @@ proptest! {
     fn results_blocks_round_trip(
         texts in vec(text(90), 6),
         cpu_mhz in any::<i32>(),
+        cpu_count in any::<u32>(),
         delta in any::<[u64; 4]>(),
         counts in any::<[u64; 3]>(),
         results in omni_results(),
@@ -350,6 +351,7 @@ proptest! {
             model: texts[4].clone(),
             cpu_model: texts[5].clone(),
             cpu_mhz,
+            cpu_count,
         };
         let datagrams = DatagramCounts {
             lost: counts[0],
@@ -369,6 +371,7 @@ proptest! {
             model: bounded(&facts.model, 64),
             cpu_model: bounded(&facts.cpu_model, 64),
             cpu_mhz,
+            cpu_count,
         };
         prop_assert_eq!(SystemFacts::decode(&m), Some(expected_facts));
         prop_assert_eq!(system_facts::decode_interface(&m), Some(delta));

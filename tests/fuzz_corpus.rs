@@ -153,6 +153,7 @@ fn encoded_messages() -> Vec<(&'static str, Message)> {
         model: "Standard PC".into(),
         cpu_model: "Xeon".into(),
         cpu_mhz: 2000,
+        cpu_count: 8,
     }
     .encode_into(&mut results);
     system_facts::encode_interface(&mut results, &[1, 2, 3, 4]);

@@ -146,7 +146,10 @@ fn netaggs_json_carries_the_context_of_both_ends(dir: &Path) {
         assert_eq!(host["mtu"], "65536", "{host}");
         assert!(host["offloads"].as_str().unwrap().contains("gro"), "{host}");
     }
-    assert!(hosts[0]["cpu_count"].as_u64().unwrap() >= 1);
+    // Both counts: ours, and the one our netserver's facts block carries.
+    let cpus = hosts[0]["cpu_count"].as_u64().unwrap();
+    assert!(cpus >= 1);
+    assert_eq!(hosts[1]["cpu_count"].as_u64(), Some(cpus), "{}", hosts[1]);
 }
 
 fn netaggs_page_and_charts_explain_themselves(dir: &Path) {

@@ -203,7 +203,8 @@ pub(super) fn final_line(
             "load generator",
             &config.global.host,
             &record.remote,
-        ),
+        )
+        .with_cpu_count(it.remote_system.as_ref()),
     }
 }
 

@@ -152,6 +152,18 @@ impl HostFacts {
         }
     }
 
+    /// The CPU count our netserver's facts block gives (0: not sent), where
+    /// the test's own figures left it unknown.
+    pub fn with_cpu_count(
+        mut self,
+        facts: Option<&crate::wire::system_facts::SystemFacts>,
+    ) -> Self {
+        if self.cpu_count.is_none() {
+            self.cpu_count = facts.map(|f| f.cpu_count).filter(|&c| c > 0);
+        }
+        self
+    }
+
     /// Adds the offloads and MTU our netserver reported for its interface.
     pub fn add_remote_offloads(&mut self, snapshot: &crate::experiment::model::OffloadSnapshot) {
         if self.interface.is_empty() {

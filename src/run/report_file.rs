@@ -144,7 +144,8 @@ fn context(config: &Config, drawn: &Drawn) -> RunContext {
     if local.driver.is_empty() {
         local.driver = recorded.driver;
     }
-    let mut remote = HostFacts::of_end("netserver", &g.host, &record.remote);
+    let mut remote = HostFacts::of_end("netserver", &g.host, &record.remote)
+        .with_cpu_count(drawn.last.remote_system.as_ref());
     // Our netserver answers a read of its offloads and MTU; a stock one
     // cannot, and the page says so.
     match crate::control::offload::RemoteOffloads::connect_with(g).and_then(|mut r| r.read()) {

@@ -220,6 +220,7 @@ fn system_facts() -> crate::wire::system_facts::SystemFacts {
         model: s.system_model,
         cpu_model: s.cpu_model,
         cpu_mhz: s.cpu_mhz,
+        cpu_count: s.cpu_count,
     }
 }
 

@@ -28,7 +28,13 @@ pub struct SystemFacts {
     pub model: String,
     pub cpu_model: String,
     pub cpu_mhz: i32,
+    /// Online CPUs; 0 from a netserver that predates the word.
+    pub cpu_count: u32,
 }
+
+/// The CPU count's word: the one free word between the interface counters
+/// (148..157) and the datagram counts (158..162), data bytes 628..632.
+const CPU_COUNT_AT: usize = 157;
 
 impl SystemFacts {
     fn texts(&self) -> [&String; 6] {
@@ -46,6 +52,7 @@ impl SystemFacts {
     pub fn encode_into(&self, m: &mut Message) {
         m.set_data_u32(AT, MAGIC);
         m.set_data_u32(AT + 1, self.cpu_mhz as u32);
+        m.set_data_u32(CPU_COUNT_AT, self.cpu_count);
         let mut at = (AT + 2) * 4;
         for (len, text) in TEXT_FIELDS.iter().zip(self.texts()) {
             m.set_data_str(at, *len, text);
@@ -75,6 +82,7 @@ impl SystemFacts {
             model: next(),
             cpu_model: next(),
             cpu_mhz: m.data_u32(AT + 1) as i32,
+            cpu_count: m.data_u32(CPU_COUNT_AT),
         })
     }
 }
@@ -151,6 +159,7 @@ mod tests {
             model: "Standard PC".into(),
             cpu_model: "Intel(R) Xeon(R) Processor".into(),
             cpu_mhz: 2000,
+            cpu_count: 96,
         };
         let mut m = results.encode();
         facts.encode_into(&mut m);
@@ -171,6 +180,7 @@ mod tests {
         assert_eq!(decode_interface(&m), Some(delta));
         assert_eq!(decode_datagrams(&m), Some(counts));
         assert_eq!(SystemFacts::decode(&m).unwrap().cpu_mhz, 2000);
+        assert_eq!(SystemFacts::decode(&m).unwrap().cpu_count, 96);
         assert_eq!(OmniResults::decode(&m), results);
     }
 
