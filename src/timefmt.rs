@@ -41,7 +41,14 @@ pub fn parse_utc(text: &str) -> Option<Duration> {
         clock.next()?.ok()?,
     );
     let millis: u64 = format!("{millis:0<3}").get(..3)?.parse().ok()?;
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || h > 23 || m > 59 || s > 60 {
+    // Calendar years only: a hostile year would overflow the day count.
+    let in_range = (1970..=9999).contains(&year)
+        && (1..=12).contains(&month)
+        && (1..=31).contains(&day)
+        && h <= 23
+        && m <= 59
+        && s <= 60;
+    if !in_range {
         return None;
     }
     // H. Hinnant's days-from-civil.
@@ -105,6 +112,9 @@ mod tests {
             "2024-13-01T00:00:00Z",
             "2024-05-01T25:00:00Z",
             "x-y-zTa:b:cZ",
+            "9223372036854775807-01-01T00:00:00Z",
+            "-5000-01-01T00:00:00Z",
+            "2024-05-01T10:00:00.\u{e9}Z",
         ] {
             assert_eq!(parse_utc(bad), None, "{bad}");
         }

@@ -200,22 +200,23 @@ fn netaggs_page_and_charts_explain_themselves(dir: &Path) {
     }
 }
 
+/// `netagg report JSON --out DIR`.
+fn netagg_report(json: &Path, out: &Path) -> std::process::Output {
+    let (json, out) = (json.to_string_lossy(), out.to_string_lossy());
+    run_with_limit(
+        NETAGG,
+        &["report", &json, "--out", &out],
+        Duration::from_secs(30),
+    )
+}
+
 /// `netagg report netagg_tps.json` draws the page and charts again, byte
 /// for byte, from the JSON alone; a JSON that is not a netagg run's (or
 /// lies) is refused with the reason, never a panic or a file elsewhere.
 fn the_json_draws_the_same_report_again(dir: &Path) {
     let again = dir.join("again");
     let json = dir.join("netagg_tps.json");
-    let run = run_with_limit(
-        NETAGG,
-        &[
-            "report",
-            &json.to_string_lossy(),
-            "--out",
-            &again.to_string_lossy(),
-        ],
-        Duration::from_secs(30),
-    );
+    let run = netagg_report(&json, &again);
     assert!(run.status.success(), "{}", text(&run.stderr));
     for name in [
         "netagg_tps.html",
@@ -251,16 +252,7 @@ fn the_json_draws_the_same_report_again(dir: &Path) {
     for (why, body) in hostile {
         let file = dir.join("hostile.json");
         std::fs::write(&file, body).unwrap();
-        let run = run_with_limit(
-            NETAGG,
-            &[
-                "report",
-                &file.to_string_lossy(),
-                "--out",
-                &dir.join("hostile").to_string_lossy(),
-            ],
-            Duration::from_secs(30),
-        );
+        let run = netagg_report(&file, &dir.join("hostile"));
         let stderr = text(&run.stderr);
         assert_eq!(run.status.code(), Some(2), "{why}: {stderr}");
         assert!(stderr.contains(why), "{why}: {stderr}");
@@ -327,16 +319,7 @@ fn netperf_draws_one_tests_series_as_a_page() {
     // Beside it, what it draws: the page comes again from the JSON alone.
     let again = work.path.join("again");
     let json = work.path.join("rr.json");
-    let redraw = run_with_limit(
-        NETAGG,
-        &[
-            "report",
-            &json.to_string_lossy(),
-            "--out",
-            &again.to_string_lossy(),
-        ],
-        Duration::from_secs(30),
-    );
+    let redraw = netagg_report(&json, &again);
     assert!(redraw.status.success(), "{}", text(&redraw.stderr));
     assert!(
         std::fs::read_to_string(again.join("rr.html")).unwrap() == html,
