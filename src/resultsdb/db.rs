@@ -207,10 +207,24 @@ impl Db {
     fn setup_for_writing(&self) -> Result<(), DbError> {
         // A file system without shared memory may keep its rollback
         // journal: still correct, only readers then wait for writers.
-        let _mode: String = self
-            .conn
-            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-            .map_err(|e| self.error(e))?;
+        // Switching a new file to WAL returns "busy" at once while another
+        // connection reads it, without the busy handler (seen with eight
+        // writers racing on a new file), so the wait is ours, bounded by
+        // the same timeout.
+        let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+        let switched = loop {
+            let tried = self
+                .conn
+                .query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))
+                .map_err(|e| self.error(e));
+            match tried {
+                Err(DbError::Busy { .. }) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                other => break other,
+            }
+        };
+        switched?;
         self.conn
             .execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
             .map_err(|e| self.error(e))
