@@ -175,6 +175,17 @@ fn bad_inputs_are_clear_errors() {
     let help = run_with_limit(NETAGG, &["--help"], Duration::from_secs(10));
     assert!(text(&help.stdout).contains("Examples:"));
     assert!(text(&help.stdout).contains("--loss-timeout <SECS>"));
+    // Every subcommand says what it does (a misplaced doc comment once
+    // gave `post`'s text to `report` and left `post` blank).
+    let help = text(&help.stdout);
+    let commands = help.split("Commands:\n").nth(1).expect("a Commands: list");
+    for line in commands.lines().take_while(|l| !l.trim().is_empty()) {
+        assert!(
+            line.split_whitespace().count() > 3,
+            "no help text: {line:?}"
+        );
+    }
+    assert!(help.contains("  report ") && help.contains("  post "));
     // Loss recovery is for the datagram kind only: not silently ignored.
     let tcp = run_with_limit(
         NETAGG,

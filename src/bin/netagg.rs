@@ -120,17 +120,19 @@ enum Command {
     /// network, the host network and a Service; one table, CSV/JSON, an
     /// HTML report, the results database
     Matrix(Box<netperf_ng::matrix::cli::MatrixArgs>),
-    /// Read netperf_<type>.log and its .out files from runemomniaggdemo.sh (real
-    /// netperf runs) and print post_proc.py's summary; write the series (CSV,
-    /// JSON), the chart and the report
     /// Draw a saved run's charts and page again from its JSON (what netagg
     /// wrote as netagg_KIND.json, or `netperf -- --report` beside its
     /// page): the same context, summary, charts and tables, into --out.
     Report {
+        /// the saved run: netagg_KIND.json, or the FILE.json of `netperf -- --report FILE.html`
         json: PathBuf,
+        /// directory for the page and its charts
         #[arg(long, value_name = "DIR", default_value = ".")]
         out: PathBuf,
     },
+    /// Read netperf_<type>.log and its .out files from runemomniaggdemo.sh (real
+    /// netperf runs) and print post_proc.py's summary; write the series (CSV,
+    /// JSON), the chart and the report
     Post {
         /// the run log, e.g. netperf_tps.log (the .out files beside it are read)
         log: PathBuf,
