@@ -6,10 +6,9 @@
 
 use super::limits::{defaults, Limits};
 use super::options::ServerOptions;
-use super::phase::{Phase, Served};
+use super::phase::{Caller, Phase, Served};
 use crate::control::channel::{Channel, ChannelError};
 use crate::engine::ring::BufferRing;
-use crate::engine::timer::StopFlag;
 use crate::engine::{self, Counters};
 use crate::measure::cpu;
 use crate::net::port_range::{open_in_range, RangeError};
@@ -23,7 +22,7 @@ use crate::wire::{kind, Message, PAD_TIME};
 use libc::{AF_INET, AF_INET6};
 use socket2::{SockAddr, Socket};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::AsRawFd;
 use std::time::Duration;
 
 /// The families a legacy request may name: netperf's NF_* values, and the
@@ -198,7 +197,7 @@ fn serve<R>(
     let opened = asked
         .map_err(|reason| (libc::EINVAL, format!("refused {name} request: {reason}")))
         .and_then(|listen| {
-            data_listener(&listen, phase.opts)
+            data_listener(&listen, phase.caller.opts)
                 .map_err(|(errno, why)| (errno, format!("{name} test failed: {why}")))
         });
     let listener = match opened {
@@ -226,22 +225,12 @@ fn serve<R>(
 /// TCP_SENDFILE's server half: receive until the client's end of file.
 pub fn serve_tcp_stream(
     chan: &mut Channel,
-    control_fd: RawFd,
     m: &Message,
-    peer: SocketAddr,
-    opts: &ServerOptions,
+    caller: Caller,
 ) -> Result<(), ChannelError> {
     let r = TcpStreamRequest::decode(m);
-    let limits = &opts.limits;
-    let phase = Phase {
-        name: "TCP_STREAM",
-        response_kind: TcpStreamResponse::KIND,
-        control_fd,
-        peer,
-        opts,
-        stop: StopFlag::new(),
-        measure: r.measure_cpu != 0,
-    };
+    let limits = &caller.opts.limits;
+    let phase = caller.phase("TCP_STREAM", TcpStreamResponse::KIND, r.measure_cpu != 0);
     let respond = |g: &Granted| TcpStreamResponse {
         recv_buf_size: g.recv_buf,
         receive_size: if r.receive_size > 0 {
@@ -306,23 +295,9 @@ pub fn serve_tcp_stream(
 }
 
 /// TCP_CC's server half: accept and close until the timer or the count.
-pub fn serve_tcp_cc(
-    chan: &mut Channel,
-    control_fd: RawFd,
-    m: &Message,
-    peer: SocketAddr,
-    opts: &ServerOptions,
-) -> Result<(), ChannelError> {
-    let r = TcpCcRequest::decode(m);
-    let phase = Phase {
-        name: "TCP_CC",
-        response_kind: TcpCcResponse::KIND,
-        control_fd,
-        peer,
-        opts,
-        stop: StopFlag::new(),
-        measure: r.measure_cpu != 0,
-    };
+pub fn serve_tcp_cc(chan: &mut Channel, m: &Message, caller: Caller) -> Result<(), ChannelError> {
+    let (r, opts) = (TcpCcRequest::decode(m), caller.opts);
+    let phase = caller.phase("TCP_CC", TcpCcResponse::KIND, r.measure_cpu != 0);
     let respond = |g: &Granted| TcpCcResponse {
         recv_buf_size: g.recv_buf,
         no_delay: r.no_delay,

@@ -3,12 +3,10 @@
 
 use super::allow::AllowList;
 use super::limits::{defaults, Limits};
-use super::log;
 use super::omni_checks::client_data_addr;
 pub(crate) use super::omni_checks::refuse;
 pub use super::omni_checks::{validate, Refusal};
-use super::options::ServerOptions;
-use super::phase::{accept_within, Phase};
+use super::phase::{accept_within, Caller};
 use crate::control::channel::{Channel, ChannelError};
 use crate::engine::pacing::Pacer;
 use crate::engine::ring::BufferRing;
@@ -25,7 +23,7 @@ use crate::wire::omni::{self, OmniRequest, OmniResponse, OmniResults};
 use crate::wire::{kind, Message, PAD_TIME};
 use socket2::{SockAddr, Socket};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -115,16 +113,9 @@ fn refusal_response(errno: i32) -> Message {
 }
 
 /// Serve one DO_OMNI request. Errors returned are control-connection
-/// failures; a refused request is answered and logged here. `control_fd`
-/// is the control connection's socket, watched while the test runs.
-pub fn serve(
-    chan: &mut Channel,
-    control_fd: RawFd,
-    m: &Message,
-    peer: SocketAddr,
-    opts: &ServerOptions,
-) -> Result<(), ChannelError> {
-    let r = OmniRequest::decode(m);
+/// failures; a refused request is answered and logged here.
+pub fn serve(chan: &mut Channel, m: &Message, caller: Caller) -> Result<(), ChannelError> {
+    let (r, opts, peer) = (OmniRequest::decode(m), caller.opts, caller.peer);
     // Every check before anything is opened; the first failure is answered.
     let checked = validate(&r, &opts.limits).and_then(|protocol| {
         let ext = Extension::decode(m)
@@ -137,11 +128,7 @@ pub fn serve(
     let (protocol, ext, fill, client) = match checked {
         Ok(v) => v,
         Err(refusal) => {
-            log::line(
-                opts,
-                Some(peer),
-                &format!("refused omni request: {}", refusal.reason),
-            );
+            caller.log(&format!("refused omni request: {}", refusal.reason));
             return chan.send(&refusal_response(refusal.errno));
         }
     };
@@ -154,15 +141,9 @@ pub fn serve(
         client,
         refused_sources: AtomicU64::new(0),
     };
-    match setup_and_run(chan, control_fd, &test, fill.as_deref(), opts, peer)? {
-        Ok(summary) => log::line(opts, Some(peer), &summary),
-        Err(refusal) => {
-            log::line(
-                opts,
-                Some(peer),
-                &format!("omni test failed: {}", refusal.reason),
-            );
-        }
+    match setup_and_run(chan, caller, &test, fill.as_deref())? {
+        Ok(summary) => caller.log(&summary),
+        Err(refusal) => caller.log(&format!("omni test failed: {}", refusal.reason)),
     }
     Ok(())
 }
@@ -276,12 +257,11 @@ struct Test<'a> {
 /// the inner one a test that could not be run (already answered).
 fn setup_and_run(
     chan: &mut Channel,
-    control_fd: RawFd,
+    caller: Caller,
     test: &Test,
     fill: Option<&[u8]>,
-    opts: &ServerOptions,
-    control_peer: SocketAddr,
 ) -> Result<Result<String, Refusal>, ChannelError> {
+    let opts = caller.opts;
     let (r, protocol, ext) = (test.r, test.protocol, test.ext);
     let bind_addr = local_bind_addr(r);
     let sopts = data_socket_options(r, protocol, ext);
@@ -349,15 +329,7 @@ fn setup_and_run(
     let xmit = r.direction & omni::DIR_XMIT != 0;
     let recv = r.direction & omni::DIR_RECV != 0;
     let xmit_only = xmit && !recv;
-    let phase = Phase {
-        name: "omni",
-        response_kind: kind::OMNI_RESPONSE,
-        control_fd,
-        peer: control_peer,
-        opts,
-        stop: StopFlag::new(),
-        measure: measure_cpu,
-    };
+    let phase = caller.phase("omni", kind::OMNI_RESPONSE, measure_cpu);
     let pad = if xmit_only { 0 } else { PAD_TIME };
     let (timer_secs, units) = if r.test_length > 0 {
         (Some(r.test_length as u64 + u64::from(pad)), None)

@@ -53,36 +53,62 @@ pub struct Served<T> {
     pub usage: Option<CpuUsage>,
 }
 
-/// A test being served: its name, its client, how it is watched.
+/// Who asked for a test: the control connection (watched while the test
+/// runs), the client's address, and this netserver's options.
+#[derive(Clone, Copy)]
+pub struct Caller<'a> {
+    pub control_fd: RawFd,
+    pub peer: SocketAddr,
+    pub opts: &'a ServerOptions,
+}
+
+impl<'a> Caller<'a> {
+    pub fn log(&self, text: &str) {
+        log::line(self.opts, Some(self.peer), text);
+    }
+
+    /// The test `name` this caller asked for, answered with `response_kind`
+    /// (also when refused), measuring the CPU if `measure`.
+    pub fn phase(self, name: &'static str, response_kind: u32, measure: bool) -> Phase<'a> {
+        Phase {
+            name,
+            response_kind,
+            caller: self,
+            stop: StopFlag::new(),
+            measure,
+        }
+    }
+}
+
+/// A test being served: its name, its caller, how it is watched.
 pub struct Phase<'a> {
     /// The test's name in netserver's log.
     pub name: &'static str,
     /// The response's type, for a refusal.
     pub response_kind: u32,
-    pub control_fd: RawFd,
-    pub peer: SocketAddr,
-    pub opts: &'a ServerOptions,
+    pub caller: Caller<'a>,
     pub stop: StopFlag,
     pub measure: bool,
 }
 
 impl Phase<'_> {
     pub fn log(&self, text: &str) {
-        log::line(self.opts, Some(self.peer), text);
+        self.caller.log(text);
     }
 
     /// The data connection from an allowed client (a Unix-domain peer has
     /// no address to check: its socket file is the door), watching the
     /// control connection meanwhile.
     pub fn accept(&self, listener: &Socket) -> std::io::Result<Option<Socket>> {
-        let (stop, limits) = (&self.stop, &self.opts.limits);
+        let (stop, limits) = (&self.stop, &self.caller.opts.limits);
         let allowed = |from: &SockAddr| {
             from.as_socket()
-                .is_none_or(|a| self.opts.allow.permits(a.ip()))
+                .is_none_or(|a| self.caller.opts.allow.permits(a.ip()))
         };
-        let (data, gone) = watchdog::watched(self.control_fd, stop, limits.accept_timeout, || {
-            accept_within(listener, stop, limits, allowed)
-        });
+        let (data, gone) =
+            watchdog::watched(self.caller.control_fd, stop, limits.accept_timeout, || {
+                accept_within(listener, stop, limits, allowed)
+            });
         if let Some(why) = gone {
             self.log(&format!("ending the test: {why}"));
         }
@@ -103,8 +129,11 @@ impl Phase<'_> {
     ) -> Served<T> {
         let mut cpu = self.measure.then(|| CpuSampler::start(None).ok()).flatten();
         let started = Instant::now();
-        let silent = self.opts.limits.silent_timeout;
-        let ran = watchdog::watched_alone(self.control_fd, &self.stop, silent, &[fd], limit, work);
+        let (control_fd, silent) = (
+            self.caller.control_fd,
+            self.caller.opts.limits.silent_timeout,
+        );
+        let ran = watchdog::watched_alone(control_fd, &self.stop, silent, &[fd], limit, work);
         let mut elapsed = started.elapsed().as_secs_f64();
         if ran.timer_fired {
             elapsed = (elapsed - f64::from(pad)).max(0.0);

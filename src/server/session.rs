@@ -1,14 +1,14 @@
 //! One control connection on the netserver side: check the passphrase, then
 //! serve requests until the client closes, goes silent, or misbehaves.
 
-use super::log;
 use super::offload::SessionOffloads;
 use super::options::ServerOptions;
+use super::phase::Caller;
 use crate::control::channel::{Channel, ChannelError};
 use crate::measure::cpu;
 use crate::wire::{self, kind, Message};
 use std::net::{SocketAddr, TcpStream};
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -51,18 +51,19 @@ impl Drop for TestSlot {
 }
 
 pub fn run(stream: TcpStream, peer: SocketAddr, opts: &ServerOptions) {
-    // Watched during omni tests: a client that vanishes mid-test ends it.
+    // Watched during tests: a client that vanishes mid-test ends it.
     let control_fd = stream.as_raw_fd();
+    let caller = Caller {
+        control_fd,
+        peer,
+        opts,
+    };
     let mut chan = Channel::new(stream);
-    log::line(opts, Some(peer), "control connection opened");
+    caller.log("control connection opened");
     if let Some(phrase) = &opts.passphrase {
         let ok = matches!(chan.recv(PASSPHRASE_WAIT), Ok(m) if m.kind() == kind::PASSPHRASE && same_secret(&wire::decode_passphrase(&m), phrase));
         if !ok {
-            log::line(
-                opts,
-                Some(peer),
-                "Unable to match required passphrase.  Closing control connection",
-            );
+            caller.log("Unable to match required passphrase.  Closing control connection");
             chan.shutdown();
             return;
         }
@@ -72,30 +73,28 @@ pub fn run(stream: TcpStream, peer: SocketAddr, opts: &ServerOptions) {
     loop {
         // A peer that closes between messages ends the session silently.
         let failed = match chan.recv_within(opts.limits.idle_timeout, opts.limits.silent_timeout) {
-            Ok(m) => dispatch(&mut chan, control_fd, &m, peer, opts, &mut offloads).err(),
+            Ok(m) => dispatch(&mut chan, &m, caller, &mut offloads).err(),
             Err(ChannelError::Closed) => break,
             Err(e) => Some(e),
         };
         if let Some(e) = failed {
-            let why = format!("closing control connection: {e}");
-            log::line(opts, Some(peer), &why);
+            caller.log(&format!("closing control connection: {e}"));
             break;
         }
     }
     chan.shutdown();
     // Failures are in the log; the client is gone.
     let _ = offloads.release(opts);
-    log::line(opts, Some(peer), "control connection closed");
+    caller.log("control connection closed");
 }
 
 fn dispatch(
     chan: &mut Channel,
-    control_fd: RawFd,
     m: &Message,
-    peer: SocketAddr,
-    opts: &ServerOptions,
+    caller: Caller,
     offloads: &mut SessionOffloads,
 ) -> Result<(), ChannelError> {
+    let opts = caller.opts;
     let is_test = matches!(
         m.kind(),
         kind::DO_OMNI | kind::DO_TCP_STREAM | kind::DO_TCP_CC
@@ -104,15 +103,11 @@ fn dispatch(
         match TestSlot::take(opts.limits.max_tests) {
             Some(slot) => Some(slot),
             None => {
-                log::line(
-                    opts,
-                    Some(peer),
-                    &format!(
-                        "refused test {}: {} tests already running (--max-tests)",
-                        m.kind(),
-                        opts.limits.max_tests
-                    ),
-                );
+                caller.log(&format!(
+                    "refused test {}: {} tests already running (--max-tests)",
+                    m.kind(),
+                    opts.limits.max_tests
+                ));
                 // Every netperf response type is its request type plus one.
                 return chan.send(&wire::encode_error_response(m.kind() + 1, libc::EBUSY));
             }
@@ -125,15 +120,15 @@ fn dispatch(
     if is_test {
         let cpu = m.serv_errno();
         if let Err(e) = crate::engine::affinity::bind_current_thread(cpu) {
-            log::line(opts, Some(peer), &format!("cannot bind to CPU {cpu}: {e}"));
+            caller.log(&format!("cannot bind to CPU {cpu}: {e}"));
         }
     }
     match m.kind() {
-        kind::DO_OMNI => super::omni::serve(chan, control_fd, m, peer, opts),
-        kind::DO_TCP_STREAM => super::legacy::serve_tcp_stream(chan, control_fd, m, peer, opts),
-        kind::DO_TCP_CC => super::legacy::serve_tcp_cc(chan, control_fd, m, peer, opts),
+        kind::DO_OMNI => super::omni::serve(chan, m, caller),
+        kind::DO_TCP_STREAM => super::legacy::serve_tcp_stream(chan, m, caller),
+        kind::DO_TCP_CC => super::legacy::serve_tcp_cc(chan, m, caller),
         k if crate::wire::unix::UnixTest::from_request_kind(k).is_some() => {
-            super::unix::serve(chan, control_fd, m, peer, opts)
+            super::unix::serve(chan, m, caller)
         }
         kind::CPU_CALIBRATE => chan.send(&wire::encode_cpu_calibrate_response(
             cpu::calibrate_rate(),
@@ -149,7 +144,7 @@ fn dispatch(
         // A passphrase we did not ask for is ignored, as stock netserver does.
         kind::PASSPHRASE => Ok(()),
         other => {
-            log::line(opts, Some(peer), &format!("unknown test number {other}"));
+            caller.log(&format!("unknown test number {other}"));
             chan.send(&Message::new(0, UNKNOWN_REQUEST_ERRNO))
         }
     }

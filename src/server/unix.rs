@@ -11,11 +11,9 @@
 
 use super::limits::{defaults, Limits};
 use super::omni::Refusal;
-use super::options::ServerOptions;
-use super::phase::{Phase, Served};
+use super::phase::{Caller, Phase, Served};
 use crate::control::channel::{Channel, ChannelError};
 use crate::engine::ring::BufferRing;
-use crate::engine::timer::StopFlag;
 use crate::engine::watchdog::UNTIMED_IO_WAIT;
 use crate::engine::{self, Counters, DataError};
 use crate::measure::cpu;
@@ -25,7 +23,7 @@ use crate::wire::unix::{self as layouts, Fields, Role, UnixPath, UnixTest};
 use crate::wire::{self, Message, PAD_TIME};
 use socket2::{Domain, Socket, Type};
 use std::net::SocketAddr;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -296,7 +294,7 @@ fn same_host(peer: SocketAddr) -> Result<(), Refusal> {
 /// itself (datagrams), the engine's loop for the test, the end of file
 /// STREAM_STREAM's netperf waits for.
 fn run_data(plan: &Plan, s: &Setup, phase: &Phase) -> Result<Done, DataError> {
-    let limits = &phase.opts.limits;
+    let limits = &phase.caller.opts.limits;
     // Blocking calls wake up this often to see the watcher's stop.
     socket::set_timeouts(&s.socket, Some(UNTIMED_IO_WAIT)).map_err(DataError::Connect)?;
     let accepted = match plan.test.is_datagram() {
@@ -364,28 +362,14 @@ fn run_data(plan: &Plan, s: &Setup, phase: &Phase) -> Result<Done, DataError> {
 /// Serve one request of a Unix-domain test. Errors returned are
 /// control-connection failures; a refused or failed test is answered and
 /// logged here.
-pub fn serve(
-    chan: &mut Channel,
-    control_fd: RawFd,
-    m: &Message,
-    peer: SocketAddr,
-    opts: &ServerOptions,
-) -> Result<(), ChannelError> {
+pub fn serve(chan: &mut Channel, m: &Message, caller: Caller) -> Result<(), ChannelError> {
     let Some(test) = UnixTest::from_request_kind(m.kind()) else {
         return chan.send(&wire::encode_error_response(0, libc::EINVAL));
     };
     let plan = Plan::decode(test, m);
-    let phase = Phase {
-        name: test.name(),
-        response_kind: test.response_kind(),
-        control_fd,
-        peer,
-        opts,
-        stop: StopFlag::new(),
-        measure: plan.f.measure_cpu != 0,
-    };
-    let limits = &opts.limits;
-    let setup = match same_host(peer)
+    let phase = caller.phase(test.name(), test.response_kind(), plan.f.measure_cpu != 0);
+    let limits = &caller.opts.limits;
+    let setup = match same_host(caller.peer)
         .and_then(|()| plan.validate(limits))
         .and_then(|dir| open(&plan, &dir, limits))
     {
