@@ -629,7 +629,7 @@ fn a_stock_netserver_cannot_change_offloads() {
     assert_eq!(e, RemoteOffloadError::NotNetperfNg { host: host.clone() });
     assert_eq!(
         e.to_string(),
-        format!("the remote netserver at {host} is not netperf-ng (or predates offload control): it cannot change offloads")
+        format!("the remote netserver at {host} is not netperf-ng (or predates offload control): it cannot read or change offloads")
     );
     // The connection survives the unknown request: ask again.
     assert!(matches!(

@@ -32,7 +32,7 @@ const UNKNOWN_REQUEST_ERRNO: i32 = 998;
 /// naming the netserver.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RemoteOffloadError {
-    #[error("the remote netserver at {host} is not netperf-ng (or predates offload control): it cannot change offloads")]
+    #[error("the remote netserver at {host} is not netperf-ng (or predates offload control): it cannot read or change offloads")]
     NotNetperfNg { host: String },
     #[error("the remote netserver at {host} does not allow offload changes: its operator must start it with --allow-offload-changes")]
     NotAllowed { host: String },
