@@ -7,6 +7,13 @@
 #[allow(dead_code, unused_imports)]
 mod post;
 
+/// What post reads its rates against (crate::page::rate in the library).
+#[path = "../src/page/rate.rs"]
+mod rate;
+mod page {
+    pub(crate) use super::rate;
+}
+
 /// What post reads its files with (crate::input in the library).
 #[path = "../src/input.rs"]
 #[allow(dead_code)]
@@ -320,6 +327,28 @@ fn the_three_interim_formats_parse() {
         };
         assert_eq!(out.samples, vec![expect], "{text}");
         assert_eq!(out.units.as_deref(), Some("Trans/s"));
+    }
+}
+
+#[test]
+fn a_rate_no_chart_can_draw_is_a_bad_line() {
+    // Rates near f64's end made the chart's axis endless, negative ones
+    // overflowed its pixel arithmetic: each counts as a line that did not parse.
+    for rate in ["1e307", "-1e308", "inf", "nan", "-5"] {
+        let human =
+            format!("Interim result: {rate} Trans/s over 1.0 seconds ending at 1795311932.1\n");
+        let csv = format!("{rate},Trans/s,1.0,1795311937.7\n");
+        let keyval = format!(
+            "NETPERF_INTERIM_RESULT[0]={rate}\nNETPERF_UNITS[0]=Trans/s\n\
+             NETPERF_INTERVAL[0]=1.3\nNETPERF_ENDING[0]=1795311940.9\n"
+        );
+        for text in [human, csv, keyval] {
+            let out = post::parse_out(&text);
+            assert_eq!(out.bad_lines, 1, "{text}");
+            // A keyval result keeps the value before it, as post_proc.py
+            // does (its initial 0.0 here); the others are dropped.
+            assert!(out.samples.iter().all(|s| s.value == 0.0), "{text}");
+        }
     }
 }
 

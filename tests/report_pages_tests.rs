@@ -248,6 +248,18 @@ fn the_json_draws_the_same_report_again(dir: &Path) {
             doc["series"] = serde_json::json!("many");
             doc.to_string()
         }),
+        // Values that overflowed the charts' pixel arithmetic (a panic, or
+        // an endless axis when the rate neared f64's end).
+        ("\"setup_s\" is not a stretch of the run", {
+            let mut doc = original.clone();
+            doc["levels"][0]["setup_s"] = serde_json::json!([1e300, 1e301]);
+            doc.to_string()
+        }),
+        ("\"aggregate\" is not a rate a run measures", {
+            let mut doc = original.clone();
+            doc["series"][0]["aggregate"] = serde_json::json!(1e307);
+            doc.to_string()
+        }),
     ];
     for (why, body) in hostile {
         let file = dir.join("hostile.json");

@@ -11,11 +11,16 @@ use super::report::Drawing;
 use super::runner::{LevelRun, Recording, Sample};
 use super::summary::LevelSummary;
 use crate::page::context::RunContext;
+use crate::page::rate::is_drawable_rate;
 use serde_json::Value;
 
 /// Most samples, levels and streams a saved run may hold (far beyond a
 /// real run; a bound against a hostile file).
 const MAX_ITEMS: usize = 10_000_000;
+/// Latest time into a run a saved run may name (115 days, far beyond a
+/// real ramp): the charts turn times into pixels, and a hostile time
+/// overflows that arithmetic.
+const MAX_SECONDS: f64 = 1e7;
 
 /// A saved run: its kind's name, what the charts draw and the page's texts.
 pub struct Saved {
@@ -29,6 +34,23 @@ fn number(v: &Value, key: &str) -> Result<f64, String> {
     v.get(key)
         .and_then(Value::as_f64)
         .ok_or_else(|| format!("\"{key}\" is missing or not a number"))
+}
+
+/// A rate or an average of rates, as a page can draw it.
+fn rate(v: &Value, key: &str) -> Result<f64, String> {
+    let r = number(v, key)?;
+    match is_drawable_rate(r) {
+        true => Ok(r),
+        false => Err(format!("\"{key}\" is not a rate a run measures: {r}")),
+    }
+}
+
+fn rates(v: &Value, key: &str) -> Result<Vec<f64>, String> {
+    let all = numbers(v, key)?;
+    match all.iter().find(|r| !is_drawable_rate(**r)) {
+        Some(r) => Err(format!("\"{key}\" holds a rate no run measures: {r}")),
+        None => Ok(all),
+    }
 }
 
 fn text(v: &Value, key: &str) -> Result<String, String> {
@@ -59,10 +81,20 @@ fn numbers(v: &Value, key: &str) -> Result<Vec<f64>, String> {
         .collect()
 }
 
-fn pair(v: &Value, key: &str) -> Result<(f64, f64), String> {
+/// Seconds into the run: from its start to MAX_SECONDS.
+fn seconds(v: &Value, key: &str) -> Result<f64, String> {
+    let t = number(v, key)?;
+    match (0.0..=MAX_SECONDS).contains(&t) {
+        true => Ok(t),
+        false => Err(format!("\"{key}\" is not a time in the run: {t}")),
+    }
+}
+
+/// A stretch of the run: [from, to] in seconds into it, in order.
+fn span(v: &Value, key: &str) -> Result<(f64, f64), String> {
     match numbers(v, key)?.as_slice() {
-        [a, b] => Ok((*a, *b)),
-        _ => Err(format!("\"{key}\" is not a pair of numbers")),
+        &[from, to] if 0.0 <= from && from <= to && to <= MAX_SECONDS => Ok((from, to)),
+        _ => Err(format!("\"{key}\" is not a stretch of the run")),
     }
 }
 
@@ -91,12 +123,12 @@ pub fn read(doc: &Value) -> Result<Saved, String> {
     let samples = list(doc, "series")?
         .iter()
         .map(|s| {
-            let stream_rates = numbers(s, "stream_rates")?;
+            let stream_rates = rates(s, "stream_rates")?;
             Ok(Sample {
-                t: number(s, "t_s")?,
+                t: seconds(s, "t_s")?,
                 epoch: number(s, "epoch_s")?,
                 level: count(s, "level")?,
-                aggregate: number(s, "aggregate")?,
+                aggregate: rate(s, "aggregate")?,
                 stream_moved: stream_rates.iter().map(|&r| u64::from(r > 0.0)).collect(),
                 stream_rates,
                 spread_us: number(s, "spread_us")?,
@@ -164,8 +196,8 @@ pub fn read(doc: &Value) -> Result<Saved, String> {
 
 /// One level as it ran and as it was summarised.
 fn level(l: &Value, work: &str) -> Result<(LevelRun, LevelSummary), String> {
-    let (setup_start, start) = pair(l, "setup_s")?;
-    let (_, end) = pair(l, "measured_s")?;
+    let (setup_start, start) = span(l, "setup_s")?;
+    let (_, end) = span(l, "measured_s")?;
     let health = l.get("health").ok_or("a level has no \"health\"")?;
     let streams: Vec<StreamHealth> = list(health, "per_stream")?
         .iter()
@@ -195,18 +227,18 @@ fn level(l: &Value, work: &str) -> Result<(LevelRun, LevelSummary), String> {
     let fairness = l.get("fairness").ok_or("a level has no \"fairness\"")?;
     let summary = LevelSummary {
         streams: run.streams,
-        window: pair(l, "window_s")?,
+        window: span(l, "window_s")?,
         samples: count(l, "samples")?,
         sample_indices: Vec::new(),
-        average: number(l, "average")?,
-        min: number(l, "min")?,
-        max: number(l, "max")?,
+        average: rate(l, "average")?,
+        min: rate(l, "min")?,
+        max: rate(l, "max")?,
         cpu_util: number(l, "cpu_util_percent")?,
         cpu_peak: number(l, "cpu_busiest_percent")?,
         packets_out: number(l, "packets_out_per_s")?,
         packets_in: number(l, "packets_in_per_s")?,
         service_demand: number(l, "service_demand_us_per_unit")?,
-        stream_rates: numbers(l, "stream_rates")?,
+        stream_rates: rates(l, "stream_rates")?,
         min_over_max: number(fairness, "min_over_max")?,
         jain: number(fairness, "jain")?,
         health: LevelHealth { streams },

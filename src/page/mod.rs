@@ -6,6 +6,7 @@
 
 pub mod context;
 pub mod html;
+pub mod rate;
 pub mod series;
 
 /// netperf-ng's version, as Cargo has it.

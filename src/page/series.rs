@@ -138,9 +138,16 @@ impl SeriesRun {
             ));
         }
         let run: SeriesRun = serde_json::from_value(doc.clone()).map_err(|e| e.to_string())?;
-        match run.interims.len() > MAX_INTERVALS {
-            true => Err(format!("{} intervals, too many", run.interims.len())),
-            false => Ok(run),
+        if run.interims.len() > MAX_INTERVALS {
+            return Err(format!("{} intervals, too many", run.interims.len()));
+        }
+        let rates = run.interims.iter().map(|i| i.value).chain(run.result);
+        match rates
+            .into_iter()
+            .find(|rate| !super::rate::is_drawable_rate(*rate))
+        {
+            Some(rate) => Err(format!("a rate no test measures: {rate}")),
+            None => Ok(run),
         }
     }
 }
@@ -251,6 +258,15 @@ mod tests {
         let mut broken = doc.clone();
         broken["interims"] = serde_json::json!("many");
         assert!(SeriesRun::from_json(&broken).is_err());
+        // Rates the chart cannot draw (they overflowed its arithmetic).
+        for value in [-1e308, 1e307] {
+            let mut hostile = doc.clone();
+            hostile["interims"][0]["value"] = serde_json::json!(value);
+            assert!(SeriesRun::from_json(&hostile).is_err(), "{value}");
+        }
+        let mut hostile = doc.clone();
+        hostile["result"] = serde_json::json!(-1e308);
+        assert!(SeriesRun::from_json(&hostile).is_err());
     }
 
     #[test]

@@ -126,7 +126,7 @@ enum Parsed {
 fn human_line(line: &str, p: &mut Pending) -> Parsed {
     let fields: Vec<&str> = line.split_whitespace().collect();
     let [v, u, i, e] = HUMAN_FIELDS.map(|n| fields.get(n).copied());
-    match (num(v), u, num(i), num(e)) {
+    match (rate(v), u, num(i), num(e)) {
         (Some(value), Some(units), Some(interval), Some(ending)) => {
             *p = Pending {
                 value,
@@ -145,7 +145,10 @@ fn keyval_line(line: &str, key: Key, p: &mut Pending) -> Parsed {
     let Some(text) = line.split('=').nth(1) else {
         return Parsed::Bad;
     };
-    let number = num(Some(text));
+    let number = match key {
+        Key::Value => rate(Some(text)),
+        _ => num(Some(text)),
+    };
     match (key, number) {
         (Key::Units, _) => p.units = text.trim().to_string(),
         (Key::Value, Some(v)) => p.value = v,
@@ -167,7 +170,7 @@ fn csv_line(line: &str, p: &mut Pending) -> Parsed {
         [v, u, i, e] => [*v, *u, *i, *e],
         _ => return Parsed::Other,
     };
-    match (num(Some(v)), num(Some(i)), num(Some(e))) {
+    match (rate(Some(v)), num(Some(i)), num(Some(e))) {
         (Some(value), Some(interval), Some(ending)) => {
             *p = Pending {
                 value,
@@ -184,4 +187,10 @@ fn csv_line(line: &str, p: &mut Pending) -> Parsed {
 /// A number as Python's `float()` reads it (surrounding blanks allowed).
 fn num(field: Option<&str>) -> Option<f64> {
     field?.trim().parse::<f64>().ok()
+}
+
+/// A rate: a number the charts can draw (a negative, infinite or absurd
+/// one counts as a line that did not parse).
+fn rate(field: Option<&str>) -> Option<f64> {
+    num(field).filter(|r| crate::page::rate::is_drawable_rate(*r))
 }
