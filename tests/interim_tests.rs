@@ -245,21 +245,85 @@ fn a_signal_ends_a_test_that_runs_until_stopped_and_prints_its_result() {
     }
 }
 
+/// The child's status if it ends within `limit`, else None (it is killed).
+fn finish_within(
+    mut child: std::process::Child,
+    limit: Duration,
+) -> Option<std::process::ExitStatus> {
+    let deadline = std::time::Instant::now() + limit;
+    while std::time::Instant::now() < deadline {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+/// A stop signal ends a long test at once whichever end sends: netperf
+/// resets a connection its netserver still sends on (it waited out a
+/// 10 s drain before), tells our netserver through the control
+/// connection when nothing on the data path can (UDP sent to netperf,
+/// TCP_CC's accepts: it waited for the netserver's -l), and the
+/// Unix-domain tests watch the signal as the others do (they ran on).
+#[test]
+fn a_signal_ends_a_long_test_at_once_whichever_end_sends() {
+    let server = Server::start("127.0.0.1");
+    let cases: [&[&str]; 8] = [
+        &["-t", "TCP_MAERTS"],
+        &["-t", "omni", "--", "-d", "recv", "-m", ",64K"],
+        &["-t", "omni", "--", "-T", "udp", "-d", "recv", "-m", "1024"],
+        &["-t", "TCP_CC"],
+        &["-t", "TCP_CRR"],
+        &["-t", "STREAM_STREAM"],
+        &["-t", "STREAM_RR"],
+        &["-t", "DG_RR"],
+    ];
+    for test in cases {
+        let mut args = vec!["-l", "7200", "-P", "0"];
+        args.extend_from_slice(test);
+        let (child, rx) = spawn(&server, &args);
+        // Long enough for the data phase to run: a test set up in this
+        // time would be a hang of its own, which the bound below reports.
+        std::thread::sleep(Duration::from_millis(1500));
+        signal(&child, libc::SIGALRM);
+        // Generous: it ends in well under a second here; the bug was 10 s
+        // or the netserver's 7200.
+        let status = finish_within(child, Duration::from_secs(8))
+            .unwrap_or_else(|| panic!("{test:?}: netperf still ran 8 s after SIGALRM"));
+        let seen: Vec<String> = rx.try_iter().collect();
+        assert!(status.success(), "{test:?}: {status} {seen:?}");
+        let result = seen
+            .iter()
+            .find(|l| numbers(l).len() >= 5)
+            .unwrap_or_else(|| panic!("{test:?}: no result in {seen:?}"));
+        let numbers = numbers(result);
+        assert!(numbers[numbers.len() - 1] > 0.0, "{test:?}: {result}");
+    }
+}
+
 #[test]
 fn a_second_interrupt_exits_at_once() {
     let server = Server::start("127.0.0.1");
-    // After the first SIGINT a timed TCP_CC waits for the netserver's timer
-    // (nothing tells it the test ended); the second one must not wait.
+    // After the first SIGINT netperf waits (a few seconds at most) for the
+    // netserver's results; a netserver stopped (SIGSTOP) never sends them,
+    // and the second SIGINT must not wait.
     let (child, rx) = spawn(
         &server,
         &["-t", "TCP_CC", "-l", "60", "-D", "0.2", "-P", "0"],
     );
     let mut seen = Vec::new();
     assert!(wait_for(&rx, "Interim result:", &mut seen), "{seen:?}");
+    // SAFETY: kill with a pid we own; SIGCONT follows below.
+    unsafe { libc::kill(server.pid() as libc::pid_t, libc::SIGSTOP) };
     signal(&child, libc::SIGINT);
     std::thread::sleep(Duration::from_millis(300));
     signal(&child, libc::SIGINT);
     let status = finish(child);
+    // SAFETY: as above.
+    unsafe { libc::kill(server.pid() as libc::pid_t, libc::SIGCONT) };
     assert_eq!(status.code(), Some(130), "{seen:?}");
 }
 

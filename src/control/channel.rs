@@ -135,6 +135,12 @@ impl Channel {
         self.stream.try_clone()
     }
 
+    /// Say that no more messages follow, and still receive (netperf after a
+    /// stop signal: the netserver's results are yet to come).
+    pub fn shutdown_write(&self) {
+        let _ = self.stream.shutdown(std::net::Shutdown::Write);
+    }
+
     pub fn shutdown(&self) {
         let _ = self.stream.shutdown(std::net::Shutdown::Both);
     }

@@ -2,7 +2,7 @@
 //! netserver for its half (omni request), run our half of the data path,
 //! collect netserver's results, and return what both ends measured.
 
-use super::channel::{Channel, RESPONSE_WAIT};
+use super::channel::{Channel, ChannelError, RESPONSE_WAIT};
 use super::data::{finish_data, run_data, Rings};
 pub use super::error::ClientError;
 pub use super::request::RunOptions;
@@ -357,6 +357,18 @@ pub fn run_iteration(
             counters.failed_sends
         );
     }
+    // Stopped before its own end (a signal, netagg's coordinator, -l 0):
+    // the far end's half may still be running and must be told.
+    let cut_short = stop.is_set() && !timer.fired();
+    let by_signal = crate::engine::signals::stop_requested();
+    if by_signal {
+        // Our netserver ends its half when it sees the control connection
+        // half-closed; a stock one ignores it until after its results.
+        // netperf sends nothing more after a stop signal.
+        if let Some(chan) = chan.as_deref() {
+            chan.shutdown_write();
+        }
+    }
     drop(timer);
     let interims = sampler
         .map(|s| s.finish(interim_units(spec, &counters), ended))
@@ -407,23 +419,22 @@ pub fn run_iteration(
         }
         // An inetd chargen never stops sending: just close on it.
         if !no_control {
-            finish_data(s, spec, &remote, &stop);
+            finish_data(s, spec, &remote, cut_short);
         }
     }
     drop(data_sock);
 
     let (results, res_msg, remote_stats) = match (chan, &response) {
         (Some(chan), Some(response)) => {
-            let wait = RESPONSE_WAIT
-                + seconds.unwrap_or_default()
-                + Duration::from_secs(u64::from(crate::wire::PAD_TIME));
-            let res_msg = chan.recv(wait)?;
-            let results = OmniResults::decode(&res_msg);
-            if results.serv_errno != 0 {
-                return Err(remote_error(results.serv_errno));
-            }
-            let stats = remote_side(spec, response, &results, run.remote_cpu);
-            (results, Some(res_msg), stats)
+            let wait = match by_signal {
+                true => STOPPED_RESULTS_WAIT,
+                false => {
+                    RESPONSE_WAIT
+                        + seconds.unwrap_or_default()
+                        + Duration::from_secs(u64::from(crate::wire::PAD_TIME))
+                }
+            };
+            await_results(chan, spec, response, run.remote_cpu, wait, by_signal)?
         }
         _ => (OmniResults::default(), None, assumed_remote(&local)),
     };
@@ -465,6 +476,54 @@ pub fn run_iteration(
         latency,
         data_started,
     })
+}
+
+/// How long netperf waits for the netserver's results once a stop signal
+/// cut the test short. Ours ends its half at once (the control connection's
+/// half-close); a stock netserver ends it only when the data connection tells
+/// it (a close, a reset, a zero-length datagram to a receiver), so one that
+/// sends UDP or accepts TCP_CC connections runs on to its own clock, and
+/// netperf reports without it rather than wait as long.
+const STOPPED_RESULTS_WAIT: Duration = Duration::from_secs(5);
+
+/// The netserver's results, its message and the far end as netperf reports
+/// it. After a stop signal (`by_signal`) a netserver may have no results to
+/// give: a stock one that was sending answers the reset with an error
+/// response, and one sending UDP or accepting TCP_CC connections runs on to
+/// its own clock. The test is then reported as our end measured it, with the
+/// far end's set-up figures only, and a note says why.
+fn await_results(
+    chan: &mut Channel,
+    spec: &TestSpec,
+    response: &OmniResponse,
+    remote_cpu: bool,
+    wait: Duration,
+    by_signal: bool,
+) -> Result<(OmniResults, Option<wire::Message>, SideStats), ClientError> {
+    let missing = match chan.recv(wait) {
+        Ok(message) if message.kind() == kind::OMNI_RESULTS || !by_signal => {
+            let results = OmniResults::decode(&message);
+            if results.serv_errno != 0 {
+                return Err(remote_error(results.serv_errno));
+            }
+            let stats = remote_side(spec, response, &results, remote_cpu);
+            return Ok((results, Some(message), stats));
+        }
+        Ok(_) => "the netserver answered the stop with an error instead of its results".to_string(),
+        Err(ChannelError::TimedOut(_)) if by_signal => format!(
+            "the netserver did not end its half of the test within {} s of the stop (a stock netserver sending UDP or accepting connections runs on to its own -l)",
+            STOPPED_RESULTS_WAIT.as_secs()
+        ),
+        Err(e) => return Err(e.into()),
+    };
+    eprintln!("netperf: {missing}; the result has no remote counters");
+    let results = OmniResults {
+        send_buf_size: response.send_buf_size,
+        recv_buf_size: response.recv_buf_size,
+        ..Default::default()
+    };
+    let stats = remote_side(spec, response, &results, false);
+    Ok((results, None, stats))
 }
 
 /// The inetd service a test without a control connection talks to, unless

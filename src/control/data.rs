@@ -11,7 +11,7 @@ use crate::engine::timer::StopFlag;
 use crate::engine::{self, Counters, DataError, Histogram};
 use crate::net::socket::{self, SocketOptions};
 use crate::server::limits::defaults::{MAX_RING_BYTES, MAX_WIDTH};
-use crate::spec::{Limit, Protocol, TestSpec};
+use crate::spec::{Protocol, TestSpec};
 use socket2::{SockAddr, Socket};
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
@@ -270,11 +270,12 @@ fn sendfile_source(run: &RunOptions, ring: &BufferRing) -> Result<std::fs::File,
 }
 
 /// End the data connection the way netserver expects: a TCP half-close and a
-/// wait for its close, or three zero-length datagrams for UDP. A receiving
-/// test that ran until stopped (-l 0) just closes: its netserver has no
-/// clock of its own and sends until we go away (a reset is that end for
-/// it), so a wait for its close would only wait out the 10 s bound.
-pub fn finish_data(s: &Socket, spec: &TestSpec, remote: &SocketAddr, _stop: &StopFlag) {
+/// wait for its close, or three zero-length datagrams for UDP. A test whose
+/// far end still sends was `cut_short` (a signal, -l 0: netserver has a
+/// clock of its own, or none, that runs on) just resets the connection: a
+/// reset is that end for every netserver, and a wait for its close would
+/// only wait out the 10 s bound.
+pub fn finish_data(s: &Socket, spec: &TestSpec, remote: &SocketAddr, cut_short: bool) {
     if spec.protocol == Protocol::Udp {
         let dest = SockAddr::from(*remote);
         for _ in 0..3 {
@@ -282,7 +283,10 @@ pub fn finish_data(s: &Socket, spec: &TestSpec, remote: &SocketAddr, _stop: &Sto
         }
         return;
     }
-    if spec.limit == Limit::Seconds(0) && !spec.xmit() {
+    if cut_short && !spec.xmit() {
+        // Unread bytes make the close a reset anyway; a zero linger makes
+        // it one when the receive queue happens to be empty.
+        let _ = s.set_linger(Some(Duration::ZERO));
         return;
     }
     let _ = s.shutdown(std::net::Shutdown::Write);

@@ -259,7 +259,8 @@ fn move_data(
         None
     };
     let started = Instant::now();
-    let timer = Timer::arm(timer_after, stop.clone());
+    // A stop signal (SIGALRM, SIGINT) ends the data phase as in every test.
+    let timer = Timer::arm_watching(timer_after, stop.clone(), true);
     let silence = count.map(|_| UNTIMED_SILENCE);
     let (outcome, gone) = watchdog::netperf_watched(control_fd, &stop, silence, || {
         run_loop(spec, s, None, &mut rings, &run, &stop, count, None, None)
