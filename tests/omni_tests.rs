@@ -246,6 +246,30 @@ fn every_selector_has_a_value_in_every_kind_of_test() {
     }
 }
 
+/// SOCKET_TYPE is the test name's preset, as netperf 2.7.1 prints it:
+/// "Datagram" for UDP_STREAM and UDP_RR only; omni over UDP prints
+/// "Stream" (the first CSV field of netperf's aggregate demo scripts).
+#[test]
+fn socket_type_follows_the_test_name_as_netperf_prints_it() {
+    let server = Server::start("127.0.0.1");
+    let cases: [(&[&str], &str); 5] = [
+        (&["-t", "omni", "--", "-T", "udp", "-d", "rr"], "Stream,UDP"),
+        (
+            &["-t", "omni", "--", "-T", "udp", "-m", "512"],
+            "Stream,UDP",
+        ),
+        (&["-t", "omni", "--"], "Stream,TCP"),
+        (&["-t", "UDP_RR", "--"], "Datagram,UDP"),
+        (&["-t", "UDP_STREAM", "--", "-m", "512"], "Datagram,UDP"),
+    ];
+    for (test, want) in cases {
+        let mut args = vec!["-l", "1", "-P", "0"];
+        args.extend_from_slice(test);
+        args.extend_from_slice(&["-o", "SOCKET_TYPE,PROTOCOL"]);
+        assert_eq!(run_ok(&server, &args).trim(), want, "{test:?}");
+    }
+}
+
 #[test]
 fn migrated_tests_switch_to_omni_output_and_keep_their_banner() {
     let server = Server::start("127.0.0.1");

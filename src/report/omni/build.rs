@@ -164,10 +164,7 @@ pub fn build(input: RecordInput) -> OmniRecord {
         command_line: input.command_line,
         uuid: input.uuid,
         brand: input.brand,
-        socket_type: match spec.protocol {
-            crate::spec::Protocol::Tcp => "Stream",
-            crate::spec::Protocol::Udp => "Datagram",
-        },
+        socket_type: socket_type_text(spec),
         protocol: match spec.protocol {
             crate::spec::Protocol::Tcp => "TCP",
             crate::spec::Protocol::Udp if spec.udp_lite => "UDPLite",
@@ -305,5 +302,19 @@ fn latency_record(h: &LatencyHistogram) -> LatencyRecord {
         ci99_low: l.ci99_low_us,
         ci99_high: l.ci99_high_us,
         samples: l.count,
+    }
+}
+
+/// SOCKET_TYPE as netperf 2.7.1 prints it: the socket type of the test
+/// name's preset, fixed before the test options are read — "Datagram" for
+/// UDP_STREAM and UDP_RR only, so `-t omni -- -T udp` prints "Stream" (as
+/// does `-- -t dgram`), whatever socket the test then opens. A
+/// Unix-domain test (no omni output in netperf) names its own.
+fn socket_type_text(spec: &TestSpec) -> &'static str {
+    use crate::spec::{Protocol, TestName};
+    match (spec.test, spec.protocol) {
+        (TestName::UdpStream | TestName::UdpRr, _) => "Datagram",
+        (TestName::Unix(_), Protocol::Udp) => "Datagram",
+        _ => "Stream",
     }
 }
