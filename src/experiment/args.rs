@@ -65,8 +65,10 @@ pub const SELECTORS: &[&str] = &[
     "UUID",
 ];
 
-/// Longest result brand (-B) given: the cell's levels, shortened.
-const BRAND_LEN: usize = 40;
+/// Longest result brand (-B) a run gets. netperf takes a brand of any
+/// length; this keeps netperf's brief output lines readable, and holds every
+/// built-in matrix scenario with its test.
+const BRAND_LEN: usize = 80;
 
 /// A run's omni direction ("send", "recv", "rr") and protocol.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,16 +117,32 @@ pub fn endpoint_of<'a>(plan: &'a Plan, cell: &Cell) -> (&'a str, u16) {
 }
 
 /// The result brand (-B) of a cell: its levels joined, e.g. "udp/1024/on".
+/// One longer than `BRAND_LEN` keeps its start and ends in a hash of the
+/// whole, so that cells whose levels differ only past the cut (long
+/// scenario labels) still carry different brands.
 pub fn brand_of(cell: &Cell) -> String {
-    let mut brand = cell
+    let brand = cell
         .iter()
         .map(|(_, level)| level.as_str())
         .collect::<Vec<_>>()
         .join("/");
     if brand.is_empty() {
-        brand = "run".into();
+        return "run".into();
     }
-    brand.chars().take(BRAND_LEN).collect()
+    if brand.chars().count() <= BRAND_LEN {
+        return brand;
+    }
+    let tag = format!("~{:08x}", fnv1a32(brand.as_bytes()));
+    let kept: String = brand.chars().take(BRAND_LEN - tag.len()).collect();
+    kept + &tag
+}
+
+/// FNV-1a: a stable 32-bit hash (std's hasher may change between releases,
+/// and a brand is stored with the results).
+fn fnv1a32(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(0x811c_9dc5, |h, &b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    })
 }
 
 /// netperf's arguments (without the program) for one stream of a run.
@@ -230,6 +248,32 @@ mod tests {
             args.contains("-T udp -m 8192 -u u-2"),
             "no -G for UDP: {args}"
         );
+    }
+
+    #[test]
+    fn every_matrix_cell_has_its_own_brand() {
+        // The matrix's longest built-in scenarios (cut at 40 characters, the
+        // first two shared one brand per test), and two of an operator's own
+        // that differ only past the cut.
+        let labels = [
+            "other node, same zone, host network",
+            "other node, same zone, pod IP",
+            "same node, Service (node-local)",
+            "a scenario label of the operator's own that runs on and on: node pool A",
+            "a scenario label of the operator's own that runs on and on: node pool B",
+        ];
+        let mut seen = std::collections::BTreeSet::new();
+        for target in &labels {
+            for test in ["TCP_STREAM", "TCP_RR", "TCP_RR*4", "UDP_RR*16"] {
+                let brand = brand_of(&cell(&[("target", target), ("test", test)]));
+                assert!(brand.chars().count() <= BRAND_LEN, "{brand}");
+                assert!(seen.insert(brand.clone()), "{brand} twice");
+                if target.len() + test.len() < BRAND_LEN {
+                    assert_eq!(brand, format!("{target}/{test}"));
+                }
+            }
+        }
+        assert_eq!(brand_of(&cell(&[])), "run");
     }
 
     #[test]
