@@ -511,6 +511,24 @@ fn small_samples_carry_a_caution() {
         report.contains("Caution: some cells have only 4 successful runs"),
         "{report}"
     );
+    // Every cell with all of its 4 runs: the caution says how many, and
+    // blames no failure.
+    let mut complete = record();
+    complete.runs.retain(|r| r.status.is_ok());
+    let mut kept: std::collections::BTreeMap<_, usize> = Default::default();
+    complete.runs.retain(|r| {
+        let n = kept.entry(r.cell.clone()).or_default();
+        *n += 1;
+        *n <= 4
+    });
+    let caveat = Analysis::with_resamples(&complete, 20)
+        .small_sample_caveat()
+        .expect("a caution below 10 runs");
+    assert!(
+        caveat.starts_with("Caution: every cell has 4 runs, all successful.")
+            && !caveat.contains("only 4"),
+        "{caveat}"
+    );
     // Ten runs a cell or more: no caution.
     let mut record = record();
     let copies: Vec<_> = record.runs.clone();

@@ -242,17 +242,25 @@ impl Analysis {
     /// small samples (see `stats::bootstrap`), so they are honest but wide,
     /// and "no significant difference" may only mean too few runs.
     pub fn small_sample_caveat(&self) -> Option<String> {
-        let n = self
-            .cells
-            .iter()
-            .map(|c| c.n_ok)
-            .filter(|&n| n >= 2)
-            .min()?;
+        let counted = || self.cells.iter().filter(|c| c.n_ok >= 2);
+        let n = counted().map(|c| c.n_ok).min()?;
         if n >= SMALL_SAMPLE {
             return None;
         }
+        // "only N successful runs" blames failures; say so only where runs
+        // were lost, not when N is simply the replicates asked for.
+        let smallest = || counted().filter(|c| c.n_ok == n);
+        let lost = smallest().any(|c| c.n_failed + c.n_interrupted > 0);
+        let every_cell_alike = counted().all(|c| c.n_ok == n);
+        let which = match (lost, every_cell_alike) {
+            (true, _) => format!(
+                "some cells have only {n} successful runs (their other runs failed or were interrupted)"
+            ),
+            (false, true) => format!("every cell has {n} runs, all successful"),
+            (false, false) => format!("some cells have only {n} runs, all successful"),
+        };
         Some(format!(
-            "Caution: some cells have only {n} successful runs. The bootstrap intervals (of the \
+            "Caution: {which}. The bootstrap intervals (of the \
              median, of the ratios and Improvements) are widened for samples this small (expanded \
              percentile bootstrap), so a \"no significant difference\" may only mean too few runs; \
              more replicates ({SMALL_SAMPLE} or more) narrow them."
