@@ -83,11 +83,10 @@ fn session_seeds_run_without_a_finding() {
 // ---- the seeds ----
 
 fn captured() -> Vec<(String, [u8; MESSAGE_LEN])> {
-    let path = concat!(
+    let text = include_str!(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../shared/reference/netperf-2.7.1-wire-capture.txt"
-    );
-    let text = std::fs::read_to_string(path).expect("the reference capture");
+        "/tests/fixtures/netperf-2.7.1-wire-capture.txt"
+    ));
     let (mut test, mut out) = (String::new(), Vec::new());
     let mut seen = std::collections::HashMap::<String, usize>::new();
     for line in text.lines() {

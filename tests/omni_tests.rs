@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 const TRANSCRIPTS: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../shared/reference/netperf-2.7.1-transcripts.txt"
+    "/tests/fixtures/netperf-2.7.1-transcripts.txt"
 ));
 const SCHEMA: &str = include_str!("../docs/omni-output.schema.json");
 

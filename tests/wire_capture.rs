@@ -1,5 +1,6 @@
 //! Our codecs against the real control bytes of netperf 2.7.1
-//! (../shared/reference/netperf-2.7.1-wire-capture.txt).
+//! (tests/fixtures/netperf-2.7.1-wire-capture.txt, recorded by
+//! scripts/record-stock-fixtures).
 
 use netperf_ng::wire::omni::{OmniRequest, OmniResponse, OmniResults};
 use netperf_ng::wire::{self, kind, Message, MESSAGE_LEN};
@@ -10,15 +11,11 @@ struct Exchange {
     server: Vec<[u8; MESSAGE_LEN]>,
 }
 
-fn capture() -> Option<Vec<Exchange>> {
-    let path = concat!(
+fn capture() -> Vec<Exchange> {
+    let text = include_str!(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../shared/reference/netperf-2.7.1-wire-capture.txt"
-    );
-    let Ok(text) = std::fs::read_to_string(path) else {
-        eprintln!("skipping: {path} is not present");
-        return None;
-    };
+        "/tests/fixtures/netperf-2.7.1-wire-capture.txt"
+    ));
     let mut out: Vec<Exchange> = Vec::new();
     for line in text.lines() {
         if let Some(name) = line.strip_prefix("TEST ") {
@@ -46,12 +43,12 @@ fn capture() -> Option<Vec<Exchange>> {
             other => panic!("unknown direction {other}"),
         }
     }
-    Some(out)
+    out
 }
 
 #[test]
 fn omni_requests_and_responses_round_trip_byte_for_byte() {
-    let Some(exchanges) = capture() else { return };
+    let exchanges = capture();
     let mut checked = 0;
     for ex in exchanges.iter().filter(|e| {
         e.client
@@ -77,7 +74,7 @@ fn omni_requests_and_responses_round_trip_byte_for_byte() {
 
 #[test]
 fn omni_request_fields_mean_what_netperf_meant() {
-    let Some(exchanges) = capture() else { return };
+    let exchanges = capture();
     let by = |name: &str| exchanges.iter().find(|e| e.test == name).unwrap();
     let stream = OmniRequest::decode(&Message::from_bytes(by("TCP_STREAM").client[0]));
     assert_eq!(
@@ -113,7 +110,7 @@ fn omni_request_fields_mean_what_netperf_meant() {
 
 #[test]
 fn omni_results_decode_to_plausible_counts() {
-    let Some(exchanges) = capture() else { return };
+    let exchanges = capture();
     for ex in exchanges.iter().filter(|e| e.server.len() == 2) {
         let raw = Message::from_bytes(ex.server[1]);
         assert_eq!(
@@ -154,7 +151,7 @@ fn omni_results_decode_to_plausible_counts() {
 
 #[test]
 fn rem_cpu_exchange_matches() {
-    let Some(exchanges) = capture() else { return };
+    let exchanges = capture();
     let ex = exchanges.iter().find(|e| e.test == "REM_CPU").unwrap();
     assert_eq!(wire::encode_cpu_calibrate_request().bytes, ex.client[0]);
     assert_eq!(

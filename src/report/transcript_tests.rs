@@ -1,5 +1,5 @@
 //! Holds the classic output against netperf 2.7.1's own: every classic
-//! transcript in shared/reference is rebuilt from an `Outcome` carrying the
+//! transcript in tests/fixtures is rebuilt from an `Outcome` carrying the
 //! transcript's numbers and compared byte for byte (banner included).
 
 use super::banner::{render_banner, Banner, BannerConfidence};
@@ -11,26 +11,17 @@ use super::test_outcomes::{
 };
 use crate::measure::outcome::{LatencyHistogram, Outcome};
 
-const TRANSCRIPT: &str = concat!(
+/// Stock netperf 2.7.1's transcripts (scripts/record-stock-fixtures).
+const TRANSCRIPT: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../shared/reference/netperf-2.7.1-transcripts.txt"
-);
+    "/tests/fixtures/netperf-2.7.1-transcripts.txt"
+));
 
 /// The output of `command` in the transcript (between its `$ ` line and `[exit`).
 fn transcript_output(text: &str, command: &str) -> Option<String> {
     let start = text.find(&format!("$ {command}\n"))? + command.len() + 3;
     let end = start + text[start..].find("[exit ")?;
     Some(text[start..end].to_string())
-}
-
-fn load_transcript() -> Option<String> {
-    match std::fs::read_to_string(TRANSCRIPT) {
-        Ok(text) => Some(text),
-        Err(err) => {
-            eprintln!("skipping transcript comparison: {TRANSCRIPT}: {err}");
-            None
-        }
-    }
 }
 
 /// Parses the histogram rows of a netperf -v 2 print back into counts.
@@ -280,11 +271,8 @@ fn transcript_cases(transcript: &str) -> Vec<Case> {
 
 #[test]
 fn classic_outputs_match_the_transcripts() {
-    let Some(transcript) = load_transcript() else {
-        return;
-    };
-    for case in transcript_cases(&transcript) {
-        case.check(&transcript);
+    for case in transcript_cases(TRANSCRIPT) {
+        case.check(TRANSCRIPT);
     }
 }
 

@@ -1,0 +1,225 @@
+//! The repository stands alone: nothing at build or test time reads outside
+//! it. A clone of HEAD, in a directory with nothing beside it, type-checks
+//! every target offline, and no tracked file (documentation aside) names a
+//! path outside the checkout. The clone holds commits only: uncommitted
+//! changes are not in it, so this checks HEAD.
+
+mod common;
+use common::podman::run_command_with_limit;
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+const REPO: &str = env!("CARGO_MANIFEST_DIR");
+
+/// Cold, the clone's check also checks every dependency (about 3 minutes
+/// on two cores); warm, about 15 s.
+const CHECK_LIMIT: Duration = Duration::from_secs(20 * 60);
+
+/// git with the environment a hook or an outer git may have set removed,
+/// so that `-C` alone says which repository.
+fn git(args: &[&str]) -> Command {
+    let mut command = Command::new("git");
+    for var in [
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GIT_COMMON_DIR",
+    ] {
+        command.env_remove(var);
+    }
+    command.args(args);
+    command
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// HEAD's commit, or why there is no git checkout to test.
+fn head() -> Result<String, String> {
+    if !git(&["--version"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        return Err("git is not installed".into());
+    }
+    let out = run_command_with_limit(
+        git(&["-C", REPO, "rev-parse", "--verify", "HEAD"]),
+        Duration::from_secs(30),
+    );
+    if !out.status.success() {
+        return Err(format!(
+            "{REPO} is not a git checkout: {}",
+            text(&out).trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// A path outside the checkout, spelled in pieces so that this file does not
+/// name it: the directory beside the checkout the stock recordings were read
+/// from, the build machine's absolute work directory (after a character
+/// that cannot end a directory name, so `fuzz/work/` passes) and a string
+/// that climbs out of the manifest directory (`concat!(env!(...), "/..`).
+const OUTSIDE: [(&str, bool); 3] = [
+    (concat!("..", "/shared"), false),
+    (concat!("/wo", "rk/"), true),
+    (concat!("\"/", ".", "./"), false),
+];
+
+fn names_outside(line: &str) -> bool {
+    OUTSIDE.iter().any(|&(needle, absolute)| {
+        line.match_indices(needle).any(|(at, _)| {
+            !absolute
+                || !line[..at]
+                    .chars()
+                    .next_back()
+                    .is_some_and(|c| c.is_alphanumeric() || "_.-".contains(c))
+        })
+    })
+}
+
+#[test]
+fn no_tracked_file_names_a_path_outside_the_checkout() {
+    if let Err(why) = head() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    // The working tree's copies of the tracked files: what the next commit
+    // would hold, checked before it is made.
+    let listed = run_command_with_limit(
+        git(&["-C", REPO, "ls-files", "-z"]),
+        Duration::from_secs(30),
+    );
+    assert!(listed.status.success(), "git ls-files: {}", text(&listed));
+    let mut offenders = Vec::new();
+    let mut files = 0;
+    for name in String::from_utf8_lossy(&listed.stdout).split('\0') {
+        // Prose may say where things used to be; only what runs counts.
+        if name.is_empty() || name.ends_with(".md") {
+            continue;
+        }
+        // A tracked file deleted in the working tree reads nothing.
+        let Ok(bytes) = std::fs::read(Path::new(REPO).join(name)) else {
+            continue;
+        };
+        files += 1;
+        for (number, line) in String::from_utf8_lossy(&bytes).lines().enumerate() {
+            if names_outside(line) {
+                offenders.push(format!("{name}:{}: {}", number + 1, line.trim()));
+            }
+        }
+    }
+    assert!(files > 100, "only {files} tracked files");
+    assert!(
+        offenders.is_empty(),
+        "tracked files name paths outside the repository:\n{}",
+        offenders.join("\n")
+    );
+}
+
+#[test]
+fn the_pattern_finds_what_it_should_and_nothing_else() {
+    let dot_dot = concat!("..", "/");
+    let work = concat!("/wo", "rk/");
+    assert!(names_outside(&format!("\"{dot_dot}shared/reference\"")));
+    assert!(names_outside(&format!("let p = \"{work}stock/src\";")));
+    assert!(names_outside(&format!(
+        "concat!(env!(\"X\"), \"/{dot_dot}x\")"
+    )));
+    assert!(!names_outside("work=\"fuzz/work/$t\""));
+    assert!(!names_outside(&format!(
+        "include_str!(\"{dot_dot}docs/x.json\")"
+    )));
+}
+
+/// A directory of its own for the clone, the same for every run from this
+/// target directory: the clone's artifacts there replace the last run's
+/// instead of piling up.
+fn clone_parent(target: &Path) -> PathBuf {
+    let mut hasher = DefaultHasher::new();
+    target.hash(&mut hasher);
+    std::env::temp_dir().join(format!("netperf-ng-standalone-{:016x}", hasher.finish()))
+}
+
+/// Removes the clone's directory however the test ends.
+struct Cleanup(PathBuf);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn a_clone_with_nothing_beside_it_checks_offline() {
+    let head = match head() {
+        Ok(head) => head,
+        Err(why) => {
+            eprintln!("SKIPPED: {why}");
+            return;
+        }
+    };
+    let dirty = run_command_with_limit(
+        git(&["-C", REPO, "status", "--porcelain", "--untracked-files=no"]),
+        Duration::from_secs(30),
+    );
+    if !dirty.stdout.is_empty() {
+        eprintln!("note: uncommitted changes are not in the clone; this checks HEAD {head}");
+    }
+    // The outer `cargo test` holds the target directory's lock only while it
+    // builds, so the clone can share it and reuse the dependencies. `check`,
+    // not `build`: a build would put the clone's netperf and netserver where
+    // the rest of this suite runs ours from.
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("the target directory")
+        .to_path_buf();
+    let parent = clone_parent(&target);
+    let _ = std::fs::remove_dir_all(&parent);
+    std::fs::create_dir_all(&parent).expect("the clone's directory");
+    let _cleanup = Cleanup(parent.clone());
+    let clone = parent.join("netperf-ng");
+    let mut clone_command = git(&["clone", "--quiet", "--no-hardlinks", REPO]);
+    clone_command.arg(&clone).current_dir(&parent);
+    let cloned = run_command_with_limit(clone_command, Duration::from_secs(120));
+    assert!(cloned.status.success(), "git clone: {}", text(&cloned));
+    let beside: Vec<_> = std::fs::read_dir(&parent)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(beside, ["netperf-ng"], "the clone is alone in {parent:?}");
+
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut check = Command::new(&cargo);
+    check
+        .args(["check", "--all-targets", "--offline", "--target-dir"])
+        .arg(&target)
+        .current_dir(&clone)
+        .env_remove("CARGO_TARGET_DIR");
+    let checked = match Command::new(&cargo).arg("--version").output() {
+        Ok(o) if o.status.success() => run_command_with_limit(check, CHECK_LIMIT),
+        _ => {
+            eprintln!("SKIPPED: no cargo ({cargo}) to check the clone with");
+            return;
+        }
+    };
+    let said = text(&checked);
+    // A dependency that was never downloaded: the network's business, not
+    // the repository's. A path dependency outside it fails below.
+    if !checked.status.success() && said.contains("--offline") {
+        eprintln!("SKIPPED: cargo cannot check without the network here:\n{said}");
+        return;
+    }
+    assert!(
+        checked.status.success(),
+        "a clone of HEAD {head} alone in {parent:?} does not check:\n{said}"
+    );
+}
