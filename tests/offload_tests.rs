@@ -12,7 +12,7 @@
 mod common;
 use common::ip;
 
-use netperf_ng::control::offload::{RemoteOffloadError, RemoteOffloads};
+use netperf_ng::control::offload::{NetserverAt, RemoteOffloadError, RemoteOffloads};
 use netperf_ng::experiment::model::OffloadSnapshot;
 use netperf_ng::net::offload::{self, Offload, OffloadError, RestoreGuard};
 use std::collections::BTreeMap;
@@ -392,13 +392,16 @@ fn our_netserver_reads_always_and_changes_only_when_allowed() {
     assert_eq!(
         e,
         RemoteOffloadError::NotAllowed {
-            host: bed.remote_ip()
+            at: NetserverAt::new(&bed.remote_ip(), PORT)
         }
     );
+    let text = e.to_string();
     assert!(
-        e.to_string()
-            .ends_with("must start it with --allow-offload-changes"),
-        "{e}"
+        text.starts_with(&format!(
+            "the remote netserver at {} port {PORT} ",
+            bed.remote_ip()
+        )) && text.ends_with("must start it with --allow-offload-changes"),
+        "{text}"
     );
     assert_eq!(
         remote.read().unwrap(),
@@ -520,7 +523,7 @@ fn a_malformed_request_is_refused_and_the_connection_lives() {
         answer.text
     );
     // Still serving on that connection: a read of the interface facing us.
-    let mut remote = RemoteOffloads::from_channel(chan, "127.0.0.1");
+    let mut remote = RemoteOffloads::from_channel(chan, NetserverAt::new("127.0.0.1", server.port));
     match remote.read() {
         Ok(snapshot) => assert_eq!(snapshot.interface, "lo"),
         Err(RemoteOffloadError::Io { detail, .. }) if detail.contains("ethtool netlink") => {}
@@ -626,10 +629,15 @@ fn a_stock_netserver_cannot_change_offloads() {
     let host = bed.remote_ip();
     let mut remote = RemoteOffloads::connect(&host, PORT).unwrap();
     let e = remote.read().unwrap_err();
-    assert_eq!(e, RemoteOffloadError::NotNetperfNg { host: host.clone() });
+    assert_eq!(
+        e,
+        RemoteOffloadError::NotNetperfNg {
+            at: NetserverAt::new(&host, PORT)
+        }
+    );
     assert_eq!(
         e.to_string(),
-        format!("the remote netserver at {host} is not netperf-ng (or predates offload control): it cannot read or change offloads")
+        format!("the remote netserver at {host} port {PORT} is not netperf-ng (or predates offload control): it cannot read or change offloads")
     );
     // The connection survives the unknown request: ask again.
     assert!(matches!(

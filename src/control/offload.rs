@@ -28,31 +28,55 @@ const ANSWER_WAIT: Duration = Duration::from_secs(30);
 /// for a request type it does not know.
 const UNKNOWN_REQUEST_ERRNO: i32 = 998;
 
+/// Where a netserver is, as every message names it: "HOST port PORT"
+/// (several netservers may share a host).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NetserverAt {
+    pub host: String,
+    /// The control port, as given (netperf's `-p`).
+    pub port: String,
+}
+
+impl NetserverAt {
+    pub fn new(host: &str, port: impl ToString) -> Self {
+        NetserverAt {
+            host: host.to_string(),
+            port: port.to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for NetserverAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} port {}", self.host, self.port)
+    }
+}
+
 /// Why the remote offloads could not be read or changed; one line each,
 /// naming the netserver.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RemoteOffloadError {
-    #[error("the remote netserver at {host} is not netperf-ng (or predates offload control): it cannot read or change offloads")]
-    NotNetperfNg { host: String },
-    #[error("the remote netserver at {host} does not allow offload changes: its operator must start it with --allow-offload-changes")]
-    NotAllowed { host: String },
-    #[error("the remote netserver at {host}: {detail}")]
+    #[error("the remote netserver at {at} is not netperf-ng (or predates offload control): it cannot read or change offloads")]
+    NotNetperfNg { at: NetserverAt },
+    #[error("the remote netserver at {at} does not allow offload changes: its operator must start it with --allow-offload-changes")]
+    NotAllowed { at: NetserverAt },
+    #[error("the remote netserver at {at}: {detail}")]
     Refused {
-        host: String,
+        at: NetserverAt,
         offload: Offload,
         wanted: bool,
         detail: String,
     },
-    #[error("the remote netserver at {host}: {detail}")]
-    NoSuchInterface { host: String, detail: String },
+    #[error("the remote netserver at {at}: {detail}")]
+    NoSuchInterface { at: NetserverAt, detail: String },
     /// netserver runs without root or CAP_NET_ADMIN.
-    #[error("the remote netserver at {host}: {detail}")]
-    PermissionDenied { host: String, detail: String },
+    #[error("the remote netserver at {at}: {detail}")]
+    PermissionDenied { at: NetserverAt, detail: String },
     /// Another control connection holds the interface.
-    #[error("the remote netserver at {host}: {detail}")]
-    Busy { host: String, detail: String },
-    #[error("offload control with the netserver at {host}: {detail}")]
-    Io { host: String, detail: String },
+    #[error("the remote netserver at {at}: {detail}")]
+    Busy { at: NetserverAt, detail: String },
+    #[error("offload control with the netserver at {at}: {detail}")]
+    Io { at: NetserverAt, detail: String },
 }
 
 /// The remote interface's offloads, with those its driver has fixed.
@@ -66,7 +90,7 @@ pub struct RemoteState {
 /// An open control connection for offload control.
 pub struct RemoteOffloads {
     chan: Channel,
-    host: String,
+    at: NetserverAt,
     interface: Option<String>,
 }
 
@@ -84,7 +108,7 @@ impl RemoteOffloads {
     /// Connect as netperf would with these global options (`-H`, `-p`,
     /// `-4`/`-6`, `-L`, `-Z passphrase`).
     pub fn connect_with(options: &GlobalOptions) -> Result<Self, RemoteOffloadError> {
-        let host = options.host.clone();
+        let at = NetserverAt::new(&options.host, &options.port);
         let chan = establish_within(options, CONNECT_WAIT).map_err(|e| {
             let detail = match e {
                 ClientError::NoServer(_, errno) => format!(
@@ -95,18 +119,18 @@ impl RemoteOffloads {
                 other => other.to_string(),
             };
             RemoteOffloadError::Io {
-                host: host.clone(),
+                at: at.clone(),
                 detail: first_line(&detail),
             }
         })?;
-        Ok(RemoteOffloads::from_channel(chan, &host))
+        Ok(RemoteOffloads::from_channel(chan, at))
     }
 
-    /// Use a control connection that is already open to `host`.
-    pub fn from_channel(chan: Channel, host: &str) -> Self {
+    /// Use a control connection that is already open to the netserver `at`.
+    pub fn from_channel(chan: Channel, at: NetserverAt) -> Self {
         RemoteOffloads {
             chan,
-            host: host.to_string(),
+            at,
             interface: None,
         }
     }
@@ -159,7 +183,7 @@ impl RemoteOffloads {
             changes,
         };
         let io = |detail: String| RemoteOffloadError::Io {
-            host: self.host.clone(),
+            at: self.at.clone(),
             detail,
         };
         self.chan
@@ -177,15 +201,15 @@ impl RemoteOffloads {
     }
 
     fn interpret(&self, answer: &Message) -> Result<RemoteState, RemoteOffloadError> {
-        let host = self.host.clone();
+        let at = self.at.clone();
         let Some(response) = OffloadResponse::decode(answer) else {
             if answer.kind() != kind::NG_OFFLOADS_RESPONSE
                 && answer.serv_errno() == UNKNOWN_REQUEST_ERRNO
             {
-                return Err(RemoteOffloadError::NotNetperfNg { host });
+                return Err(RemoteOffloadError::NotNetperfNg { at });
             }
             return Err(RemoteOffloadError::Io {
-                host,
+                at,
                 detail: format!(
                     "unexpected answer (type {}, errno {}) to an offload request",
                     answer.kind(),
@@ -196,26 +220,26 @@ impl RemoteOffloads {
         let detail = response.text.clone();
         match response.status {
             OffloadStatus::Ok => Ok(state_of(&response)),
-            OffloadStatus::NotAllowed => Err(RemoteOffloadError::NotAllowed { host }),
+            OffloadStatus::NotAllowed => Err(RemoteOffloadError::NotAllowed { at }),
             OffloadStatus::Refused => match response.refused {
                 Some((offload, wanted)) => Err(RemoteOffloadError::Refused {
-                    host,
+                    at,
                     offload,
                     wanted,
                     detail,
                 }),
-                None => Err(RemoteOffloadError::Io { host, detail }),
+                None => Err(RemoteOffloadError::Io { at, detail }),
             },
             OffloadStatus::NoSuchInterface => {
-                Err(RemoteOffloadError::NoSuchInterface { host, detail })
+                Err(RemoteOffloadError::NoSuchInterface { at, detail })
             }
             OffloadStatus::PermissionDenied => {
-                Err(RemoteOffloadError::PermissionDenied { host, detail })
+                Err(RemoteOffloadError::PermissionDenied { at, detail })
             }
-            OffloadStatus::Busy => Err(RemoteOffloadError::Busy { host, detail }),
+            OffloadStatus::Busy => Err(RemoteOffloadError::Busy { at, detail }),
             OffloadStatus::BadRequest
             | OffloadStatus::KernelUnsupported
-            | OffloadStatus::Failed => Err(RemoteOffloadError::Io { host, detail }),
+            | OffloadStatus::Failed => Err(RemoteOffloadError::Io { at, detail }),
         }
     }
 }
@@ -249,38 +273,38 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_error_is_one_line_naming_the_host() {
-        let host = || "198.18.200.2".to_string();
+    fn every_error_is_one_line_naming_the_host_and_port() {
+        let at = || NetserverAt::new("198.18.200.2", 12866);
         let errors = [
-            RemoteOffloadError::NotNetperfNg { host: host() },
-            RemoteOffloadError::NotAllowed { host: host() },
+            RemoteOffloadError::NotNetperfNg { at: at() },
+            RemoteOffloadError::NotAllowed { at: at() },
             RemoteOffloadError::Refused {
-                host: host(),
+                at: at(),
                 offload: Offload::Lro,
                 wanted: true,
                 detail: "cannot turn lro on on vb".into(),
             },
             RemoteOffloadError::NoSuchInterface {
-                host: host(),
+                at: at(),
                 detail: "x".into(),
             },
             RemoteOffloadError::PermissionDenied {
-                host: host(),
+                at: at(),
                 detail: "x".into(),
             },
             RemoteOffloadError::Busy {
-                host: host(),
+                at: at(),
                 detail: "x".into(),
             },
             RemoteOffloadError::Io {
-                host: host(),
+                at: at(),
                 detail: "x".into(),
             },
         ];
         for e in errors {
             let text = e.to_string();
             assert!(
-                text.contains("198.18.200.2") && !text.contains('\n'),
+                text.contains("netserver at 198.18.200.2 port 12866") && !text.contains('\n'),
                 "{text}"
             );
         }

@@ -9,7 +9,7 @@
 use super::model::{Cell, OffloadRecord, OffloadSnapshot};
 use super::plan::{OffloadEnds, Plan};
 use super::runner::OffloadControl;
-use crate::control::offload::{RemoteOffloadError, RemoteOffloads};
+use crate::control::offload::{NetserverAt, RemoteOffloadError, RemoteOffloads};
 use crate::net::offload::{self, on_off, Offload, RestoreGuard};
 use std::net::ToSocketAddrs;
 
@@ -194,7 +194,7 @@ impl OffloadSwitch {
     ) -> Result<OffloadSnapshot, RemoteOffloadError> {
         let Some(remote) = self.remote.as_mut() else {
             return Err(RemoteOffloadError::NotNetperfNg {
-                host: self.host.clone(),
+                at: NetserverAt::new(&self.host, self.port),
             });
         };
         match remote.set(wanted) {
