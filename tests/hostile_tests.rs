@@ -369,3 +369,75 @@ fn many_connections() {
         "netserver threads did not come back: {base} before, {after} after"
     );
 }
+
+/// A directory (and files beside it) removed when dropped, also when the
+/// test fails.
+struct Scratch(Vec<std::path::PathBuf>);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        for path in &self.0 {
+            let _ = std::fs::remove_dir_all(path);
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// netserver's answer to an omni request naming `fill_file`: its errno.
+fn fill_request_errno(server: &Server, fill_file: &str) -> i32 {
+    let mut request = omni_request("TCP_MAERTS", 1);
+    request.fill_file = fill_file.to_string();
+    let mut s = connect(server);
+    send_message(&mut s, &request.encode()).expect("send the request");
+    match read_reply(&mut s, Duration::from_secs(10)) {
+        Reply::Message(m) => OmniResponse::decode(&m).serv_errno,
+        other => panic!("{fill_file:?}: no answer: {other:?}"),
+    }
+}
+
+/// Fill file names a client sends (netperf's `-F ,name`) stay inside the
+/// operator's `-F` directory: no path, no `..`, no link out of it, to a
+/// file or a directory; and a name with a line break in it cannot write a
+/// line of its own into netserver's log.
+#[test]
+fn fill_names_stay_in_the_fill_directory_and_on_their_log_line() {
+    let base = std::env::temp_dir().join(format!("ng-hostile-fill-{}", std::process::id()));
+    let (dir, outside) = (base.join("fill"), base.join("secret"));
+    let log = base.with_extension("log");
+    let _scratch = Scratch(vec![base.clone(), log.clone()]);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(&outside, b"secret").unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join("escape")).unwrap();
+    std::os::unix::fs::symlink(&base, dir.join("up")).unwrap();
+    std::fs::write(dir.join("pattern"), b"0123456789").unwrap();
+    let server = Server::start_logging(
+        "127.0.0.1",
+        &["-F", dir.to_str().unwrap(), "-v", "1"],
+        &[],
+        Some(&log),
+    );
+    let forged = "x\nnetserver 6.6.6.6:1 forged";
+    for (name, errno) in [
+        ("../secret", libc::EPERM),
+        ("/etc/passwd", libc::EPERM),
+        ("..", libc::EPERM),
+        (".", libc::EPERM),
+        ("up/secret", libc::EPERM),
+        ("escape", libc::ENOENT),
+        ("up", libc::ENOENT),
+        ("missing", libc::ENOENT),
+        (forged, libc::ENOENT),
+    ] {
+        assert_eq!(fill_request_errno(&server, name), errno, "{name:?}");
+    }
+    still_serves(&server);
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        logged.contains("no fill file 'x netserver 6.6.6.6:1 forged'"),
+        "{logged}"
+    );
+    assert!(
+        !logged.lines().any(|l| l.starts_with("netserver 6.6.6.6")),
+        "a client wrote a log line:\n{logged}"
+    );
+}
