@@ -441,3 +441,82 @@ fn fill_names_stay_in_the_fill_directory_and_on_their_log_line() {
         "a client wrote a log line:\n{logged}"
     );
 }
+
+/// Offload requests from a client of a netserver that allows changes
+/// (bare `--allow-offload-changes`: the client's route only), over one
+/// control connection: a change of any other interface is refused naming
+/// the rule, whatever the name — absent, absurd, or made to move a
+/// terminal's cursor — and each refusal is one log line with the client's
+/// address; malformed names are bad requests; the connection lives on.
+/// (Only names that are not the loopback client's route, so nothing here
+/// can change this host's interfaces.)
+#[test]
+fn offload_changes_beyond_the_clients_route_are_refused_by_the_rule() {
+    use netperf_ng::net::offload::Offload;
+    use netperf_ng::wire::offload::{
+        OffloadBits, OffloadOp, OffloadRequest, OffloadResponse, OffloadStatus,
+    };
+    let log = std::env::temp_dir().join(format!("ng-hostile-offload-{}.log", std::process::id()));
+    let _scratch = Scratch(vec![log.clone()]);
+    let server = Server::start_logging(
+        "127.0.0.1",
+        &["--allow-offload-changes=ngnosuch1"],
+        &[],
+        Some(&log),
+    );
+    let mut s = connect(&server);
+    let mut ask = |name: &[u8]| -> OffloadResponse {
+        let mut m = OffloadRequest {
+            op: OffloadOp::Set,
+            interface: None,
+            changes: OffloadBits::from_pairs(&[(Offload::Gso, false)]),
+        }
+        .encode();
+        // The name field, raw: 16 bytes at data byte 16.
+        let at = netperf_ng::wire::message::DATA_OFFSET + 16;
+        m.bytes[at..at + 16].fill(0);
+        m.bytes[at..at + name.len()].copy_from_slice(name);
+        send_message(&mut s, &m).expect("send the request");
+        match read_reply(&mut s, Duration::from_secs(10)) {
+            Reply::Message(m) => OffloadResponse::decode(&m).expect("an offload response"),
+            other => panic!("{name:?}: no answer: {other:?}"),
+        }
+    };
+    for name in [&b"ngnosuch0"[..], b"eth0", b"lo\x1b[2J", b"ngnosuch1x"] {
+        let answer = ask(name);
+        assert_eq!(answer.status, OffloadStatus::NotAllowed, "{name:?}");
+        assert!(
+            answer
+                .text
+                .starts_with("not the interface toward the client 127.0.0.1 (lo); ")
+                && answer.text.ends_with("--allow-offload-changes=IF[,IF]"),
+            "{name:?}: {}",
+            answer.text
+        );
+    }
+    for name in [
+        &b"../../etc"[..],
+        b"a/b",
+        b"..",
+        b"lo lo",
+        b"0123456789abcdef",
+        b"\xff\xfe",
+    ] {
+        assert_eq!(ask(name).status, OffloadStatus::BadRequest, "{name:?}");
+    }
+    // The listed interface passes the rule (and, absent, is named so).
+    assert_eq!(ask(b"ngnosuch1").status, OffloadStatus::NoSuchInterface);
+    drop(s);
+    still_serves(&server);
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    let refusals: Vec<&str> = logged
+        .lines()
+        .filter(|l| l.contains(" netserver 127.0.0.1:") && l.contains("refused offload change on "))
+        .collect();
+    assert_eq!(refusals.len(), 4, "{logged}");
+    assert!(
+        refusals[2].contains("refused offload change on lo [2J (gso off): not the interface"),
+        "{logged}"
+    );
+    assert!(!logged.contains('\x1b'), "{logged:?}");
+}

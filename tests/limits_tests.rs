@@ -41,6 +41,7 @@ fn help_lists_every_limit_and_bad_values_are_errors() {
         "--fill-dir",
         "--pid-file",
         "--log-json",
+        "--allow-offload-changes=IF",
     ] {
         assert!(help.contains(option), "-h lacks {option}:\n{help}");
     }
@@ -52,6 +53,8 @@ fn help_lists_every_limit_and_bad_values_are_errors() {
         &["--silent-timeout", "-1"],
         &["--allow", "10.0.0.0/99"],
         &["--max-connections"],
+        &["--allow-offload-changes=eth0/../lo"],
+        &["--allow-offload-changes="],
     ] {
         let out = run_with_limit(NETSERVER, bad, Duration::from_secs(5));
         assert_eq!(out.status.code(), Some(1), "{bad:?}");

@@ -58,8 +58,19 @@ impl std::fmt::Display for NetserverAt {
 pub enum RemoteOffloadError {
     #[error("the remote netserver at {at} is not netperf-ng (or predates offload control): it cannot read or change offloads")]
     NotNetperfNg { at: NetserverAt },
-    #[error("the remote netserver at {at} does not allow offload changes: its operator must start it with --allow-offload-changes")]
-    NotAllowed { at: NetserverAt },
+    /// The operator's rule refuses the change; `detail` names the rule
+    /// (older netservers: that changes are off).
+    #[error(
+        "the remote netserver at {at} refused to change the offloads{}: {}",
+        of_interface(interface),
+        rule_or_opt_in(detail)
+    )]
+    NotAllowed {
+        at: NetserverAt,
+        /// Empty when the netserver did not say.
+        interface: String,
+        detail: String,
+    },
     #[error("the remote netserver at {at}: {detail}")]
     Refused {
         at: NetserverAt,
@@ -220,7 +231,11 @@ impl RemoteOffloads {
         let detail = response.text.clone();
         match response.status {
             OffloadStatus::Ok => Ok(state_of(&response)),
-            OffloadStatus::NotAllowed => Err(RemoteOffloadError::NotAllowed { at }),
+            OffloadStatus::NotAllowed => Err(RemoteOffloadError::NotAllowed {
+                at,
+                interface: response.interface.clone(),
+                detail,
+            }),
             OffloadStatus::Refused => match response.refused {
                 Some((offload, wanted)) => Err(RemoteOffloadError::Refused {
                     at,
@@ -264,6 +279,20 @@ fn state_of(response: &OffloadResponse) -> RemoteState {
     }
 }
 
+fn of_interface(interface: &str) -> String {
+    match interface {
+        "" => String::new(),
+        name => format!(" of {name}"),
+    }
+}
+
+fn rule_or_opt_in(detail: &str) -> &str {
+    match detail {
+        "" => "its operator must start it with --allow-offload-changes",
+        rule => rule,
+    }
+}
+
 fn first_line(text: &str) -> String {
     text.lines().next().unwrap_or("").to_string()
 }
@@ -277,7 +306,11 @@ mod tests {
         let at = || NetserverAt::new("198.18.200.2", 12866);
         let errors = [
             RemoteOffloadError::NotNetperfNg { at: at() },
-            RemoteOffloadError::NotAllowed { at: at() },
+            RemoteOffloadError::NotAllowed {
+                at: at(),
+                interface: "vb".into(),
+                detail: "offload changes are off".into(),
+            },
             RemoteOffloadError::Refused {
                 at: at(),
                 offload: Offload::Lro,
@@ -308,6 +341,30 @@ mod tests {
                 "{text}"
             );
         }
+    }
+
+    #[test]
+    fn a_refusal_names_the_interface_and_the_rule() {
+        let e = |interface: &str, detail: &str| RemoteOffloadError::NotAllowed {
+            at: NetserverAt::new("lg1", 12865),
+            interface: interface.into(),
+            detail: detail.into(),
+        };
+        assert_eq!(
+            e(
+                "eth1",
+                "not the interface toward the client 10.0.0.1 (eth0)"
+            )
+            .to_string(),
+            "the remote netserver at lg1 port 12865 refused to change the offloads of eth1: \
+             not the interface toward the client 10.0.0.1 (eth0)"
+        );
+        // An older netserver says neither.
+        assert_eq!(
+            e("", "").to_string(),
+            "the remote netserver at lg1 port 12865 refused to change the offloads: \
+             its operator must start it with --allow-offload-changes"
+        );
     }
 
     #[test]

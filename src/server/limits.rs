@@ -234,7 +234,12 @@ const OPERATION_OPTIONS: &[(&str, &str)] = &[
     ),
     (
         "--allow-offload-changes",
-        "Clients may change offloads (undone at close)",
+        "Clients may change the offloads of the",
+    ),
+    ("", "interface toward them (undone at close)"),
+    (
+        "--allow-offload-changes=IF",
+        "... and of IF too (IF[,IF...])",
     ),
 ];
 
@@ -282,6 +287,7 @@ mod tests {
             text.contains("--max-connections n         Control connections served at once (4096)")
         );
         assert!(text.contains("(64M)"));
+        assert!(text.contains("    --allow-offload-changes=IF  ... and of IF too (IF[,IF...])\n"));
         assert!(text.lines().all(|l| l.len() <= 80), "{text}");
     }
 }

@@ -1,6 +1,7 @@
 //! netserver's log lines: one line per event with a timestamp and the
 //! client's address, on stderr, when -v was given (or -d); as JSON lines
-//! with --log-json.
+//! with --log-json. Audit lines (what a client changed on this host, or
+//! was refused) are written whatever -v says.
 
 use super::options::ServerOptions;
 use crate::timefmt::utc_timestamp;
@@ -18,6 +19,12 @@ pub fn line(o: &ServerOptions, peer: Option<SocketAddr>, text: &str) {
     if enabled(o) {
         write(o, peer, text);
     }
+}
+
+/// A change a client made to this host, or tried to: the operator's record
+/// of who touched what, so it is written even without -v.
+pub fn audit(o: &ServerOptions, peer: Option<SocketAddr>, text: &str) {
+    write(o, peer, text);
 }
 
 fn write(o: &ServerOptions, peer: Option<SocketAddr>, text: &str) {
