@@ -520,3 +520,91 @@ fn offload_changes_beyond_the_clients_route_are_refused_by_the_rule() {
     );
     assert!(!logged.contains('\x1b'), "{logged:?}");
 }
+
+/// Every request field that sizes memory, time or ports, pushed past the
+/// operator's limits: each is refused with its errno, or (ring widths,
+/// which netperf fills with its own) capped; no request lifts a limit.
+#[test]
+fn no_request_field_lifts_an_operators_limit() {
+    use netperf_ng::wire::omni::OmniRequest;
+    let server = Server::start_with(
+        "127.0.0.1",
+        &[
+            "--max-message",
+            "64K",
+            "--max-socket-buffer",
+            "1M",
+            "--max-ring-width",
+            "8",
+            "--max-ring-memory",
+            "512K",
+            "--max-test-length",
+            "2",
+            "--accept-timeout",
+            "1",
+        ],
+    );
+    type Edit = fn(&mut OmniRequest);
+    let refused: [(&str, Edit, i32); 16] = [
+        ("send size", |r| r.send_size = 65537, libc::EINVAL),
+        ("receive size", |r| r.receive_size = i32::MAX, libc::EINVAL),
+        ("request size", |r| r.request_size = 65537, libc::EINVAL),
+        (
+            "response size",
+            |r| r.response_size = i32::MIN,
+            libc::EINVAL,
+        ),
+        (
+            "send buffer",
+            |r| r.send_buf_size = (1 << 20) + 1,
+            libc::EINVAL,
+        ),
+        (
+            "receive buffer",
+            |r| r.recv_buf_size = i32::MAX,
+            libc::EINVAL,
+        ),
+        ("test length", |r| r.test_length = 3, libc::EINVAL),
+        ("alignment", |r| r.send_alignment = u32::MAX, libc::EINVAL),
+        ("offset", |r| r.recv_offset = 1 << 20, libc::EINVAL),
+        ("data port", |r| r.data_port = 65536, libc::EINVAL),
+        ("netperf port", |r| r.netperf_port = u32::MAX, libc::EINVAL),
+        ("priority", |r| r.socket_prio = 1 << 20, libc::EINVAL),
+        ("tos", |r| r.socket_tos = 256, libc::EINVAL),
+        ("pacing", |r| r.interval_usecs = u32::MAX, libc::EINVAL),
+        (
+            "ring memory",
+            |r| {
+                r.receive_size = 65536;
+                r.recv_width = 8;
+            },
+            libc::ENOMEM,
+        ),
+        ("address family", |r| r.ipfamily = 99, libc::EAFNOSUPPORT),
+    ];
+    let ask = |edit: Edit| -> OmniResponse {
+        let mut request = omni_request("TCP_STREAM", 1);
+        edit(&mut request);
+        let mut s = connect(&server);
+        send_message(&mut s, &request.encode()).expect("send the request");
+        match read_reply(&mut s, Duration::from_secs(10)) {
+            Reply::Message(m) => OmniResponse::decode(&m),
+            other => panic!("no answer: {other:?}"),
+        }
+    };
+    for (field, edit, errno) in refused {
+        assert_eq!(ask(edit).serv_errno, errno, "{field}");
+    }
+    // Ring widths are netperf's own; netserver caps the ring it uses.
+    let capped = ask(|r| {
+        r.recv_width = u32::MAX;
+        r.send_width = u32::MAX;
+    });
+    assert_eq!(capped.serv_errno, 0);
+    assert!(
+        (1..=8).contains(&capped.recv_width),
+        "receive ring of {} buffers",
+        capped.recv_width
+    );
+    still_serves(&server);
+}
