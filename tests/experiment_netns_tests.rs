@@ -329,7 +329,22 @@ fn offload_errors_are_clear_and_leave_the_interfaces_as_they_were() {
             &["--interface", "nosuch0", "--factor", "tso=on,off"],
             "nosuch0",
         ),
-        (&["--factor", "lro=on,off", "--factor", "tso=off"], "lro"),
+        (
+            &["--factor", "lro=on,off", "--factor", "tso=off"],
+            "'large-receive-offload: off [fixed]'); nothing was changed; leave the lro factor out",
+        ),
+        // The offloads factor switches lro too by default: the refusal says
+        // which --offload-set leaves it out.
+        (
+            &["--factor", "offloads=on,off"],
+            "nothing was changed; to switch the others, leave lro out: --offload-set tso,gso,gro",
+        ),
+        (
+            &["--offload-ends", "remote", "--factor", "offloads=on,off"],
+            "remote: the remote netserver at 198.18.150.2 port 12865: cannot turn lro on on ngxrb: \
+             the driver does not let it change (ethtool -k ngxrb shows 'large-receive-offload: off [fixed]'); \
+             nothing was changed; to switch the others, leave lro out: --offload-set tso,gso,gro",
+        ),
         (
             &["--port", "12866", "--factor", "gso=on,off"],
             "--allow-offload-changes",

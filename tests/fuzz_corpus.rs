@@ -72,6 +72,8 @@ fn session_seeds_run_without_a_finding() {
         "partial-message-then-close",
         "unknown-and-small-requests",
         "offload-read-set-restore",
+        "offload-foreign-and-absurd-interfaces",
+        "fill-names-escaping-the-directory",
     ] {
         let data = std::fs::read(corpus("session").join(name)).expect(name);
         let started = Instant::now();
@@ -241,6 +243,63 @@ fn encoded_messages() -> Vec<(&'static str, Message)> {
             wire::encode_cpu_calibrate_response(100.0, 8),
         ),
     ]
+}
+
+/// What a hostile client sends: offload changes of interfaces beyond its
+/// route or with absurd names, fill names that try to leave the directory.
+fn hostile_messages() -> Vec<(&'static str, Message)> {
+    vec![
+        (
+            "ng-offload-request-foreign-interface",
+            offload_set_naming(b"mgmt0"),
+        ),
+        (
+            "ng-offload-request-escape-in-name",
+            offload_set_naming(b"lo\x1b[2J"),
+        ),
+        (
+            "ng-offload-request-path-as-name",
+            offload_set_naming(b"../../etc"),
+        ),
+        (
+            "ng-offload-request-unterminated-name",
+            offload_set_naming(b"0123456789abcdef"),
+        ),
+        (
+            "ng-omni-request-fill-escape",
+            omni_with_fill("../../etc/shadow"),
+        ),
+        (
+            "ng-omni-request-fill-absolute",
+            omni_with_fill("/etc/passwd"),
+        ),
+        (
+            "ng-omni-request-fill-line-break",
+            omni_with_fill("x\nnetserver 6.6.6.6 forged"),
+        ),
+    ]
+}
+
+/// An offload change (gso off) naming the interface by these raw bytes,
+/// as a hostile client may write them (at most the field's 16 bytes).
+fn offload_set_naming(name: &[u8]) -> Message {
+    let mut m = OffloadRequest {
+        op: OffloadOp::Set,
+        interface: None,
+        changes: OffloadBits::from_pairs(&[(Offload::Gso, false)]),
+    }
+    .encode();
+    let at = wire::message::DATA_OFFSET + 16;
+    m.bytes[at..at + name.len()].copy_from_slice(name);
+    m
+}
+
+/// The session target's TCP_MAERTS template (netserver sends, from a fill
+/// file when one is named) asking for fill file `name`.
+fn omni_with_fill(name: &str) -> Message {
+    let mut r = OmniRequest::decode(&session::templates::templates()[1]);
+    r.fill_file = name.to_string();
+    r.encode()
 }
 
 fn session_seeds(stock: &[(String, [u8; MESSAGE_LEN])]) -> Vec<(String, session::Script)> {
@@ -493,6 +552,68 @@ fn session_seeds(stock: &[(String, [u8; MESSAGE_LEN])]) -> Vec<(String, session:
     seeds
 }
 
+/// Sessions of a hostile client: offload changes beyond its route and with
+/// absurd names; fill names that try to leave the directory, then one in it.
+fn hostile_session_seeds() -> Vec<(String, session::Script)> {
+    use Step::{Await, Data};
+    let t = |index: u8| Step::Template {
+        index,
+        edits: vec![],
+    };
+    let script = |steps: Vec<Step>| session::Script {
+        passphrase: false,
+        steps,
+    };
+    vec![
+        (
+            "offload-foreign-and-absurd-interfaces",
+            script(
+                [
+                    &b"mgmt0"[..],
+                    b"lo\x1b[2J",
+                    b"../../etc",
+                    b"0123456789abcdef",
+                ]
+                .iter()
+                .flat_map(|name| {
+                    [
+                        Step::Message(Box::new(offload_set_naming(name).bytes)),
+                        Await,
+                    ]
+                })
+                .chain([t(18), Await, t(20), Await])
+                .collect(),
+            ),
+        ),
+        (
+            "fill-names-escaping-the-directory",
+            script(
+                [
+                    "../Cargo.toml",
+                    "/etc/passwd",
+                    "escape",
+                    "..",
+                    "x\nnetserver 6.6.6.6 forged",
+                    "pattern",
+                ]
+                .iter()
+                .flat_map(|name| [Step::Message(Box::new(omni_with_fill(name).bytes)), Await])
+                .chain([
+                    Data {
+                        udp: false,
+                        units: 0,
+                    },
+                    Await,
+                ])
+                .collect(),
+            ),
+        ),
+    ]
+    .into_iter()
+    .map(|(name, s)| (name.to_string(), s))
+    .collect()
+}
+
 /// Rewrite the seed files: `cargo test --test fuzz_corpus -- --ignored`.
 /// Inputs the fuzzers found (regress-*) are kept.
 #[test]
@@ -504,12 +625,15 @@ fn write_seeds() {
     for (name, bytes) in &stock {
         std::fs::write(decode_dir.join(name), bytes).unwrap();
     }
-    for (name, m) in encoded_messages() {
+    for (name, m) in encoded_messages().into_iter().chain(hostile_messages()) {
         std::fs::write(decode_dir.join(name), m.bytes).unwrap();
     }
     let session_dir = corpus("session");
     std::fs::create_dir_all(&session_dir).unwrap();
-    for (name, script) in session_seeds(&stock) {
+    for (name, script) in session_seeds(&stock)
+        .into_iter()
+        .chain(hostile_session_seeds())
+    {
         std::fs::write(session_dir.join(name), session::encode(&script)).unwrap();
     }
 }

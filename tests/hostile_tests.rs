@@ -369,3 +369,242 @@ fn many_connections() {
         "netserver threads did not come back: {base} before, {after} after"
     );
 }
+
+/// A directory (and files beside it) removed when dropped, also when the
+/// test fails.
+struct Scratch(Vec<std::path::PathBuf>);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        for path in &self.0 {
+            let _ = std::fs::remove_dir_all(path);
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// netserver's answer to an omni request naming `fill_file`: its errno.
+fn fill_request_errno(server: &Server, fill_file: &str) -> i32 {
+    let mut request = omni_request("TCP_MAERTS", 1);
+    request.fill_file = fill_file.to_string();
+    let mut s = connect(server);
+    send_message(&mut s, &request.encode()).expect("send the request");
+    match read_reply(&mut s, Duration::from_secs(10)) {
+        Reply::Message(m) => OmniResponse::decode(&m).serv_errno,
+        other => panic!("{fill_file:?}: no answer: {other:?}"),
+    }
+}
+
+/// Fill file names a client sends (netperf's `-F ,name`) stay inside the
+/// operator's `-F` directory: no path, no `..`, no link out of it, to a
+/// file or a directory; and a name with a line break in it cannot write a
+/// line of its own into netserver's log.
+#[test]
+fn fill_names_stay_in_the_fill_directory_and_on_their_log_line() {
+    let base = std::env::temp_dir().join(format!("ng-hostile-fill-{}", std::process::id()));
+    let (dir, outside) = (base.join("fill"), base.join("secret"));
+    let log = base.with_extension("log");
+    let _scratch = Scratch(vec![base.clone(), log.clone()]);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(&outside, b"secret").unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join("escape")).unwrap();
+    std::os::unix::fs::symlink(&base, dir.join("up")).unwrap();
+    std::fs::write(dir.join("pattern"), b"0123456789").unwrap();
+    let server = Server::start_logging(
+        "127.0.0.1",
+        &["-F", dir.to_str().unwrap(), "-v", "1"],
+        &[],
+        Some(&log),
+    );
+    let forged = "x\nnetserver 6.6.6.6:1 forged";
+    for (name, errno) in [
+        ("../secret", libc::EPERM),
+        ("/etc/passwd", libc::EPERM),
+        ("..", libc::EPERM),
+        (".", libc::EPERM),
+        ("up/secret", libc::EPERM),
+        ("escape", libc::ENOENT),
+        ("up", libc::ENOENT),
+        ("missing", libc::ENOENT),
+        (forged, libc::ENOENT),
+    ] {
+        assert_eq!(fill_request_errno(&server, name), errno, "{name:?}");
+    }
+    still_serves(&server);
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        logged.contains("no fill file 'x netserver 6.6.6.6:1 forged'"),
+        "{logged}"
+    );
+    assert!(
+        !logged.lines().any(|l| l.starts_with("netserver 6.6.6.6")),
+        "a client wrote a log line:\n{logged}"
+    );
+}
+
+/// Offload requests from a client of a netserver that allows changes
+/// (bare `--allow-offload-changes`: the client's route only), over one
+/// control connection: a change of any other interface is refused naming
+/// the rule, whatever the name — absent, absurd, or made to move a
+/// terminal's cursor — and each refusal is one log line with the client's
+/// address; malformed names are bad requests; the connection lives on.
+/// (Only names that are not the loopback client's route, so nothing here
+/// can change this host's interfaces.)
+#[test]
+fn offload_changes_beyond_the_clients_route_are_refused_by_the_rule() {
+    use netperf_ng::net::offload::Offload;
+    use netperf_ng::wire::offload::{
+        OffloadBits, OffloadOp, OffloadRequest, OffloadResponse, OffloadStatus,
+    };
+    let log = std::env::temp_dir().join(format!("ng-hostile-offload-{}.log", std::process::id()));
+    let _scratch = Scratch(vec![log.clone()]);
+    let server = Server::start_logging(
+        "127.0.0.1",
+        &["--allow-offload-changes=ngnosuch1"],
+        &[],
+        Some(&log),
+    );
+    let mut s = connect(&server);
+    let mut ask = |name: &[u8]| -> OffloadResponse {
+        let mut m = OffloadRequest {
+            op: OffloadOp::Set,
+            interface: None,
+            changes: OffloadBits::from_pairs(&[(Offload::Gso, false)]),
+        }
+        .encode();
+        // The name field, raw: 16 bytes at data byte 16.
+        let at = netperf_ng::wire::message::DATA_OFFSET + 16;
+        m.bytes[at..at + 16].fill(0);
+        m.bytes[at..at + name.len()].copy_from_slice(name);
+        send_message(&mut s, &m).expect("send the request");
+        match read_reply(&mut s, Duration::from_secs(10)) {
+            Reply::Message(m) => OffloadResponse::decode(&m).expect("an offload response"),
+            other => panic!("{name:?}: no answer: {other:?}"),
+        }
+    };
+    for name in [&b"ngnosuch0"[..], b"eth0", b"lo\x1b[2J", b"ngnosuch1x"] {
+        let answer = ask(name);
+        assert_eq!(answer.status, OffloadStatus::NotAllowed, "{name:?}");
+        assert!(
+            answer
+                .text
+                .starts_with("not the interface toward the client 127.0.0.1 (lo); ")
+                && answer.text.ends_with("--allow-offload-changes=IF[,IF]"),
+            "{name:?}: {}",
+            answer.text
+        );
+    }
+    for name in [
+        &b"../../etc"[..],
+        b"a/b",
+        b"..",
+        b"lo lo",
+        b"0123456789abcdef",
+        b"\xff\xfe",
+    ] {
+        assert_eq!(ask(name).status, OffloadStatus::BadRequest, "{name:?}");
+    }
+    // The listed interface passes the rule (and, absent, is named so).
+    assert_eq!(ask(b"ngnosuch1").status, OffloadStatus::NoSuchInterface);
+    drop(s);
+    still_serves(&server);
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    let refusals: Vec<&str> = logged
+        .lines()
+        .filter(|l| l.contains(" netserver 127.0.0.1:") && l.contains("refused offload change on "))
+        .collect();
+    assert_eq!(refusals.len(), 4, "{logged}");
+    assert!(
+        refusals[2].contains("refused offload change on lo [2J (gso off): not the interface"),
+        "{logged}"
+    );
+    assert!(!logged.contains('\x1b'), "{logged:?}");
+}
+
+/// Every request field that sizes memory, time or ports, pushed past the
+/// operator's limits: each is refused with its errno, or (ring widths,
+/// which netperf fills with its own) capped; no request lifts a limit.
+#[test]
+fn no_request_field_lifts_an_operators_limit() {
+    use netperf_ng::wire::omni::OmniRequest;
+    let server = Server::start_with(
+        "127.0.0.1",
+        &[
+            "--max-message",
+            "64K",
+            "--max-socket-buffer",
+            "1M",
+            "--max-ring-width",
+            "8",
+            "--max-ring-memory",
+            "512K",
+            "--max-test-length",
+            "2",
+            "--accept-timeout",
+            "1",
+        ],
+    );
+    type Edit = fn(&mut OmniRequest);
+    let refused: [(&str, Edit, i32); 16] = [
+        ("send size", |r| r.send_size = 65537, libc::EINVAL),
+        ("receive size", |r| r.receive_size = i32::MAX, libc::EINVAL),
+        ("request size", |r| r.request_size = 65537, libc::EINVAL),
+        (
+            "response size",
+            |r| r.response_size = i32::MIN,
+            libc::EINVAL,
+        ),
+        (
+            "send buffer",
+            |r| r.send_buf_size = (1 << 20) + 1,
+            libc::EINVAL,
+        ),
+        (
+            "receive buffer",
+            |r| r.recv_buf_size = i32::MAX,
+            libc::EINVAL,
+        ),
+        ("test length", |r| r.test_length = 3, libc::EINVAL),
+        ("alignment", |r| r.send_alignment = u32::MAX, libc::EINVAL),
+        ("offset", |r| r.recv_offset = 1 << 20, libc::EINVAL),
+        ("data port", |r| r.data_port = 65536, libc::EINVAL),
+        ("netperf port", |r| r.netperf_port = u32::MAX, libc::EINVAL),
+        ("priority", |r| r.socket_prio = 1 << 20, libc::EINVAL),
+        ("tos", |r| r.socket_tos = 256, libc::EINVAL),
+        ("pacing", |r| r.interval_usecs = u32::MAX, libc::EINVAL),
+        (
+            "ring memory",
+            |r| {
+                r.receive_size = 65536;
+                r.recv_width = 8;
+            },
+            libc::ENOMEM,
+        ),
+        ("address family", |r| r.ipfamily = 99, libc::EAFNOSUPPORT),
+    ];
+    let ask = |edit: Edit| -> OmniResponse {
+        let mut request = omni_request("TCP_STREAM", 1);
+        edit(&mut request);
+        let mut s = connect(&server);
+        send_message(&mut s, &request.encode()).expect("send the request");
+        match read_reply(&mut s, Duration::from_secs(10)) {
+            Reply::Message(m) => OmniResponse::decode(&m),
+            other => panic!("no answer: {other:?}"),
+        }
+    };
+    for (field, edit, errno) in refused {
+        assert_eq!(ask(edit).serv_errno, errno, "{field}");
+    }
+    // Ring widths are netperf's own; netserver caps the ring it uses.
+    let capped = ask(|r| {
+        r.recv_width = u32::MAX;
+        r.send_width = u32::MAX;
+    });
+    assert_eq!(capped.serv_errno, 0);
+    assert!(
+        (1..=8).contains(&capped.recv_width),
+        "receive ring of {} buffers",
+        capped.recv_width
+    );
+    still_serves(&server);
+}

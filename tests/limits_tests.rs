@@ -41,6 +41,7 @@ fn help_lists_every_limit_and_bad_values_are_errors() {
         "--fill-dir",
         "--pid-file",
         "--log-json",
+        "--allow-offload-changes=IF",
     ] {
         assert!(help.contains(option), "-h lacks {option}:\n{help}");
     }
@@ -52,6 +53,8 @@ fn help_lists_every_limit_and_bad_values_are_errors() {
         &["--silent-timeout", "-1"],
         &["--allow", "10.0.0.0/99"],
         &["--max-connections"],
+        &["--allow-offload-changes=eth0/../lo"],
+        &["--allow-offload-changes="],
     ] {
         let out = run_with_limit(NETSERVER, bad, Duration::from_secs(5));
         assert_eq!(out.status.code(), Some(1), "{bad:?}");
@@ -402,4 +405,57 @@ fn udp_requests_from_other_sources_are_not_answered() {
     }
     assert!(logged.contains("dropped 3 UDP requests"), "{logged}");
     let _ = std::fs::remove_file(&log);
+}
+
+/// --max-test-length bounds every test, not only timed ones: a test that
+/// asks for a count that never comes (or for no length at all) while its
+/// client keeps it going ends at the longest length (plus netserver's pad
+/// for a receiving test), with its results.
+#[test]
+fn counted_and_untimed_tests_end_at_the_longest_test_length() {
+    use std::io::{Read, Write};
+    let server = Server::start_with("127.0.0.1", &["--max-test-length", "1"]);
+    for (test, length) in [("TCP_MAERTS", 0), ("TCP_RR", i32::MIN + 1)] {
+        let mut control = connect(&server);
+        send_message(&mut control, &omni_request(test, length).encode()).unwrap();
+        let response = match read_reply(&mut control, Duration::from_secs(10)) {
+            Reply::Message(m) => OmniResponse::decode(&m),
+            other => panic!("{test}: no response: {other:?}"),
+        };
+        assert_eq!(response.serv_errno, 0, "{test} refused");
+        let at = std::net::SocketAddr::from(([127, 0, 0, 1], response.data_port as u16));
+        let mut data = std::net::TcpStream::connect_timeout(&at, Duration::from_secs(5)).unwrap();
+        data.set_read_timeout(Some(Duration::from_millis(100)))
+            .unwrap();
+        data.set_write_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        control
+            .set_read_timeout(Some(Duration::from_millis(100)))
+            .unwrap();
+        let mut buf = vec![0u8; 65536];
+        // The client keeps the test going, slowly, for up to about 30 s:
+        // one transaction at a time, or a read of what netserver sends.
+        let mut ended = false;
+        for _ in 0..300 {
+            if test == "TCP_RR" && data.write_all(b"x").is_ok() {
+                let _ = data.read(&mut buf[..1]);
+            } else {
+                let _ = data.read(&mut buf);
+            }
+            if control.peek(&mut buf[..1]).is_ok_and(|n| n > 0) {
+                ended = true;
+                break;
+            }
+        }
+        assert!(
+            ended,
+            "{test} with length {length} was not ended by --max-test-length"
+        );
+        // Stock netserver's results carry the response's type word.
+        match read_reply(&mut control, Duration::from_secs(10)) {
+            Reply::Message(m) => assert_eq!(m.kind(), netperf_ng::wire::kind::OMNI_RESPONSE),
+            other => panic!("{test}: no results: {other:?}"),
+        }
+    }
+    still_serves(&server);
 }

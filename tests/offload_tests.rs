@@ -12,9 +12,9 @@
 mod common;
 use common::ip;
 
-use netperf_ng::control::offload::{RemoteOffloadError, RemoteOffloads};
+use netperf_ng::control::offload::{NetserverAt, RemoteOffloadError, RemoteOffloads};
 use netperf_ng::experiment::model::OffloadSnapshot;
-use netperf_ng::net::offload::{self, Offload, OffloadError, RestoreGuard};
+use netperf_ng::net::offload::{self, on_off, Offload, OffloadError, RestoreGuard};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, TcpStream};
@@ -335,6 +335,21 @@ impl Drop for NsServer {
 /// Start `program -D -L <remote ip> -p PORT extra...` in the namespace
 /// (through `prefix`, e.g. setpriv) and wait until it accepts connections.
 fn serve_in(bed: &Bed, program: &str, prefix: &[&str], extra: &[&str]) -> NsServer {
+    serve_logging_in(bed, program, prefix, extra, None)
+}
+
+/// As `serve_in`, with the server's stderr (its log) in `log`.
+fn serve_logging_in(
+    bed: &Bed,
+    program: &str,
+    prefix: &[&str],
+    extra: &[&str],
+    log: Option<&std::path::Path>,
+) -> NsServer {
+    let stderr = match log {
+        Some(path) => Stdio::from(std::fs::File::create(path).expect("create the log")),
+        None => Stdio::null(),
+    };
     let address = bed.remote_ip();
     let port = PORT.to_string();
     let child = Command::new("ip")
@@ -345,7 +360,7 @@ fn serve_in(bed: &Bed, program: &str, prefix: &[&str], extra: &[&str]) -> NsServ
         .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(stderr)
         .spawn()
         .expect("spawn netserver in the namespace");
     let server = NsServer { child };
@@ -389,16 +404,19 @@ fn our_netserver_reads_always_and_changes_only_when_allowed() {
         assert_eq!(state.snapshot.features, shown);
     }
     let e = remote.set(&[(Offload::Tso, false)]).unwrap_err();
-    assert_eq!(
-        e,
-        RemoteOffloadError::NotAllowed {
-            host: bed.remote_ip()
-        }
-    );
     assert!(
-        e.to_string()
-            .ends_with("must start it with --allow-offload-changes"),
-        "{e}"
+        matches!(&e, RemoteOffloadError::NotAllowed { at, interface, .. }
+            if *at == NetserverAt::new(&bed.remote_ip(), PORT) && *interface == bed.remote),
+        "{e:?}"
+    );
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "the remote netserver at {} port {PORT} refused to change the offloads of {}: \
+             offload changes are off: its operator must start netserver with --allow-offload-changes",
+            bed.remote_ip(),
+            bed.remote
+        )
     );
     assert_eq!(
         remote.read().unwrap(),
@@ -469,6 +487,123 @@ fn our_netserver_changes_when_allowed_and_restores_when_the_client_closes() {
     assert!(remote_becomes(&bed, &wanted));
 }
 
+/// A file removed when dropped, also when the test fails.
+struct Scratch(std::path::PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Poll (about 10 s) until `read` gives `wanted`.
+fn becomes(read: impl Fn() -> Option<OffloadSnapshot>, wanted: &OffloadSnapshot) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if read().as_ref() == Some(wanted) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+/// The bare opt-in reaches the interface toward the client only: another
+/// interface of the netserver's host is refused, naming the rule, and left
+/// as it was. Listed with `--allow-offload-changes=IF`, it may change; each
+/// change and refusal is in the log (without -v) with the client's address.
+#[test]
+fn offload_changes_reach_the_clients_route_and_the_listed_interfaces_only() {
+    let Some(bed) = Bed::up('l', 211) else { return };
+    // A second veth pair inside the namespace: not the client's route.
+    let pid = std::process::id() % 100_000;
+    let (foreign, foreign_peer) = (format!("ngo{pid}lc"), format!("ngo{pid}ld"));
+    let add = [
+        "-n",
+        &bed.ns,
+        "link",
+        "add",
+        &foreign,
+        "type",
+        "veth",
+        "peer",
+        "name",
+        &foreign_peer,
+    ];
+    assert!(ip(&add), "ip {}", add.join(" "));
+    let log = Scratch(std::env::temp_dir().join(format!("ngoff-{pid}-l.log")));
+    let client = format!("198.18.{}.1:", bed.subnet);
+    let host = bed.remote_ip();
+
+    let server = serve_logging_in(
+        &bed,
+        common::NETSERVER,
+        &[],
+        &["--allow-offload-changes"],
+        Some(&log.0),
+    );
+    let mut remote = RemoteOffloads::connect(&host, PORT).unwrap();
+    remote.set_interface(Some(&foreign));
+    let before = remote.read().unwrap();
+    let flip = [(Offload::Gso, !on(&before, Offload::Gso))];
+    let e = remote.set(&flip).unwrap_err();
+    let rule = format!(
+        "not the interface toward the client 198.18.{}.1 ({}); netserver allows changes there \
+         only, or on the interfaces its operator lists with --allow-offload-changes=IF[,IF]",
+        bed.subnet, bed.remote
+    );
+    assert_eq!(
+        e,
+        RemoteOffloadError::NotAllowed {
+            at: NetserverAt::new(&host, PORT),
+            interface: foreign.clone(),
+            detail: rule.clone(),
+        }
+    );
+    assert_eq!(remote.read().unwrap(), before, "{foreign} was changed");
+    // The client's own route may change.
+    remote.set_interface(None);
+    let route = remote.read().unwrap();
+    let changed = remote
+        .set(&[(Offload::Gso, !on(&route, Offload::Gso))])
+        .unwrap();
+    assert_ne!(changed, route);
+    assert_eq!(remote.restore().unwrap(), route);
+    drop(remote);
+    drop(server);
+    let logged = std::fs::read_to_string(&log.0).unwrap_or_default();
+    assert!(
+        logged.lines().any(|l| l.contains(&client)
+            && l.contains(&format!("refused offload change on {foreign} (gso "))
+            && l.ends_with(&rule)),
+        "the refusal is not logged with the client and the rule:\n{logged}"
+    );
+
+    let listed = format!("--allow-offload-changes={foreign}");
+    let _server = serve_logging_in(&bed, common::NETSERVER, &[], &[&listed], Some(&log.0));
+    let mut remote = RemoteOffloads::connect(&host, PORT).unwrap();
+    remote.set_interface(Some(&foreign));
+    let changed = remote.set(&flip).unwrap();
+    assert_eq!(on(&changed, Offload::Gso), flip[0].1);
+    drop(remote);
+    let read = || {
+        let mut r = RemoteOffloads::connect(&host, PORT).ok()?;
+        r.set_interface(Some(&foreign));
+        r.read().ok()
+    };
+    assert!(becomes(read, &before), "{foreign} restored at close");
+    let logged = std::fs::read_to_string(&log.0).unwrap_or_default();
+    let set = format!("offloads of {foreign} set: gso {}", on_off(flip[0].1));
+    for wanted in [set, format!("offloads of {foreign} restored")] {
+        assert!(
+            logged
+                .lines()
+                .any(|l| l.contains(&client) && l.ends_with(&wanted)),
+            "'{wanted}' is not logged with the client {client}:\n{logged}"
+        );
+    }
+}
+
 #[test]
 fn netserver_restores_at_shutdown_what_open_connections_changed() {
     let Some(bed) = Bed::up('k', 210) else { return };
@@ -520,7 +655,7 @@ fn a_malformed_request_is_refused_and_the_connection_lives() {
         answer.text
     );
     // Still serving on that connection: a read of the interface facing us.
-    let mut remote = RemoteOffloads::from_channel(chan, "127.0.0.1");
+    let mut remote = RemoteOffloads::from_channel(chan, NetserverAt::new("127.0.0.1", server.port));
     match remote.read() {
         Ok(snapshot) => assert_eq!(snapshot.interface, "lo"),
         Err(RemoteOffloadError::Io { detail, .. }) if detail.contains("ethtool netlink") => {}
@@ -626,10 +761,15 @@ fn a_stock_netserver_cannot_change_offloads() {
     let host = bed.remote_ip();
     let mut remote = RemoteOffloads::connect(&host, PORT).unwrap();
     let e = remote.read().unwrap_err();
-    assert_eq!(e, RemoteOffloadError::NotNetperfNg { host: host.clone() });
+    assert_eq!(
+        e,
+        RemoteOffloadError::NotNetperfNg {
+            at: NetserverAt::new(&host, PORT)
+        }
+    );
     assert_eq!(
         e.to_string(),
-        format!("the remote netserver at {host} is not netperf-ng (or predates offload control): it cannot read or change offloads")
+        format!("the remote netserver at {host} port {PORT} is not netperf-ng (or predates offload control): it cannot read or change offloads")
     );
     // The connection survives the unknown request: ask again.
     assert!(matches!(

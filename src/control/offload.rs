@@ -28,31 +28,66 @@ const ANSWER_WAIT: Duration = Duration::from_secs(30);
 /// for a request type it does not know.
 const UNKNOWN_REQUEST_ERRNO: i32 = 998;
 
+/// Where a netserver is, as every message names it: "HOST port PORT"
+/// (several netservers may share a host).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NetserverAt {
+    pub host: String,
+    /// The control port, as given (netperf's `-p`).
+    pub port: String,
+}
+
+impl NetserverAt {
+    pub fn new(host: &str, port: impl ToString) -> Self {
+        NetserverAt {
+            host: host.to_string(),
+            port: port.to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for NetserverAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} port {}", self.host, self.port)
+    }
+}
+
 /// Why the remote offloads could not be read or changed; one line each,
 /// naming the netserver.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RemoteOffloadError {
-    #[error("the remote netserver at {host} is not netperf-ng (or predates offload control): it cannot read or change offloads")]
-    NotNetperfNg { host: String },
-    #[error("the remote netserver at {host} does not allow offload changes: its operator must start it with --allow-offload-changes")]
-    NotAllowed { host: String },
-    #[error("the remote netserver at {host}: {detail}")]
+    #[error("the remote netserver at {at} is not netperf-ng (or predates offload control): it cannot read or change offloads")]
+    NotNetperfNg { at: NetserverAt },
+    /// The operator's rule refuses the change; `detail` names the rule
+    /// (older netservers: that changes are off).
+    #[error(
+        "the remote netserver at {at} refused to change the offloads{}: {}",
+        of_interface(interface),
+        rule_or_opt_in(detail)
+    )]
+    NotAllowed {
+        at: NetserverAt,
+        /// Empty when the netserver did not say.
+        interface: String,
+        detail: String,
+    },
+    #[error("the remote netserver at {at}: {detail}")]
     Refused {
-        host: String,
+        at: NetserverAt,
         offload: Offload,
         wanted: bool,
         detail: String,
     },
-    #[error("the remote netserver at {host}: {detail}")]
-    NoSuchInterface { host: String, detail: String },
+    #[error("the remote netserver at {at}: {detail}")]
+    NoSuchInterface { at: NetserverAt, detail: String },
     /// netserver runs without root or CAP_NET_ADMIN.
-    #[error("the remote netserver at {host}: {detail}")]
-    PermissionDenied { host: String, detail: String },
+    #[error("the remote netserver at {at}: {detail}")]
+    PermissionDenied { at: NetserverAt, detail: String },
     /// Another control connection holds the interface.
-    #[error("the remote netserver at {host}: {detail}")]
-    Busy { host: String, detail: String },
-    #[error("offload control with the netserver at {host}: {detail}")]
-    Io { host: String, detail: String },
+    #[error("the remote netserver at {at}: {detail}")]
+    Busy { at: NetserverAt, detail: String },
+    #[error("offload control with the netserver at {at}: {detail}")]
+    Io { at: NetserverAt, detail: String },
 }
 
 /// The remote interface's offloads, with those its driver has fixed.
@@ -66,7 +101,7 @@ pub struct RemoteState {
 /// An open control connection for offload control.
 pub struct RemoteOffloads {
     chan: Channel,
-    host: String,
+    at: NetserverAt,
     interface: Option<String>,
 }
 
@@ -84,7 +119,7 @@ impl RemoteOffloads {
     /// Connect as netperf would with these global options (`-H`, `-p`,
     /// `-4`/`-6`, `-L`, `-Z passphrase`).
     pub fn connect_with(options: &GlobalOptions) -> Result<Self, RemoteOffloadError> {
-        let host = options.host.clone();
+        let at = NetserverAt::new(&options.host, &options.port);
         let chan = establish_within(options, CONNECT_WAIT).map_err(|e| {
             let detail = match e {
                 ClientError::NoServer(_, errno) => format!(
@@ -95,18 +130,18 @@ impl RemoteOffloads {
                 other => other.to_string(),
             };
             RemoteOffloadError::Io {
-                host: host.clone(),
+                at: at.clone(),
                 detail: first_line(&detail),
             }
         })?;
-        Ok(RemoteOffloads::from_channel(chan, &host))
+        Ok(RemoteOffloads::from_channel(chan, at))
     }
 
-    /// Use a control connection that is already open to `host`.
-    pub fn from_channel(chan: Channel, host: &str) -> Self {
+    /// Use a control connection that is already open to the netserver `at`.
+    pub fn from_channel(chan: Channel, at: NetserverAt) -> Self {
         RemoteOffloads {
             chan,
-            host: host.to_string(),
+            at,
             interface: None,
         }
     }
@@ -159,7 +194,7 @@ impl RemoteOffloads {
             changes,
         };
         let io = |detail: String| RemoteOffloadError::Io {
-            host: self.host.clone(),
+            at: self.at.clone(),
             detail,
         };
         self.chan
@@ -177,15 +212,15 @@ impl RemoteOffloads {
     }
 
     fn interpret(&self, answer: &Message) -> Result<RemoteState, RemoteOffloadError> {
-        let host = self.host.clone();
+        let at = self.at.clone();
         let Some(response) = OffloadResponse::decode(answer) else {
             if answer.kind() != kind::NG_OFFLOADS_RESPONSE
                 && answer.serv_errno() == UNKNOWN_REQUEST_ERRNO
             {
-                return Err(RemoteOffloadError::NotNetperfNg { host });
+                return Err(RemoteOffloadError::NotNetperfNg { at });
             }
             return Err(RemoteOffloadError::Io {
-                host,
+                at,
                 detail: format!(
                     "unexpected answer (type {}, errno {}) to an offload request",
                     answer.kind(),
@@ -196,26 +231,30 @@ impl RemoteOffloads {
         let detail = response.text.clone();
         match response.status {
             OffloadStatus::Ok => Ok(state_of(&response)),
-            OffloadStatus::NotAllowed => Err(RemoteOffloadError::NotAllowed { host }),
+            OffloadStatus::NotAllowed => Err(RemoteOffloadError::NotAllowed {
+                at,
+                interface: response.interface.clone(),
+                detail,
+            }),
             OffloadStatus::Refused => match response.refused {
                 Some((offload, wanted)) => Err(RemoteOffloadError::Refused {
-                    host,
+                    at,
                     offload,
                     wanted,
                     detail,
                 }),
-                None => Err(RemoteOffloadError::Io { host, detail }),
+                None => Err(RemoteOffloadError::Io { at, detail }),
             },
             OffloadStatus::NoSuchInterface => {
-                Err(RemoteOffloadError::NoSuchInterface { host, detail })
+                Err(RemoteOffloadError::NoSuchInterface { at, detail })
             }
             OffloadStatus::PermissionDenied => {
-                Err(RemoteOffloadError::PermissionDenied { host, detail })
+                Err(RemoteOffloadError::PermissionDenied { at, detail })
             }
-            OffloadStatus::Busy => Err(RemoteOffloadError::Busy { host, detail }),
+            OffloadStatus::Busy => Err(RemoteOffloadError::Busy { at, detail }),
             OffloadStatus::BadRequest
             | OffloadStatus::KernelUnsupported
-            | OffloadStatus::Failed => Err(RemoteOffloadError::Io { host, detail }),
+            | OffloadStatus::Failed => Err(RemoteOffloadError::Io { at, detail }),
         }
     }
 }
@@ -240,6 +279,20 @@ fn state_of(response: &OffloadResponse) -> RemoteState {
     }
 }
 
+fn of_interface(interface: &str) -> String {
+    match interface {
+        "" => String::new(),
+        name => format!(" of {name}"),
+    }
+}
+
+fn rule_or_opt_in(detail: &str) -> &str {
+    match detail {
+        "" => "its operator must start it with --allow-offload-changes",
+        rule => rule,
+    }
+}
+
 fn first_line(text: &str) -> String {
     text.lines().next().unwrap_or("").to_string()
 }
@@ -249,41 +302,69 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_error_is_one_line_naming_the_host() {
-        let host = || "198.18.200.2".to_string();
+    fn every_error_is_one_line_naming_the_host_and_port() {
+        let at = || NetserverAt::new("198.18.200.2", 12866);
         let errors = [
-            RemoteOffloadError::NotNetperfNg { host: host() },
-            RemoteOffloadError::NotAllowed { host: host() },
+            RemoteOffloadError::NotNetperfNg { at: at() },
+            RemoteOffloadError::NotAllowed {
+                at: at(),
+                interface: "vb".into(),
+                detail: "offload changes are off".into(),
+            },
             RemoteOffloadError::Refused {
-                host: host(),
+                at: at(),
                 offload: Offload::Lro,
                 wanted: true,
                 detail: "cannot turn lro on on vb".into(),
             },
             RemoteOffloadError::NoSuchInterface {
-                host: host(),
+                at: at(),
                 detail: "x".into(),
             },
             RemoteOffloadError::PermissionDenied {
-                host: host(),
+                at: at(),
                 detail: "x".into(),
             },
             RemoteOffloadError::Busy {
-                host: host(),
+                at: at(),
                 detail: "x".into(),
             },
             RemoteOffloadError::Io {
-                host: host(),
+                at: at(),
                 detail: "x".into(),
             },
         ];
         for e in errors {
             let text = e.to_string();
             assert!(
-                text.contains("198.18.200.2") && !text.contains('\n'),
+                text.contains("netserver at 198.18.200.2 port 12866") && !text.contains('\n'),
                 "{text}"
             );
         }
+    }
+
+    #[test]
+    fn a_refusal_names_the_interface_and_the_rule() {
+        let e = |interface: &str, detail: &str| RemoteOffloadError::NotAllowed {
+            at: NetserverAt::new("lg1", 12865),
+            interface: interface.into(),
+            detail: detail.into(),
+        };
+        assert_eq!(
+            e(
+                "eth1",
+                "not the interface toward the client 10.0.0.1 (eth0)"
+            )
+            .to_string(),
+            "the remote netserver at lg1 port 12865 refused to change the offloads of eth1: \
+             not the interface toward the client 10.0.0.1 (eth0)"
+        );
+        // An older netserver says neither.
+        assert_eq!(
+            e("", "").to_string(),
+            "the remote netserver at lg1 port 12865 refused to change the offloads: \
+             its operator must start it with --allow-offload-changes"
+        );
     }
 
     #[test]

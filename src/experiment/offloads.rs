@@ -6,17 +6,20 @@
 //! offload control (only when its operator allowed changes; netserver also
 //! restores when our control connection closes).
 
+use super::factors::FactorKind;
 use super::model::{Cell, OffloadRecord, OffloadSnapshot};
 use super::plan::{OffloadEnds, Plan};
 use super::runner::OffloadControl;
-use crate::control::offload::{RemoteOffloadError, RemoteOffloads};
-use crate::net::offload::{self, on_off, Offload, RestoreGuard};
+use crate::control::offload::{NetserverAt, RemoteOffloadError, RemoteOffloads};
+use crate::net::offload::{self, on_off, Offload, OffloadError, RestoreGuard};
 use std::net::ToSocketAddrs;
 
 /// Both ends' offloads for one experiment.
 pub struct OffloadSwitch {
     ends: OffloadEnds,
     offload_set: Vec<Offload>,
+    /// Whether the plan has the `offloads` factor (which switches `offload_set`).
+    offloads_factor: bool,
     /// Whether any factor switches offloads (else the switch only reads).
     switching: bool,
     local_interface: Option<String>,
@@ -63,6 +66,30 @@ fn remote_error(e: RemoteOffloadError, ends: OffloadEnds) -> String {
     }
 }
 
+/// How to leave `refused` out of the plan, by what put it there: the
+/// `offloads` factor's set (`--offload-set` less it) or a factor of its own.
+/// A driver's fixed offload (veth's lro) cannot be switched at all, so the
+/// refusal alone would leave the user guessing which option to change.
+fn leave_out(refused: Offload, offload_set: &[Offload], offloads_factor: bool) -> String {
+    if !(offloads_factor && offload_set.contains(&refused)) {
+        return format!("leave the {refused} factor out");
+    }
+    let rest: Vec<&str> = offload_set
+        .iter()
+        .filter(|&&o| o != refused)
+        .map(|o| o.name())
+        .collect();
+    if rest.is_empty() {
+        return format!("leave the offloads factor out (it switches {refused} only)");
+    }
+    let quoted: Vec<String> = rest.iter().map(|name| format!("\"{name}\"")).collect();
+    format!(
+        "to switch the others, leave {refused} out: --offload-set {} (offload_set = [{}] in the plan)",
+        rest.join(","),
+        quoted.join(", ")
+    )
+}
+
 impl OffloadSwitch {
     /// Finds both interfaces, reads their state, and, when the plan
     /// switches offloads, checks that every level can be set on each end
@@ -82,6 +109,7 @@ impl OffloadSwitch {
         let mut switch = OffloadSwitch {
             ends: plan.offload_ends,
             offload_set,
+            offloads_factor: plan.factors.iter().any(|f| f.kind == FactorKind::Offloads),
             switching,
             local_interface,
             local_guard: None,
@@ -164,11 +192,18 @@ impl OffloadSwitch {
     fn set_both(&mut self, wanted: &[(Offload, bool)]) -> Result<OffloadRecord, String> {
         let mut record = OffloadRecord::default();
         if let Some(interface) = &self.local_interface {
-            record.local = Some(if self.switching && self.ends.local() {
-                offload::set(interface, wanted).map_err(|e| format!("local: {e}"))?
+            let local = if self.switching && self.ends.local() {
+                offload::set(interface, wanted)
             } else {
-                offload::read(interface).map_err(|e| format!("local: {e}"))?
-            });
+                offload::read(interface)
+            };
+            record.local = Some(local.map_err(|e| {
+                let refused = match &e {
+                    OffloadError::Refused { offload, .. } => Some(*offload),
+                    _ => None,
+                };
+                self.refusal("local", e.to_string(), refused)
+            })?);
         }
         let remote_wanted: &[(Offload, bool)] = if self.switching && self.ends.remote() {
             wanted
@@ -178,11 +213,27 @@ impl OffloadSwitch {
         record.remote = match self.remote_call(remote_wanted) {
             Ok(s) => Some(s),
             Err(e) if self.switching && self.ends.remote() => {
-                return Err(format!("remote: {}", remote_error(e, self.ends)))
+                let refused = match &e {
+                    RemoteOffloadError::Refused { offload, .. } => Some(*offload),
+                    _ => None,
+                };
+                return Err(self.refusal("remote", remote_error(e, self.ends), refused));
             }
             Err(_) => None,
         };
         Ok(record)
+    }
+
+    /// One end's error as the experiment reports it; an offload the end
+    /// refused to switch comes with how to leave it out of the plan.
+    fn refusal(&self, end: &str, text: String, refused: Option<Offload>) -> String {
+        match refused {
+            Some(o) => format!(
+                "{end}: {text}; {}",
+                leave_out(o, &self.offload_set, self.offloads_factor)
+            ),
+            None => format!("{end}: {text}"),
+        }
     }
 
     /// One remote set (or read), reconnecting once if the connection was
@@ -194,7 +245,7 @@ impl OffloadSwitch {
     ) -> Result<OffloadSnapshot, RemoteOffloadError> {
         let Some(remote) = self.remote.as_mut() else {
             return Err(RemoteOffloadError::NotNetperfNg {
-                host: self.host.clone(),
+                at: NetserverAt::new(&self.host, self.port),
             });
         };
         match remote.set(wanted) {
@@ -263,5 +314,33 @@ impl Drop for OffloadSwitch {
         if let Err(e) = self.restore() {
             eprintln!("netagg experiment: restoring offloads: {e}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_offload_comes_with_the_option_that_leaves_it_out() {
+        let all = Offload::ALL.to_vec();
+        assert_eq!(
+            leave_out(Offload::Lro, &all, true),
+            "to switch the others, leave lro out: --offload-set tso,gso,gro \
+             (offload_set = [\"tso\", \"gso\", \"gro\"] in the plan)"
+        );
+        assert_eq!(
+            leave_out(Offload::Lro, &[Offload::Lro], true),
+            "leave the offloads factor out (it switches lro only)"
+        );
+        // Its own factor, whatever the set holds.
+        assert_eq!(
+            leave_out(Offload::Lro, &all, false),
+            "leave the lro factor out"
+        );
+        assert_eq!(
+            leave_out(Offload::Gso, &[Offload::Tso], true),
+            "leave the gso factor out"
+        );
     }
 }

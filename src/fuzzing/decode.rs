@@ -1,10 +1,12 @@
 //! The `decode_message` target: any bytes, as one control message, through
-//! every decoder of netperf-ng and the server's omni request validation.
+//! every decoder of netperf-ng and the server's request checks (omni
+//! validation, fill file names, the offload opt-in's rule).
 //! Nothing may panic, and a decoded value must come back unchanged from
 //! encode → decode, with an encoding that is then stable: a value we can
 //! read is one we can write, so a relayed or re-sent message means the same.
 
 use crate::server::limits::Limits;
+use crate::server::offload_scope::OffloadScope;
 use crate::server::omni::validate;
 use crate::wire::extension::Extension;
 use crate::wire::unix::{self, Role, UnixTest};
@@ -79,7 +81,9 @@ pub fn check_message(data: &[u8]) {
     // What netserver decides about a request, and what our netperf makes of
     // a Unix-domain reply: only "no panic" is asked of them.
     let limits = Limits::default();
-    let _ = validate(&omni::OmniRequest::decode(m), &limits);
+    let request = omni::OmniRequest::decode(m);
+    let _ = validate(&request, &limits);
+    check_fill_name(&request.fill_file);
     let _ = crate::server::legacy::check_request(m, &limits);
     let _ = crate::server::unix::check_request(m, &limits);
     let _ = UnixTest::from_request_kind(kind);
@@ -101,16 +105,37 @@ pub fn check_message(data: &[u8]) {
     }
 }
 
+/// A fill file name netserver accepts names one entry of its directory:
+/// joined to it, it can reach nothing else.
+fn check_fill_name(name: &str) {
+    if crate::server::fill::check_name(name).is_ok() {
+        let parts: Vec<_> = std::path::Path::new(name).components().collect();
+        assert!(
+            matches!(parts[..], [std::path::Component::Normal(_)]),
+            "fill name {name:?} passed the check but is not one entry: {parts:?}"
+        );
+    }
+}
+
 /// netperf-ng's offload control: what netserver accepts and what our client
-/// accepts must survive encode → decode unchanged.
+/// accepts must survive encode → decode unchanged, and a change asked of a
+/// server with the bare opt-in reaches the client's route only.
 fn check_offload_messages(m: &Message) {
     match offload::OffloadRequest::decode(m) {
-        Ok(request) => round_trip(
-            "OffloadRequest",
-            request,
-            |r| r.encode(),
-            |out| offload::OffloadRequest::decode(out).expect("a re-encoded request decodes"),
-        ),
+        Ok(request) => {
+            if let Some(name) = &request.interface {
+                let scope = OffloadScope::TowardClient { listed: vec![] };
+                let client = std::net::Ipv4Addr::LOCALHOST.into();
+                let allowed = scope.permits(name, client, Some("lo")).is_ok();
+                assert_eq!(allowed, name == "lo", "the rule let {name:?} through");
+            }
+            round_trip(
+                "OffloadRequest",
+                request,
+                |r| r.encode(),
+                |out| offload::OffloadRequest::decode(out).expect("a re-encoded request decodes"),
+            )
+        }
         Err(reason) => assert!(!reason.is_empty(), "a refusal says why"),
     }
     if let Some(response) = offload::OffloadResponse::decode(m) {

@@ -30,6 +30,7 @@ use crate::server::options::ServerOptions;
 use crate::server::session;
 use crate::wire::MESSAGE_LEN;
 use std::net::{Ipv4Addr, TcpListener, TcpStream, UdpSocket};
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -158,8 +159,18 @@ pub fn encode(script: &Script) -> Vec<u8> {
     out
 }
 
+/// The fuzzed server's fill directory (`-F`): fuzz/fill in the source tree,
+/// a file and a link out of it, so that fill names reach the directory's
+/// checks; none where the tree is not there.
+fn fill_dir() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/fill");
+    dir.is_dir().then_some(dir)
+}
+
 /// What the server is run with: the defaults, but a test that starts ends
 /// within about a second, and idle or stalled clients are not waited for.
+/// Offload changes stay off: a fuzzed session must never change this
+/// host's interfaces (the rule is checked by the decode target).
 /// NETPERF_NG_FUZZ_LOG set in the environment turns the server's log on
 /// (stderr), to see what an input does.
 pub fn server_options(passphrase: bool) -> ServerOptions {
@@ -174,6 +185,7 @@ pub fn server_options(passphrase: bool) -> ServerOptions {
             ..Default::default()
         },
         passphrase: passphrase.then(|| templates::PASSPHRASE.to_string()),
+        fill_dir: fill_dir(),
         verbosity: i32::from(log),
         verbosity_given: log,
         ..Default::default()

@@ -8,6 +8,23 @@ use super::omni::{refuse, Refusal};
 /// bytes; a larger ring repeats them).
 const MAX_FILL_BYTES: u64 = 16 << 20;
 
+/// A fill file name as a client may send it: one entry of the directory,
+/// never a path (the fuzzer checks that what passes is one component).
+pub fn check_name(name: &str) -> Result<(), Refusal> {
+    let plain = !name.is_empty()
+        && !name.contains('/')
+        && name != "."
+        && name != ".."
+        && !name.contains('\0');
+    if plain {
+        return Ok(());
+    }
+    Err(refuse(
+        libc::EPERM,
+        format!("fill file '{name}' is not a plain file name"),
+    ))
+}
+
 /// The bytes of a remote fill file the client named (netperf's `-F ,file`):
 /// only a plain file name inside the operator's `-F` directory, never a
 /// path, never following a link out of it; none without the directory.
@@ -21,13 +38,7 @@ pub fn read(name: &str, dir: Option<&std::path::Path>) -> Result<Option<Vec<u8>>
             "remote fill files are not served (netserver -F DIR names a directory for them)",
         ));
     };
-    let plain = !name.contains('/') && name != "." && name != ".." && !name.contains('\0');
-    if !plain {
-        return Err(refuse(
-            libc::EPERM,
-            format!("fill file '{name}' is not a plain file name"),
-        ));
-    }
+    check_name(name)?;
     let inside = |p: &std::path::Path| {
         let (Ok(file), Ok(root)) = (p.canonicalize(), dir.canonicalize()) else {
             return None;

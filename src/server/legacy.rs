@@ -118,18 +118,11 @@ pub fn check_request(m: &Message, limits: &Limits) -> Result<(), String> {
     }
 }
 
-/// The stop timer of a test: `test_length` seconds (at most the longest test
-/// allowed) plus netserver's pad, or for `test_length <= 0` no timer but a
-/// count of `-test_length`.
+/// The stop timer of a test (`Limits::test_clock` with netserver's pad),
+/// and for `test_length <= 0` the count of `-test_length`.
 pub(crate) fn timer_for(test_length: i32, limits: &Limits) -> (Option<Duration>, Option<u64>) {
-    if test_length > 0 {
-        let secs = test_length
-            .min(limits.max_test_seconds)
-            .saturating_add(PAD_TIME as i32);
-        (Some(Duration::from_secs(secs as u64)), None)
-    } else {
-        (None, Some(u64::from(test_length.unsigned_abs())))
-    }
+    let count = (test_length <= 0).then(|| u64::from(test_length.unsigned_abs()));
+    (Some(limits.test_clock(test_length, PAD_TIME)), count)
 }
 
 /// Open `listen` within netserver's --data-ports when it has one, with the

@@ -70,6 +70,21 @@ impl Default for Limits {
     }
 }
 
+impl Limits {
+    /// The clock of a test that asks for `test_length` (> 0: seconds;
+    /// else a count, or nothing): its length, at most --max-test-length,
+    /// plus `pad`. A counted test gets the longest length as its clock: it
+    /// ends with its count, or there, however long its client keeps it
+    /// going — a request does not lift the operator's bound.
+    pub fn test_clock(&self, test_length: i32, pad: u32) -> Duration {
+        let secs = match test_length {
+            asked @ 1.. => asked.min(self.max_test_seconds),
+            _ => self.max_test_seconds,
+        };
+        Duration::from_secs(secs.max(0) as u64 + u64::from(pad))
+    }
+}
+
 /// How an option's value is read.
 #[derive(Clone, Copy)]
 enum Kind {
@@ -118,7 +133,7 @@ const LIMIT_OPTIONS: &[LimitOption] = &[
         help: "Most memory of one send or receive ring",
         set: |l, v| l.max_ring_bytes = v as u64, get: |l| l.max_ring_bytes as f64 },
     LimitOption { name: "max-test-length", kind: Kind::WholeSeconds, min: 1.0, max: 2_147_483_647.0,
-        help: "Longest timed test",
+        help: "Longest test (counted ones too)",
         set: |l, v| l.max_test_seconds = v as i32, get: |l| f64::from(l.max_test_seconds) },
     LimitOption { name: "idle-timeout", kind: Kind::Seconds, min: 0.01, max: 31_536_000.0,
         help: "Close an idle control connection after",
@@ -234,7 +249,12 @@ const OPERATION_OPTIONS: &[(&str, &str)] = &[
     ),
     (
         "--allow-offload-changes",
-        "Clients may change offloads (undone at close)",
+        "Clients may change the offloads of the",
+    ),
+    ("", "interface toward them (undone at close)"),
+    (
+        "--allow-offload-changes=IF",
+        "... and of IF too (IF[,IF...])",
     ),
 ];
 
@@ -273,6 +293,28 @@ mod tests {
     }
 
     #[test]
+    fn every_test_has_a_clock_within_the_longest_length() {
+        let l = Limits {
+            max_test_seconds: 10,
+            ..Limits::default()
+        };
+        let secs = |length: i32, pad: u32| l.test_clock(length, pad).as_secs();
+        assert_eq!(secs(3, 4), 7);
+        assert_eq!(secs(30, 4), 14);
+        for counted in [0, -1, i32::MIN] {
+            assert_eq!(secs(counted, 0), 10);
+        }
+        let widest = Limits {
+            max_test_seconds: i32::MAX,
+            ..Limits::default()
+        };
+        assert_eq!(
+            widest.test_clock(i32::MAX, 4).as_secs(),
+            i32::MAX as u64 + 4
+        );
+    }
+
+    #[test]
     fn usage_lists_every_limit_with_its_default() {
         let text = usage_text();
         for o in LIMIT_OPTIONS {
@@ -282,6 +324,7 @@ mod tests {
             text.contains("--max-connections n         Control connections served at once (4096)")
         );
         assert!(text.contains("(64M)"));
+        assert!(text.contains("    --allow-offload-changes=IF  ... and of IF too (IF[,IF...])\n"));
         assert!(text.lines().all(|l| l.len() <= 80), "{text}");
     }
 }

@@ -2,7 +2,8 @@
 //! (`session`), run the netserver half of omni tests (`omni`) and of the
 //! legacy tests stock netperf still sends (`legacy`) and of the Unix-domain
 //! tests (`unix`); read and, where the
-//! operator allows it, change offloads for a client (`offload`).
+//! operator allows it (`offload_scope`), change offloads for a client
+//! (`offload`).
 
 pub mod allow;
 pub mod fill;
@@ -10,6 +11,7 @@ pub mod legacy;
 pub mod limits;
 pub mod log;
 pub mod offload;
+pub mod offload_scope;
 pub mod omni;
 pub mod omni_checks;
 pub mod options;

@@ -1,8 +1,10 @@
 //! netserver's half of offload control (netperf-ng only): answer reads of
 //! the offloads of the interface that carries a client's traffic, change them
-//! only when the operator started netserver with `--allow-offload-changes`,
-//! and put back everything a control connection changed when it closes —
-//! for whatever reason — or when netserver shuts down.
+//! only where the operator's `--allow-offload-changes` reaches
+//! (`offload_scope`), and put back everything a control connection changed
+//! when it closes — for whatever reason — or when netserver shuts down.
+//! Every change, restore and refusal of an allowed netserver is an audit
+//! line of the log, with the client's address.
 //!
 //! An interface changed by one control connection is held by it until it
 //! closes: another connection may read it but not change it, so that one
@@ -87,40 +89,61 @@ impl SessionOffloads {
     }
 
     fn answer(&mut self, request: &OffloadRequest, opts: &ServerOptions) -> OffloadResponse {
-        let interface = match &request.interface {
-            Some(name) => name.clone(),
-            None => match egress_interface(&self.peer) {
-                Some(name) => name,
-                None => {
-                    return OffloadResponse::failure(
-                        OffloadStatus::NoSuchInterface,
-                        &format!(
-                            "netserver finds no interface toward its client {}",
-                            self.peer.ip()
-                        ),
-                    )
-                }
-            },
+        let toward = egress_interface(&self.peer);
+        let interface = match (&request.interface, &toward) {
+            (Some(name), _) | (None, Some(name)) => name.clone(),
+            (None, None) => {
+                return OffloadResponse::failure(
+                    OffloadStatus::NoSuchInterface,
+                    &format!(
+                        "netserver finds no interface toward its client {}",
+                        self.peer.ip().to_canonical()
+                    ),
+                )
+            }
         };
         match request.op {
             OffloadOp::Read => describe(&interface),
-            OffloadOp::Set if !opts.allow_offload_changes => {
-                log::line(
-                    opts,
-                    Some(self.peer),
-                    &format!("refused offload change on {interface}: not allowed"),
-                );
-                OffloadResponse::failure(
-                    OffloadStatus::NotAllowed,
-                    "this netserver does not allow offload changes: its operator can start it with --allow-offload-changes",
-                )
+            OffloadOp::Set => {
+                let wanted = request.changes.pairs();
+                let rule =
+                    opts.offload_changes
+                        .permits(&interface, self.peer.ip(), toward.as_deref());
+                match rule {
+                    Ok(()) => self.change(&interface, &wanted, opts),
+                    Err(rule) => self.refuse(&interface, &wanted, &rule, opts),
+                }
             }
-            OffloadOp::Set => self.change(&interface, &request.changes.pairs(), opts),
             OffloadOp::Restore => match self.release(opts) {
                 Ok(()) => describe(&interface),
                 Err(e) => failure(&e),
             },
         }
+    }
+
+    /// A change the operator's rule does not reach: logged, and answered
+    /// with the rule (NotAllowed, as netservers before the rule answered).
+    fn refuse(
+        &self,
+        interface: &str,
+        wanted: &[(Offload, bool)],
+        rule: &str,
+        opts: &ServerOptions,
+    ) -> OffloadResponse {
+        let text = format!(
+            "refused offload change on {interface} ({}): {rule}",
+            asked(wanted)
+        );
+        // Without the opt-in nobody can change anything: a client's probe
+        // is no event the operator must see.
+        if opts.offload_changes.enabled() {
+            log::audit(opts, Some(self.peer), &text);
+        } else {
+            log::line(opts, Some(self.peer), &text);
+        }
+        let mut response = OffloadResponse::failure(OffloadStatus::NotAllowed, rule);
+        response.interface = interface.to_string();
+        response
     }
 
     /// Change `wanted` on `interface`, holding it (and its state before the
@@ -161,24 +184,23 @@ impl SessionOffloads {
                 Err(e) => return failure(&e),
             },
         }
-        let asked: Vec<String> = wanted
-            .iter()
-            .map(|(o, on)| format!("{o} {}", if *on { "on" } else { "off" }))
-            .collect();
         match offload::set(interface, wanted) {
             Ok(_) => {
-                log::line(
+                log::audit(
                     opts,
                     Some(self.peer),
-                    &format!("offloads of {interface} set: {}", asked.join(" ")),
+                    &format!("offloads of {interface} set: {}", asked(wanted)),
                 );
                 describe(interface)
             }
             Err(e) => {
-                log::line(
+                log::audit(
                     opts,
                     Some(self.peer),
-                    &format!("offload change on {interface} failed: {e}"),
+                    &format!(
+                        "offload change on {interface} ({}) failed: {e}",
+                        asked(wanted)
+                    ),
                 );
                 failure(&e)
             }
@@ -221,8 +243,17 @@ fn restore(
         Ok(()) => format!("offloads of {name} restored{when}"),
         Err(e) => format!("offloads of {name} NOT restored{when}: {e}"),
     };
-    log::line(opts, Some(hold.peer), &text);
+    log::audit(opts, Some(hold.peer), &text);
     result
+}
+
+/// The changes asked for, as the log shows them: "tso off gro on".
+fn asked(wanted: &[(Offload, bool)]) -> String {
+    let pairs: Vec<String> = wanted
+        .iter()
+        .map(|(o, on)| format!("{o} {}", offload::on_off(*on)))
+        .collect();
+    pairs.join(" ")
 }
 
 impl Drop for SessionOffloads {

@@ -331,13 +331,8 @@ fn setup_and_run(
     let xmit_only = xmit && !recv;
     let phase = caller.phase("omni", kind::OMNI_RESPONSE, measure_cpu);
     let pad = if xmit_only { 0 } else { PAD_TIME };
-    let (timer_secs, units) = if r.test_length > 0 {
-        (Some(r.test_length as u64 + u64::from(pad)), None)
-    } else if r.test_length < 0 {
-        (None, Some(u64::from(r.test_length.unsigned_abs())))
-    } else {
-        (None, None)
-    };
+    let units = (r.test_length < 0).then(|| u64::from(r.test_length.unsigned_abs()));
+    let limit = Some(test.limits.test_clock(r.test_length, pad));
     // Buffers are made before the clock and the CPU sampler start.
     let mut send_ring = BufferRing::new(
         p.send_width,
@@ -364,7 +359,6 @@ fn setup_and_run(
     // A client that closes the control connection or goes silent mid-test
     // has vanished: stop the test, which nothing else would end if it is
     // counted (UDP, TCP_CRR) or long.
-    let limit = timer_secs.map(Duration::from_secs);
     let stop = &phase.stop;
     let served = phase.measured(listener.as_raw_fd(), limit, pad, || {
         let (send, recv) = (&mut send_ring, &mut recv_ring);

@@ -2,6 +2,7 @@
 
 use super::allow::AllowList;
 use super::limits::{self, Limits};
+use super::offload_scope::OffloadScope;
 use crate::cli::config::Family;
 use crate::net::port_range::PortRange;
 
@@ -37,11 +38,11 @@ pub struct ServerOptions {
     pub pid_file: Option<std::path::PathBuf>,
     /// --log-json (netperf-ng): log lines as JSON objects.
     pub log_json: bool,
-    /// --allow-offload-changes (netperf-ng): clients may change the
-    /// offloads (tso, gso, gro, lro) of the interface facing them; each
-    /// connection's changes are put back when it closes. Reading them is
-    /// always allowed.
-    pub allow_offload_changes: bool,
+    /// --allow-offload-changes[=IF[,IF]] (netperf-ng): clients may change
+    /// the offloads (tso, gso, gro, lro) of the interface toward them, and
+    /// of the interfaces listed; each connection's changes are put back
+    /// when it closes. Reading them is always allowed.
+    pub offload_changes: OffloadScope,
     /// --data-ports MIN-MAX (netperf-ng): every data socket is opened on a
     /// free port of this range (a Service or firewall names it); none = the
     /// kernel's ephemeral ports.
@@ -66,7 +67,7 @@ impl Default for ServerOptions {
             fill_dir: None,
             pid_file: None,
             log_json: false,
-            allow_offload_changes: false,
+            offload_changes: OffloadScope::Off,
             data_ports: None,
         }
     }
@@ -144,14 +145,10 @@ pub fn parse_netserver(args: &[String]) -> Result<ServerInvocation, ServerArgErr
                         .map_err(|why| ServerArgError::Long(format!("--data-ports: {why}")))?;
                     o.data_ports = Some(range);
                 }
-                "allow-offload-changes" => {
-                    if inline.is_some() {
-                        return Err(ServerArgError::Long(
-                            "--allow-offload-changes takes no value".into(),
-                        ));
-                    }
-                    o.allow_offload_changes = true
-                }
+                "allow-offload-changes" => o
+                    .offload_changes
+                    .add(inline.as_deref())
+                    .map_err(ServerArgError::Long)?,
                 "allow" => o
                     .allow
                     .add(&value("networks")?)
@@ -308,7 +305,7 @@ mod tests {
         assert!(o.allow.permits("127.9.9.9".parse().unwrap()));
         assert!(o.allow.permits("::1".parse().unwrap()));
         assert!(!o.allow.permits("10.0.0.1".parse().unwrap()));
-        assert!(!o.allow_offload_changes);
+        assert!(!o.offload_changes.enabled());
     }
 
     #[test]
@@ -340,11 +337,39 @@ mod tests {
     }
 
     #[test]
-    fn offload_changes_are_opt_in() {
-        assert!(!ServerOptions::default().allow_offload_changes);
-        assert!(run(&["--allow-offload-changes", "-p", "1"]).allow_offload_changes);
+    fn offload_changes_are_opt_in_and_scoped() {
+        assert!(!ServerOptions::default().offload_changes.enabled());
+        assert_eq!(
+            run(&["--allow-offload-changes", "-p", "1"]).offload_changes,
+            OffloadScope::TowardClient { listed: vec![] }
+        );
+        // `=IF` lists interfaces beyond the client's route; the value is
+        // never the next argument (the bare form stays bare).
+        let o = run(&[
+            "--allow-offload-changes=veth1,eth2",
+            "--allow-offload-changes",
+            "-D",
+        ]);
+        assert_eq!(
+            o.offload_changes,
+            OffloadScope::TowardClient {
+                listed: vec!["veth1".into(), "eth2".into()]
+            }
+        );
+        assert!(o.foreground);
         let v = |a: &[&str]| parse_netserver(&a.iter().map(|s| s.to_string()).collect::<Vec<_>>());
-        assert!(v(&["--allow-offload-changes=yes"]).is_err());
+        for bad in [
+            "--allow-offload-changes=",
+            "--allow-offload-changes=../eth0",
+            "--allow-offload-changes=eth0,,eth1",
+            "--allow-offload-changes=abcdefghijklmnop",
+        ] {
+            let e = v(&[bad]).unwrap_err().to_string();
+            assert!(
+                e.starts_with("netserver: --allow-offload-changes"),
+                "{bad}: {e}"
+            );
+        }
         assert!(v(&["--allow-offload"]).is_err());
     }
 }

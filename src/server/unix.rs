@@ -26,7 +26,6 @@ use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
-use std::time::Duration;
 
 fn refuse(errno: i32, reason: impl Into<String>) -> Refusal {
     Refusal {
@@ -331,10 +330,10 @@ fn run_data(plan: &Plan, s: &Setup, phase: &Phase) -> Result<Done, DataError> {
         f.send_alignment as u32,
         f.send_offset as u32,
     );
-    let limit = plan.timed().then(|| {
-        let secs = f.test_length.min(limits.max_test_seconds) + PAD_TIME as i32;
-        Duration::from_secs(secs as u64)
-    });
+    // STREAM_STREAM's length is no time: it ends at end of file, or at
+    // the longest length, as a count does.
+    let asked = if plan.timed() { f.test_length } else { 0 };
+    let limit = Some(limits.test_clock(asked, PAD_TIME));
     let (stop, count) = (&phase.stop, plan.transaction_limit());
     let served = phase.measured(fd, limit, PAD_TIME, || match plan.test {
         UnixTest::StreamStream | UnixTest::DgStream => {

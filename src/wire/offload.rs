@@ -175,7 +175,11 @@ fn name_field(m: &Message, at: usize) -> Result<Option<String>, String> {
 pub enum OffloadStatus {
     Ok = 0,
     BadRequest = 1,
-    /// netserver was not started with --allow-offload-changes.
+    /// The operator's rule does not reach the interface: netserver was not
+    /// started with --allow-offload-changes, or the interface is neither
+    /// the client's route nor one it lists (`=IF[,IF]`). The text names the
+    /// rule; the interface field names the interface (empty from
+    /// netservers before the rule).
     NotAllowed = 2,
     NoSuchInterface = 3,
     /// The driver or kernel did not take the change.
