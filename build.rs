@@ -30,8 +30,14 @@ fn main() {
         .into_iter()
         .flatten()
         {
+            // Only what exists: cargo takes a missing file as changed and
+            // would build again every time (a worktree's git directory has
+            // no packed-refs or refs/heads of its own).
             for file in ["HEAD", "packed-refs", "refs/heads"] {
-                println!("cargo:rerun-if-changed={dir}/{file}");
+                let path = std::path::Path::new(&dir).join(file);
+                if path.exists() {
+                    println!("cargo:rerun-if-changed={}", path.display());
+                }
             }
         }
         let changed =
