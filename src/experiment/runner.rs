@@ -5,8 +5,8 @@
 //! which is then recorded as interrupted.
 
 use super::args::{netperf_args, streams_of};
-use super::execute::{run_streams_merging_latency, Outcome};
-use super::latency_merge;
+use super::execute::Outcome;
+use super::latency_merge::{self, run_streams_merging_latency};
 use super::model::{
     cell_label, Cell, ExperimentRecord, OffloadRecord, RunRecord, RunStatus, RECORD_VERSION,
 };
