@@ -312,7 +312,38 @@ fn stream_thread(
     let result = client::run_iteration(Some(&mut chan), &spec, &run, false);
     chan.shutdown();
     let it = result?;
-    Ok(super::runner::final_line(&config, &spec, &it))
+    Ok(final_line(&config, &spec, &it))
+}
+
+/// The stream's `-o all` values line, as `netperf -P 0 ... -- -o all` ends,
+/// and its load generator's facts from the same record.
+fn final_line(
+    config: &crate::cli::config::Config,
+    spec: &TestSpec,
+    it: &client::Iteration,
+) -> Finished {
+    use crate::report::omni::{select, Style};
+    use crate::run::omni::{record, render_record, Measured, OmniOutput};
+    let output = OmniOutput {
+        style: Style::Csv,
+        selection: select::all(),
+    };
+    let measured = Measured {
+        last: it,
+        iterations: 1,
+        averaged: None,
+        widths: None,
+    };
+    let record = record(&output.selection, config, spec, &measured);
+    Finished {
+        final_line: render_record(&output, config, spec, &measured, &record),
+        remote: crate::page::context::HostFacts::of_end(
+            "load generator",
+            &config.global.host,
+            &record.remote,
+        )
+        .with_cpu_count(it.remote_system.as_ref()),
+    }
 }
 
 /// Start a level's new streams and return once all of them run or failed.

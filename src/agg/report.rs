@@ -6,7 +6,7 @@
 
 use super::charts::ChartText;
 use super::runner::{Recording, RunConfig};
-use super::summary::LevelSummary;
+use super::summary::{with_members, LevelSummary};
 use crate::control::offload::RemoteOffloads;
 use crate::page::context::{HostFacts, RunContext};
 use crate::page::html::{escape, figure, open, CLOSE};
@@ -192,20 +192,6 @@ impl Drawing {
 /// `doc` (a JSON document) with the context under "context".
 pub fn with_context(doc: &str, ctx: &RunContext) -> String {
     with_members(doc, [("context", ctx.to_json())])
-}
-
-/// `doc` with `members` added at its top level.
-pub(super) fn with_members<const N: usize>(
-    doc: &str,
-    members: [(&str, serde_json::Value); N],
-) -> String {
-    let Ok(serde_json::Value::Object(mut map)) = serde_json::from_str(doc) else {
-        return doc.to_string();
-    };
-    for (key, value) in members {
-        map.insert(key.into(), value);
-    }
-    serde_json::to_string_pretty(&map).unwrap_or_else(|_| doc.to_string()) + "\n"
 }
 
 /// One self-contained page: the context, the summary, the charts with

@@ -8,10 +8,8 @@
 use super::failures::StreamFailure;
 use super::launch::{self, LaunchSettings, Stream, StreamRequest};
 use super::plan::{ramp, KindSpec};
-use crate::control::client;
 use crate::measure::cpu::CpuSampler;
 use crate::net::interface::{egress_interface, InterfaceCounters};
-use crate::spec::TestSpec;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// What to run.
@@ -175,37 +173,6 @@ fn stream_args(cfg: &RunConfig, host: &str) -> Vec<String> {
         args.extend(["-e".to_string(), cfg.loss_timeout.to_string()]);
     }
     args
-}
-
-/// The stream's `-o all` values line, as `netperf -P 0 ... -- -o all` ends,
-/// and its load generator's facts from the same record.
-pub(super) fn final_line(
-    config: &crate::cli::config::Config,
-    spec: &TestSpec,
-    it: &client::Iteration,
-) -> launch::Finished {
-    use crate::report::omni::{select, Style};
-    use crate::run::omni::{record, render_record, Measured, OmniOutput};
-    let output = OmniOutput {
-        style: Style::Csv,
-        selection: select::all(),
-    };
-    let measured = Measured {
-        last: it,
-        iterations: 1,
-        averaged: None,
-        widths: None,
-    };
-    let record = record(&output.selection, config, spec, &measured);
-    launch::Finished {
-        final_line: render_record(&output, config, spec, &measured, &record),
-        remote: crate::page::context::HostFacts::of_end(
-            "load generator",
-            &config.global.host,
-            &record.remote,
-        )
-        .with_cpu_count(it.remote_system.as_ref()),
-    }
 }
 
 /// Units (bytes or transactions) to the kind's rate unit per second.

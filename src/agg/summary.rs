@@ -358,7 +358,23 @@ fn health_json(h: &LevelHealth, work: &str) -> serde_json::Value {
 /// generators under "kubernetes": each host's pod, node and zone (in the
 /// order of "hosts"), the Services in front of them and where the run was.
 pub fn with_kubernetes(doc: &str, found: &crate::k8s::Discovery) -> String {
-    super::report::with_members(doc, [("kubernetes", json!(found))])
+    with_members(doc, [("kubernetes", json!(found))])
+}
+
+/// `doc` with `members` added at its top level. Here with `json`, which
+/// makes the document, so that `report` can add its context without
+/// `summary` naming the page.
+pub(super) fn with_members<const N: usize>(
+    doc: &str,
+    members: [(&str, serde_json::Value); N],
+) -> String {
+    let Ok(serde_json::Value::Object(mut map)) = serde_json::from_str(doc) else {
+        return doc.to_string();
+    };
+    for (key, value) in members {
+        map.insert(key.into(), value);
+    }
+    serde_json::to_string_pretty(&map).unwrap_or_else(|_| doc.to_string()) + "\n"
 }
 
 /// Everything as one JSON document; `loss_timeout` is the streams' `-e`

@@ -3,7 +3,7 @@
 
 use super::factors::{self, FactorKind};
 use super::model::Cell;
-use super::plan::{level_of, Plan};
+use super::plan::{level_of, shape_of, Plan};
 
 /// What every run reports (netperf -k): the write-up's selectors
 /// (throughput, send/receive calls, CPU and peak per-CPU utilization,
@@ -69,33 +69,6 @@ pub const SELECTORS: &[&str] = &[
 /// length; this keeps netperf's brief output lines readable, and holds every
 /// built-in matrix scenario with its test.
 const BRAND_LEN: usize = 80;
-
-/// A run's omni direction ("send", "recv", "rr") and protocol.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Shape {
-    pub direction: &'static str,
-    pub protocol: &'static str,
-}
-
-/// The direction and protocol of `cell`: from its test level, else its
-/// direction and protocol levels, else send over TCP (TCP_STREAM).
-pub fn shape_of(cell: &Cell) -> Shape {
-    if let Some((direction, protocol)) = level_of(cell, "test").and_then(factors::test_shape) {
-        return Shape {
-            direction,
-            protocol,
-        };
-    }
-    let pick = |name: &str, words: &[&'static str], default: &'static str| {
-        level_of(cell, name)
-            .and_then(|l| words.iter().copied().find(|w| *w == l))
-            .unwrap_or(default)
-    };
-    Shape {
-        direction: pick("direction", &["send", "recv", "rr"], "send"),
-        protocol: pick("protocol", &["tcp", "udp"], "tcp"),
-    }
-}
 
 /// The streams a cell runs at once: its streams level times its test
 /// level's `*N`.

@@ -1,9 +1,10 @@
 //! One run of one cell: its netperf processes started at once, bounded in
 //! time, their `-k` output read into metrics and facts, and several
 //! streams combined into one result (sums of rates, CPU averaged, service
-//! demand recomputed for the total, latency from the streams' merged
-//! histograms: see `latency_merge`). A run that gives no throughput is a
-//! failure with its reason, never a zero.
+//! demand recomputed for the total; latency percentiles dropped, as a
+//! multi-stream run's come from its streams' merged histograms in
+//! `latency_merge`, which runs its streams through here). A run that gives
+//! no throughput is a failure with its reason, never a zero.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -13,8 +14,6 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-
-use super::latency_merge::{self, StreamLatency};
 
 /// Selectors whose values are text even when they look like numbers.
 const TEXT_SELECTORS: &[&str] = &["RESULT_BRAND", "UUID", "LOCAL_RELEASE", "REMOTE_RELEASE"];
@@ -31,7 +30,7 @@ enum Combine {
 /// everything else (sizes, MSS, CPU counts) is the first stream's. Latency
 /// percentiles cannot be merged from per-process percentiles: `combine`
 /// drops them, and a multi-stream run's come from the streams' merged
-/// histograms instead (`run_streams_merging_latency`).
+/// histograms instead (`latency_merge::run_streams_merging_latency`).
 const COMBINE: &[(&str, Combine)] = &[
     ("THROUGHPUT", Combine::Sum),
     ("LOCAL_SEND_THROUGHPUT", Combine::Sum),
@@ -89,26 +88,30 @@ pub fn run_streams(
     limit: Duration,
     stop: &AtomicBool,
 ) -> Outcome {
-    run_streams_merging_latency(netperf, commands, None, limit, stop)
+    match measure_streams(netperf, commands, limit, stop) {
+        Ok(streams) => Outcome::Measured(combine(streams)),
+        Err(ended) => ended,
+    }
 }
 
-/// `run_streams`, and for several streams the run's latency from `latency`
-/// (each stream's histogram file, or why there is none), recorded with its
-/// source in the `LATENCY_SOURCE` fact.
-pub fn run_streams_merging_latency(
+/// `run_streams` before the streams combine: each stream's own result, or
+/// how the run ended without them (failed or interrupted).
+pub fn measure_streams(
     netperf: &Path,
     commands: &[Vec<String>],
-    latency: Option<&StreamLatency>,
     limit: Duration,
     stop: &AtomicBool,
-) -> Outcome {
+) -> Result<Vec<Measured>, Outcome> {
     let mut running: Vec<Running> = Vec::new();
     for args in commands {
         match start(netperf, args) {
             Ok(r) => running.push(r),
             Err(e) => {
                 running.into_iter().for_each(Running::kill);
-                return Outcome::Failed(format!("cannot start {}: {e}", netperf.display()));
+                return Err(Outcome::Failed(format!(
+                    "cannot start {}: {e}",
+                    netperf.display()
+                )));
             }
         }
     }
@@ -132,13 +135,13 @@ pub fn run_streams_merging_latency(
     }
     let finished: Vec<(i32, String, String)> = running.into_iter().map(Running::collect).collect();
     if stop.load(Ordering::Relaxed) {
-        return Outcome::Interrupted;
+        return Err(Outcome::Interrupted);
     }
     if timed_out {
-        return Outcome::Failed(format!(
+        return Err(Outcome::Failed(format!(
             "netperf did not finish within {} s; killed",
             limit.as_secs()
-        ));
+        )));
     }
     let mut streams = Vec::new();
     for (i, (code, stdout, stderr)) in finished.iter().enumerate() {
@@ -149,27 +152,20 @@ pub fn run_streams_merging_latency(
         };
         let measured = parse_keyval(stdout);
         if *code != 0 {
-            return Outcome::Failed(format!(
+            return Err(Outcome::Failed(format!(
                 "{which}netperf exited with status {code}: {}",
                 last_line(stderr, stdout)
-            ));
+            )));
         }
         if !measured.metrics.contains_key("THROUGHPUT") {
-            return Outcome::Failed(format!(
+            return Err(Outcome::Failed(format!(
                 "{which}netperf reported no throughput: {}",
                 last_line(stderr, stdout)
-            ));
+            )));
         }
         streams.push(measured);
     }
-    let merged = latency
-        .filter(|_| streams.len() > 1)
-        .map(|source| latency_merge::merged_metrics(source, &streams));
-    let mut run = combine(streams);
-    if let Some(merged) = merged {
-        latency_merge::apply(&mut run, merged);
-    }
-    Outcome::Measured(run)
+    Ok(streams)
 }
 
 /// A started netperf with its output being read.
@@ -429,28 +425,6 @@ mod tests {
             matches!(&out, Outcome::Measured(m) if m.metrics["THROUGHPUT"] == 10.0),
             "{out:?}"
         );
-        // Several streams take their latency from the given source (or
-        // say why there is none); one stream keeps its own figures.
-        let why = StreamLatency::Unavailable("a stock netperf".into());
-        let p99 = vec![
-            "-c".to_string(),
-            "echo THROUGHPUT=5; echo P99_LATENCY=7".to_string(),
-        ];
-        let pair = [p99.clone(), p99.clone()];
-        let out = run_streams_merging_latency(sh, &pair, Some(&why), Duration::from_secs(5), &stop);
-        let Outcome::Measured(m) = out else {
-            panic!("{out:?}")
-        };
-        assert_eq!(m.facts["LATENCY_SOURCE"], "none: a stock netperf");
-        assert!(!m.metrics.contains_key("P99_LATENCY"));
-        let single = [p99];
-        let out =
-            run_streams_merging_latency(sh, &single, Some(&why), Duration::from_secs(5), &stop);
-        let Outcome::Measured(m) = out else {
-            panic!("{out:?}")
-        };
-        assert_eq!(m.metrics["P99_LATENCY"], 7.0);
-        assert!(!m.facts.contains_key("LATENCY_SOURCE"));
         stop.store(true, Ordering::Relaxed);
         let out = run_streams(
             sh,

@@ -8,10 +8,11 @@
 //! stock netperf), the run reports no latency and its `LATENCY_SOURCE` fact
 //! says why.
 
-use super::execute::{start, Measured};
+use super::execute::{combine, measure_streams, start, Measured, Outcome};
 use crate::measure::latency_log;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 /// The run's fact naming where its latency figures come from.
@@ -30,6 +31,30 @@ pub enum StreamLatency {
     Files(Vec<PathBuf>),
     /// None can be had, and why.
     Unavailable(String),
+}
+
+/// `execute::run_streams`, and for several streams the run's latency from
+/// `latency` (each stream's histogram file, or why there is none), recorded
+/// with its source in the `LATENCY_SOURCE` fact.
+pub fn run_streams_merging_latency(
+    netperf: &Path,
+    commands: &[Vec<String>],
+    latency: Option<&StreamLatency>,
+    limit: Duration,
+    stop: &AtomicBool,
+) -> Outcome {
+    let streams = match measure_streams(netperf, commands, limit, stop) {
+        Ok(streams) => streams,
+        Err(ended) => return ended,
+    };
+    let merged = latency
+        .filter(|_| streams.len() > 1)
+        .map(|source| merged_metrics(source, &streams));
+    let mut run = combine(streams);
+    if let Some(merged) = merged {
+        apply(&mut run, merged);
+    }
+    Outcome::Measured(run)
 }
 
 /// Whether `netperf` is netperf-ng, which can write latency histograms:
@@ -287,6 +312,34 @@ mod tests {
             with_histogram_option(words("-H h"), f),
             words("-H h -- --latency-histogram /tmp/d/stream-1.hlog")
         );
+    }
+
+    #[test]
+    fn several_streams_take_their_latency_from_the_source() {
+        let stop = AtomicBool::new(false);
+        let sh = Path::new("/bin/sh");
+        // Several streams take their latency from the given source (or
+        // say why there is none); one stream keeps its own figures.
+        let why = StreamLatency::Unavailable("a stock netperf".into());
+        let p99 = vec![
+            "-c".to_string(),
+            "echo THROUGHPUT=5; echo P99_LATENCY=7".to_string(),
+        ];
+        let pair = [p99.clone(), p99.clone()];
+        let out = run_streams_merging_latency(sh, &pair, Some(&why), Duration::from_secs(5), &stop);
+        let Outcome::Measured(m) = out else {
+            panic!("{out:?}")
+        };
+        assert_eq!(m.facts["LATENCY_SOURCE"], "none: a stock netperf");
+        assert!(!m.metrics.contains_key("P99_LATENCY"));
+        let single = [p99];
+        let out =
+            run_streams_merging_latency(sh, &single, Some(&why), Duration::from_secs(5), &stop);
+        let Outcome::Measured(m) = out else {
+            panic!("{out:?}")
+        };
+        assert_eq!(m.metrics["P99_LATENCY"], 7.0);
+        assert!(!m.facts.contains_key("LATENCY_SOURCE"));
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! An experiment's plan: the TOML file (or the command line alone) read,
 //! merged with command-line overrides and validated into a [`Plan`] before
-//! anything runs, and written back as the canonical TOML the record keeps.
+//! anything runs, and written back as the canonical TOML the record keeps;
+//! and what a cell of it says: its levels and its test's direction and
+//! protocol.
 
 use super::factors::{self, FactorKind, OFFLOAD_NAMES};
 use super::model::{cross_product, Cell, FactorRecord};
@@ -386,7 +388,7 @@ impl Plan {
     /// Cells whose options do not fit together.
     fn check_cells(&self) -> Result<(), String> {
         for cell in self.cells() {
-            let shape = super::args::shape_of(&cell);
+            let shape = shape_of(&cell);
             if shape.protocol == "udp" && cell_has(&cell, "mss") {
                 return Err(format!(
                     "factor mss (-G, TCP_MAXSEG) applies to TCP only; cell \"{}\" is UDP",
@@ -471,6 +473,33 @@ pub fn level_of<'a>(cell: &'a Cell, name: &str) -> Option<&'a str> {
     cell.iter()
         .find(|(f, _)| f == name)
         .map(|(_, l)| l.as_str())
+}
+
+/// A run's omni direction ("send", "recv", "rr") and protocol.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shape {
+    pub direction: &'static str,
+    pub protocol: &'static str,
+}
+
+/// The direction and protocol of `cell`: from its test level, else its
+/// direction and protocol levels, else send over TCP (TCP_STREAM).
+pub fn shape_of(cell: &Cell) -> Shape {
+    if let Some((direction, protocol)) = level_of(cell, "test").and_then(factors::test_shape) {
+        return Shape {
+            direction,
+            protocol,
+        };
+    }
+    let pick = |name: &str, words: &[&'static str], default: &'static str| {
+        level_of(cell, name)
+            .and_then(|l| words.iter().copied().find(|w| *w == l))
+            .unwrap_or(default)
+    };
+    Shape {
+        direction: pick("direction", &["send", "recv", "rr"], "send"),
+        protocol: pick("protocol", &["tcp", "udp"], "tcp"),
+    }
 }
 
 #[cfg(test)]

@@ -5,13 +5,13 @@
 //! which is then recorded as interrupted.
 
 use super::args::{netperf_args, streams_of};
-use super::execute::{run_streams_merging_latency, Outcome};
-use super::latency_merge;
+use super::execute::Outcome;
+use super::latency_merge::{self, run_streams_merging_latency};
 use super::model::{
     cell_label, Cell, ExperimentRecord, OffloadRecord, RunRecord, RunStatus, RECORD_VERSION,
 };
 use super::order::run_order;
-use super::plan::Plan;
+use super::plan::{shape_of, Plan};
 use crate::timefmt::now_utc;
 use std::io::Write;
 use std::path::PathBuf;
@@ -158,7 +158,7 @@ struct EachRun {
 /// A cell of several request/response streams: its latency percentiles
 /// come from the streams' merged histograms.
 fn merges_latency(cell: &Cell) -> bool {
-    streams_of(cell) > 1 && super::args::shape_of(cell).direction == "rr"
+    streams_of(cell) > 1 && shape_of(cell).direction == "rr"
 }
 
 fn one_run(
@@ -246,7 +246,7 @@ fn one_run(
             };
         }
         Outcome::Measured(mut m) => {
-            if super::args::shape_of(cell).direction != "rr" {
+            if shape_of(cell).direction != "rr" {
                 // A stream test's transaction rate is 1 and its "latency" is
                 // the time per send call: not figures to compare.
                 for key in RR_ONLY_METRICS {

@@ -4,11 +4,10 @@
 //! table. Scenarios that could not run here keep their row, saying why.
 
 use super::analysis::Analysis;
-use super::args::shape_of;
 use super::layout::column_label;
 use super::model::{Cell, ExperimentRecord};
 use super::numbers::format_value;
-use super::plan::level_of;
+use super::plan::{level_of, shape_of};
 
 /// (metric, short title, unit when no fact names it) of a stream test's
 /// columns, then of a request/response test's.
