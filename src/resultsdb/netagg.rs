@@ -51,7 +51,7 @@ pub fn result_of(run: &NetaggRun, tags: &[String]) -> StoredResult {
             RunStatus::Ok
         };
         runs.push(RunRecord {
-            id: crate::run::special::new_uuid(),
+            id: crate::ids::new_uuid(),
             order: order as u32,
             cell,
             replicate: 1,
@@ -76,7 +76,7 @@ pub fn result_of(run: &NetaggRun, tags: &[String]) -> StoredResult {
     }
     let end = rec.levels.iter().map(|l| l.end).fold(0.0, f64::max);
     StoredResult {
-        id: crate::run::special::new_uuid(),
+        id: crate::ids::new_uuid(),
         kind: Kind::Netagg,
         test: run.kind.test.to_string(),
         host: rec.hosts.join(","),

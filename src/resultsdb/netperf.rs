@@ -85,7 +85,7 @@ impl PendingStore {
             .test
             .uuid
             .clone()
-            .unwrap_or_else(crate::run::special::new_uuid);
+            .unwrap_or_else(crate::ids::new_uuid);
         let result = stored(config, &id, metrics, facts, &self.started, &self.tags);
         self.store(&result)
     }
