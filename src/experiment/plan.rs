@@ -3,8 +3,8 @@
 //! anything runs, and written back as the canonical TOML the record keeps.
 
 use super::factors::{self, FactorKind, OFFLOAD_NAMES};
-use super::model::{cross_product, Cell, FactorRecord};
-use super::targets::{parse_targets, resolve_levels, Target};
+use super::targets::{self, parse_targets, resolve_levels};
+use crate::resultsdb::model::{cell_label, cross_product, Cell, FactorRecord, Target};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -390,7 +390,7 @@ impl Plan {
             if shape.protocol == "udp" && cell_has(&cell, "mss") {
                 return Err(format!(
                     "factor mss (-G, TCP_MAXSEG) applies to TCP only; cell \"{}\" is UDP",
-                    super::model::cell_label(&cell)
+                    cell_label(&cell)
                 ));
             }
             if let (Some(offset), Some(size), "tcp") = (
@@ -408,7 +408,7 @@ impl Plan {
             if shape.direction != "rr" && cell_has(&cell, "burst") {
                 return Err(format!(
                     "factor burst applies to request/response tests only; cell \"{}\" is a {} test",
-                    super::model::cell_label(&cell),
+                    cell_label(&cell),
                     shape.direction
                 ));
             }
@@ -452,7 +452,7 @@ impl Plan {
             targets: Some(
                 self.targets
                     .iter()
-                    .map(|t| (t.label.clone(), t.to_toml()))
+                    .map(|t| (t.label.clone(), targets::to_toml(t)))
                     .collect(),
             )
             .filter(|t: &toml::Table| !t.is_empty()),

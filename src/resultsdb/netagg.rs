@@ -8,8 +8,8 @@
 //! therefore shows the ratio per level with "insufficient data"; repeat
 //! the ramp as an experiment to get intervals.
 
+use super::model::{FactorRecord, OffloadRecord, RunRecord, RunStatus};
 use super::record::{Kind, StoredResult};
-use crate::experiment::model::{FactorRecord, OffloadRecord, RunRecord, RunStatus};
 use crate::timefmt::utc_timestamp;
 use std::collections::BTreeMap;
 use std::time::Duration;

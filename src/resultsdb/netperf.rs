@@ -4,9 +4,9 @@
 //! one run: numbers as metrics, texts as facts, by selector name.
 
 use super::db::{self, Db};
+use super::model::{OffloadRecord, RunRecord, RunStatus};
 use super::record::{Kind, StoredResult};
 use crate::cli::config::Config;
-use crate::experiment::model::{OffloadRecord, RunRecord, RunStatus};
 use crate::report::omni::table::{by_name, Selector};
 use crate::report::omni::value::{render, Fmt, Value};
 use crate::report::omni::{OmniRecord, Selection};
