@@ -3,7 +3,7 @@
 //! anything runs, and written back as the canonical TOML the record keeps.
 
 use super::factors::{self, FactorKind, OFFLOAD_NAMES};
-use super::targets::{self, parse_targets, resolve_levels};
+use super::targets::{parse_targets, resolve_levels, target_toml};
 use crate::resultsdb::model::{cell_label, cross_product, Cell, FactorRecord, Target};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -452,7 +452,7 @@ impl Plan {
             targets: Some(
                 self.targets
                     .iter()
-                    .map(|t| (t.label.clone(), targets::to_toml(t)))
+                    .map(|t| (t.label.clone(), target_toml(t)))
                     .collect(),
             )
             .filter(|t: &toml::Table| !t.is_empty()),

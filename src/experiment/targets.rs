@@ -12,7 +12,7 @@ const MAX_TARGETS: usize = 256;
 const MAX_TEXT: usize = 400;
 
 /// The target as the plan file writes it back.
-pub fn to_toml(target: &Target) -> toml::Value {
+pub fn target_toml(target: &Target) -> toml::Value {
     let mut t = toml::Table::new();
     if target.unavailable.is_none() {
         t.insert("host".into(), toml::Value::String(target.host.clone()));
