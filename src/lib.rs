@@ -10,6 +10,7 @@ pub mod engine;
 pub mod experiment;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod ids;
 pub mod input;
 pub mod k8s;
 pub mod matrix;

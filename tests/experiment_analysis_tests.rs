@@ -13,9 +13,9 @@ use experiment_fixture::{
     analysis, failing_cell, record, single_cell, writeup_means, TempDir, FAILURE_REASON,
 };
 use netperf_ng::experiment::analysis::{Finding, RatioOf};
-use netperf_ng::experiment::model::cell_label;
 use netperf_ng::experiment::tables::TEXT_WIDTH;
 use netperf_ng::experiment::{output, text_report, Analysis};
+use netperf_ng::resultsdb::model::cell_label;
 
 /// Reads experiment.json on its own: per cell (its label) and metric the
 /// statistics of the successful runs, the counts of the others, and per

@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use std::io::Write as _;
 
 use experiment_fixture::{analysis, record, TempDir};
-use netperf_ng::experiment::model::{ExperimentRecord, RunStatus};
 use netperf_ng::experiment::{csv, output, read_record, render_from_json, text_report, Analysis};
+use netperf_ng::resultsdb::model::{ExperimentRecord, RunStatus};
 
 fn parse_csv(text: &str) -> (Vec<String>, Vec<BTreeMap<String, String>>) {
     let mut reader = ::csv::ReaderBuilder::new().from_reader(text.as_bytes());

@@ -21,9 +21,9 @@ use common::browser::{
 use experiment_fixture::{analysis, record, FAILURE_REASON, SEED};
 use netperf_ng::experiment::analysis::key_metrics_present;
 use netperf_ng::experiment::layout::{metric_heading, Layout};
-use netperf_ng::experiment::model::ExperimentRecord;
 use netperf_ng::experiment::tables::{cell_text, improvement_text};
 use netperf_ng::experiment::{output, Analysis};
+use netperf_ng::resultsdb::model::ExperimentRecord;
 
 /// Writes the fixture's outputs into `dir`.
 fn render(dir: &Path) -> Vec<PathBuf> {

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 /// the ones above its line, never the ones below. docs/architecture.md
 /// says what each one does.
 const LAYERS: &[&str] = &[
+    "ids",        // UUIDs for tests and runs
     "input",      // reading files and arguments of any kind, bounded
     "timefmt",    // UTC timestamps in and out
     "rlimit",     // the open-file limit

@@ -5,7 +5,8 @@
 //! coordinator that samples them at the same instants (`runner`, at a raised
 //! priority: `priority`), why streams failed (`failures`), which streams
 //! stalled or moved nothing (`health`), and what the run says (`summary`,
-//! the charts in `charts`, the context and HTML page in `report`); and `post`, which reads the
+//! the charts in `charts`, the context and HTML page in `report`), the run as
+//! the results database takes it (`store`); and `post`, which reads the
 //! logs of real netperf runs of runemomniaggdemo.sh as post_proc.py does.
 
 pub mod charts;
@@ -20,4 +21,5 @@ pub mod priority;
 pub mod report;
 pub mod runner;
 pub mod saved;
+pub mod store;
 pub mod summary;

@@ -571,13 +571,13 @@ fn main() -> ExitCode {
         }
     }
     if let Some(store) = store {
-        let run = netperf_ng::resultsdb::netagg::NetaggRun {
+        let run = netperf_ng::agg::store::stored_run(
             kind,
-            recording: &recording,
-            levels: &levels,
-            summary_json: &summary_json,
-            command_line: std::env::args().collect(),
-        };
+            &recording,
+            &levels,
+            &summary_json,
+            std::env::args().collect(),
+        );
         if let Err(code) = store.finish(&run) {
             return code;
         }

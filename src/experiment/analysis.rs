@@ -13,7 +13,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::layout::{cell_short_label, Layout};
-use super::model::{better, cell_label, Better, Cell, ExperimentRecord, RunStatus, KEY_METRICS};
+use crate::resultsdb::model::{
+    better, cell_label, Better, Cell, ExperimentRecord, RunStatus, KEY_METRICS,
+};
 use crate::stats::{Bootstrap, Statistic, Summary, Verdict};
 
 /// The confidence of every interval: the t interval of the mean, the

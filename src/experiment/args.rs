@@ -2,8 +2,8 @@
 //! options, the selectors every run reports, and the plan's extra options.
 
 use super::factors::{self, FactorKind};
-use super::model::Cell;
 use super::plan::{level_of, shape_of, Plan};
+use crate::resultsdb::model::Cell;
 
 /// What every run reports (netperf -k): the write-up's selectors
 /// (throughput, send/receive calls, CPU and peak per-CPU utilization,

@@ -2,12 +2,12 @@
 //! written and stored experiment (validate everything, check the offload
 //! ends and the database before the first run, run, restore, write, store).
 
-use super::model::ExperimentRecord;
 use super::offloads::OffloadSwitch;
 use super::plan::{parse_factor_arg, read_plan_file, Plan, PlanFile};
 use super::runner::{run_experiment, NoOffloads, RunSettings};
 use super::{args, environment, order};
 use super::{read_record, text_report, write_analysed, Analysis};
+use crate::resultsdb::model::{cell_label, ExperimentRecord};
 use crate::resultsdb::{self, Db};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -394,7 +394,7 @@ fn print_dry_run(plan: &Plan, seed: u64) {
             out,
             "{:>4} {} #{replicate}: netperf {}",
             i + 1,
-            super::model::cell_label(&cells[*cell]),
+            cell_label(&cells[*cell]),
             cmd.join(" ")
         );
     }

@@ -4,7 +4,8 @@
 //! LOCAL_/REMOTE_ selectors) and the offload read-back, plus this host's
 //! name. Facts that changed between runs stay in each run.
 
-use super::model::{Environment, OffloadSnapshot, RunRecord};
+use super::model::OffloadSnapshot;
+use crate::resultsdb::model::{Environment, RunRecord};
 use std::collections::BTreeMap;
 
 /// (environment key, local selector, remote selector).
@@ -99,7 +100,7 @@ fn hostname() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::model::{OffloadRecord, RunStatus};
+    use crate::resultsdb::model::{OffloadRecord, RunStatus};
 
     fn run(status: RunStatus, facts: &[(&str, &str)]) -> RunRecord {
         RunRecord {

@@ -19,11 +19,11 @@ use super::charts::{Chart, ChartKind};
 use super::layout::{
     cell_short_label, column_label, metric_heading, metric_title, metric_unit, Layout,
 };
-use super::model::{cell_label, ExperimentRecord, RunStatus};
 use super::numbers::format_value;
 use super::tables::{
     cell_text, improvement_mark, MARK_NOT_SIGNIFICANT, MARK_NO_INTERVAL, MARK_SIGNIFICANT,
 };
+use crate::resultsdb::model::{cell_label, ExperimentRecord, RunStatus};
 
 /// The experiment's command line with its seed, so it runs in the same
 /// order again.

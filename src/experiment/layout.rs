@@ -7,7 +7,9 @@
 
 use std::collections::BTreeSet;
 
-use super::model::{cross_product, Better, Cell, ExperimentRecord, FactorRecord, KEY_METRICS};
+use crate::resultsdb::model::{
+    better, cross_product, Better, Cell, ExperimentRecord, FactorRecord, KEY_METRICS,
+};
 
 /// The factor preferred down the rows: the write-up's tables and charts are
 /// "against send/packet size".
@@ -165,7 +167,7 @@ pub fn direction_text(better: Better) -> &'static str {
 pub fn metric_heading(record: &ExperimentRecord, metric: &str) -> String {
     let parts: Vec<String> = [
         metric_unit(record, metric),
-        direction_text(super::model::better(metric)).to_string(),
+        direction_text(better(metric)).to_string(),
     ]
     .into_iter()
     .filter(|p| !p.is_empty())

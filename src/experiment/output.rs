@@ -10,8 +10,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::analysis::Analysis;
-use super::model::{ExperimentRecord, RECORD_VERSION};
 use super::{charts, csv, html, tables};
+use crate::resultsdb::model::{ExperimentRecord, RECORD_VERSION};
 
 /// experiment.json: the record's own fields, and `analysis` beside them. A
 /// reader that wants only the record deserializes it as an

@@ -5,8 +5,8 @@
 //! protocol.
 
 use super::factors::{self, FactorKind, OFFLOAD_NAMES};
-use super::model::{cross_product, Cell, FactorRecord};
-use super::targets::{parse_targets, resolve_levels, Target};
+use super::targets::{parse_targets, resolve_levels, target_toml};
+use crate::resultsdb::model::{cell_label, cross_product, Cell, FactorRecord, Target};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -392,7 +392,7 @@ impl Plan {
             if shape.protocol == "udp" && cell_has(&cell, "mss") {
                 return Err(format!(
                     "factor mss (-G, TCP_MAXSEG) applies to TCP only; cell \"{}\" is UDP",
-                    super::model::cell_label(&cell)
+                    cell_label(&cell)
                 ));
             }
             if let (Some(offset), Some(size), "tcp") = (
@@ -410,7 +410,7 @@ impl Plan {
             if shape.direction != "rr" && cell_has(&cell, "burst") {
                 return Err(format!(
                     "factor burst applies to request/response tests only; cell \"{}\" is a {} test",
-                    super::model::cell_label(&cell),
+                    cell_label(&cell),
                     shape.direction
                 ));
             }
@@ -454,7 +454,7 @@ impl Plan {
             targets: Some(
                 self.targets
                     .iter()
-                    .map(|t| (t.label.clone(), t.to_toml()))
+                    .map(|t| (t.label.clone(), target_toml(t)))
                     .collect(),
             )
             .filter(|t: &toml::Table| !t.is_empty()),

@@ -7,11 +7,11 @@
 use super::args::{netperf_args, streams_of};
 use super::execute::Outcome;
 use super::latency_merge::{self, run_streams_merging_latency};
-use super::model::{
-    cell_label, Cell, ExperimentRecord, OffloadRecord, RunRecord, RunStatus, RECORD_VERSION,
-};
 use super::order::run_order;
 use super::plan::{shape_of, Plan};
+use crate::resultsdb::model::{
+    cell_label, Cell, ExperimentRecord, OffloadRecord, RunRecord, RunStatus, RECORD_VERSION,
+};
 use crate::timefmt::now_utc;
 use std::io::Write;
 use std::path::PathBuf;

@@ -5,9 +5,9 @@
 
 use super::analysis::Analysis;
 use super::layout::column_label;
-use super::model::{Cell, ExperimentRecord};
 use super::numbers::format_value;
 use super::plan::{level_of, shape_of};
+use crate::resultsdb::model::{cross_product, Cell, ExperimentRecord};
 
 /// (metric, short title, unit when no fact names it) of a stream test's
 /// columns, then of a request/response test's.
@@ -107,7 +107,7 @@ fn columns(record: &ExperimentRecord) -> Vec<Column> {
         .cloned()
         .collect();
     let mut out = Vec::new();
-    for levels in super::model::cross_product(&others) {
+    for levels in cross_product(&others) {
         let metrics = match shape_of(&levels).direction {
             "rr" => RR_COLUMNS,
             _ => STREAM_COLUMNS,
@@ -255,8 +255,8 @@ pub fn csv(table: &ScenarioTable) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::model::{FactorRecord, RunRecord, RunStatus};
-    use crate::experiment::targets::Target;
+    use crate::resultsdb::model::Target;
+    use crate::resultsdb::model::{FactorRecord, RunRecord, RunStatus};
 
     fn target(label: &str, unavailable: Option<&str>) -> Target {
         Target {

@@ -10,8 +10,8 @@ use std::fmt::Write as _;
 
 use super::analysis::{format_ratio, key_metrics_present, Analysis, Finding, Improvement, RatioOf};
 use super::layout::{column_label, metric_heading, metric_title, Layout};
-use super::model::{cell_label, ExperimentRecord, RunStatus};
 use super::numbers::{format_mean_ci, format_value};
+use crate::resultsdb::model::{cell_label, ExperimentRecord, RunStatus};
 
 /// The widest line a table may print (a 100-column terminal).
 pub const TEXT_WIDTH: usize = 100;
@@ -186,7 +186,7 @@ pub fn metric_grid(
 /// "4805 ± 120", "4805 ± 120 (n=4)", "4805 (n=1)" or "—".
 pub fn cell_text(
     analysis: &Analysis,
-    cell: &super::model::Cell,
+    cell: &crate::resultsdb::model::Cell,
     metric: &str,
     replicates: u32,
 ) -> String {

@@ -1,59 +1,30 @@
 //! Where runs go when an experiment compares paths rather than settings:
 //! the plan's `[targets]` table (label = "host[:port]", or a table with
 //! host, port, what the target is, or why it is not available) read and
-//! checked, and each target as the record keeps it.
+//! checked, and written back; each target is kept as the record's
+//! `resultsdb::model::Target`.
 
-use serde::{Deserialize, Serialize};
+use crate::resultsdb::model::Target;
 
 /// Most targets one plan may name.
 const MAX_TARGETS: usize = 256;
 /// Longest description or reason kept.
 const MAX_TEXT: usize = 400;
 
-/// One target: a label, and the netserver it reaches, or why there is none
-/// (a scenario the place cannot offer, e.g. a second zone).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Target {
-    pub label: String,
-    /// netperf -H; empty when unavailable.
-    pub host: String,
-    /// netperf -p.
-    pub port: u16,
-    /// What the target is, e.g. "pod netserver-x7 on node b, zone 1".
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub about: String,
-    /// Why the scenario cannot run here; it then has no runs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub unavailable: Option<String>,
-}
-
-impl Target {
-    /// A target that runs: `label` goes to `host`:`port`.
-    pub fn reachable(label: &str, host: String, port: u16) -> Target {
-        Target {
-            label: label.to_string(),
-            host,
-            port,
-            about: String::new(),
-            unavailable: None,
-        }
+/// The target as the plan file writes it back.
+pub fn target_toml(target: &Target) -> toml::Value {
+    let mut t = toml::Table::new();
+    if target.unavailable.is_none() {
+        t.insert("host".into(), toml::Value::String(target.host.clone()));
+        t.insert("port".into(), toml::Value::Integer(i64::from(target.port)));
     }
-
-    /// The target as the plan file writes it back.
-    pub fn to_toml(&self) -> toml::Value {
-        let mut t = toml::Table::new();
-        if self.unavailable.is_none() {
-            t.insert("host".into(), toml::Value::String(self.host.clone()));
-            t.insert("port".into(), toml::Value::Integer(i64::from(self.port)));
-        }
-        if !self.about.is_empty() {
-            t.insert("about".into(), toml::Value::String(self.about.clone()));
-        }
-        if let Some(why) = &self.unavailable {
-            t.insert("unavailable".into(), toml::Value::String(why.clone()));
-        }
-        toml::Value::Table(t)
+    if !target.about.is_empty() {
+        t.insert("about".into(), toml::Value::String(target.about.clone()));
     }
+    if let Some(why) = &target.unavailable {
+        t.insert("unavailable".into(), toml::Value::String(why.clone()));
+    }
+    toml::Value::Table(t)
 }
 
 /// Splits "host", "host:port", "[v6]:port" or a bare IPv6 address.

@@ -7,7 +7,8 @@ use super::inventory::{read_inventory, Inventory};
 use super::placement::{choose, scenario_labels};
 use crate::experiment::cli::{exit_code, run_plan, Outputs};
 use crate::experiment::plan::PlanFile;
-use crate::experiment::targets::{split_address, Target};
+use crate::experiment::targets::{split_address, target_toml};
+use crate::resultsdb::model::Target;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -234,7 +235,7 @@ fn plan_file(
         targets: Some(
             targets
                 .iter()
-                .map(|t| (t.label.clone(), t.to_toml()))
+                .map(|t| (t.label.clone(), target_toml(t)))
                 .collect(),
         ),
         ..PlanFile::default()

@@ -5,7 +5,7 @@
 //! reason the place cannot offer it.
 
 use super::inventory::{Endpoint, Inventory, Network, Placement};
-use crate::experiment::targets::Target;
+use crate::resultsdb::model::Target;
 
 /// Where the far end runs relative to this process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,8 +10,8 @@
 //! both were stored. A metric with no better direction is reported as
 //! higher or lower, never as a regression.
 
+use super::model::{better, cell_label, Better, Cell, KEY_METRICS};
 use super::record::StoredResult;
-use crate::experiment::model::{better, cell_label, Better, Cell, KEY_METRICS};
 use crate::stats::{Bootstrap, Statistic, StatsError, Verdict};
 use serde::Serialize;
 

@@ -3,8 +3,10 @@
 //! one SQLite file, and the `netagg results` commands that list, show,
 //! compare and export what it holds.
 //!
-//! Rooms: `db` opens the file (path, pragmas, errors), `schema` migrates it,
-//! `record` is the shape every kind is stored in, `store` writes and `query`
+//! Rooms: `model` is the results themselves (experiment, runs, cells,
+//! metrics and which way is better), `db` opens the file (path, pragmas,
+//! errors), `schema` migrates it, `record` is the shape every kind is
+//! stored in, `store` writes and `query`
 //! reads it; `netperf` and `netagg` turn their programs' results into
 //! records; `compare` and `render` answer the commands; `export` writes
 //! OpenMetrics, OpenSearch `_bulk` and perfdash; `cli` is the commands.
@@ -20,6 +22,7 @@ pub mod compare;
 pub mod db;
 pub mod error;
 pub mod export;
+pub mod model;
 pub mod netagg;
 pub mod netperf;
 pub mod query;

@@ -4,9 +4,9 @@
 //! one run: numbers as metrics, texts as facts, by selector name.
 
 use super::db::{self, Db};
+use super::model::{OffloadRecord, RunRecord, RunStatus};
 use super::record::{Kind, StoredResult};
 use crate::cli::config::Config;
-use crate::experiment::model::{OffloadRecord, RunRecord, RunStatus};
 use crate::report::omni::table::{by_name, Selector};
 use crate::report::omni::value::{render, Fmt, Value};
 use crate::report::omni::{OmniRecord, Selection};
@@ -85,7 +85,7 @@ impl PendingStore {
             .test
             .uuid
             .clone()
-            .unwrap_or_else(crate::run::special::new_uuid);
+            .unwrap_or_else(crate::ids::new_uuid);
         let result = stored(config, &id, metrics, facts, &self.started, &self.tags);
         self.store(&result)
     }

@@ -4,8 +4,8 @@
 
 use super::db::Db;
 use super::error::DbError;
+use super::model::{ExperimentRecord, RunRecord, RunStatus};
 use super::record::{Kind, StoredResult};
-use crate::experiment::model::{ExperimentRecord, RunRecord, RunStatus};
 use rusqlite::types::Value;
 use rusqlite::{params, Row};
 use serde::Serialize;

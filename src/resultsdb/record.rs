@@ -4,7 +4,7 @@
 //! netagg run is one run per level in the cell `streams=N`; an experiment's
 //! runs are its own, with its full record kept as the document.
 
-use crate::experiment::model::{Cell, ExperimentRecord, FactorRecord, RunRecord};
+use super::model::{Cell, ExperimentRecord, FactorRecord, RunRecord};
 use serde::{Deserialize, Serialize};
 
 /// Which program produced a result.
@@ -123,7 +123,7 @@ impl StoredResult {
 /// unit or the selector whose fact holds it (THROUGHPUT_UNITS, SD_UNITS);
 /// for other metrics a `<METRIC>_UNITS` fact if there is one.
 pub fn unit_of(metric: &str, fact: impl Fn(&str) -> Option<String>) -> String {
-    use crate::experiment::model::KEY_METRICS;
+    use super::model::KEY_METRICS;
     let from_table = KEY_METRICS
         .iter()
         .find(|(m, ..)| *m == metric)

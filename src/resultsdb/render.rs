@@ -2,9 +2,9 @@
 //! `compare` table, in aligned columns (numbers to the right).
 
 use super::compare::{Comparison, Row};
+use super::model::{cell_label, RunStatus, KEY_METRICS};
 use super::query::ResultSummary;
 use super::record::StoredResult;
-use crate::experiment::model::{cell_label, RunStatus, KEY_METRICS};
 use std::fmt::Write as _;
 
 /// Column alignment.

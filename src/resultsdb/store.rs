@@ -3,8 +3,8 @@
 
 use super::db::Db;
 use super::error::DbError;
+use super::model::{ExperimentRecord, RunStatus};
 use super::record::StoredResult;
-use crate::experiment::model::{ExperimentRecord, RunStatus};
 use rusqlite::{params, Connection};
 
 /// Stores a finished (or interrupted) experiment with every run, its full

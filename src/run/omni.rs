@@ -193,7 +193,7 @@ pub fn record(selection: &Selection, config: &Config, spec: &TestSpec, m: &Measu
             .test
             .uuid
             .clone()
-            .unwrap_or_else(super::special::new_uuid),
+            .unwrap_or_else(crate::ids::new_uuid),
         brand: g.brand.clone(),
         spec,
         outcome: &m.last.outcome,

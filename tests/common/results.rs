@@ -2,7 +2,7 @@
 //! experiments, and `netagg results` with a time limit.
 
 use super::{run_with_limit, text};
-use netperf_ng::experiment::model::{
+use netperf_ng::resultsdb::model::{
     Environment, ExperimentRecord, FactorRecord, OffloadRecord, RunRecord, RunStatus,
     RECORD_VERSION,
 };
@@ -70,7 +70,7 @@ pub fn experiment(scale: f64, replicates: u32) -> ExperimentRecord {
             levels: vec!["1024".into(), "8192".into()],
         },
     ];
-    let cells = netperf_ng::experiment::model::cross_product(&factors);
+    let cells = netperf_ng::resultsdb::model::cross_product(&factors);
     let mut runs = Vec::new();
     for rep in 1..=replicates {
         for (c, cell) in cells.iter().enumerate() {

@@ -8,7 +8,7 @@ pub mod opensearch;
 pub mod perfdash;
 
 use super::record::StoredResult;
-use crate::experiment::model::Cell;
+use crate::resultsdb::model::Cell;
 use crate::stats::Summary;
 
 /// An export format.

@@ -114,7 +114,7 @@ fn family(out: &mut String, name: &str, help: &str) {
 /// The exposition of `r`.
 pub fn render(r: &StoredResult) -> String {
     let mut out = String::new();
-    let run_labels = |run: &crate::experiment::model::RunRecord| {
+    let run_labels = |run: &crate::resultsdb::model::RunRecord| {
         let mut l = vec![
             ("result".to_string(), r.id.clone()),
             ("run".to_string(), run.id.clone()),

@@ -20,7 +20,7 @@
 //! `<METRIC>_ci95_high` (t interval of the mean) and `<METRIC>_samples`.
 
 use super::cell_summary;
-use crate::experiment::model::{cell_label, RunStatus, KEY_METRICS};
+use crate::resultsdb::model::{cell_label, RunStatus, KEY_METRICS};
 use crate::resultsdb::record::StoredResult;
 use serde_json::{json, Map, Value};
 
