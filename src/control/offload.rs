@@ -13,9 +13,8 @@ use super::client::establish_within;
 use super::error::ClientError;
 use crate::cli::config::GlobalOptions;
 use crate::experiment::model::OffloadSnapshot;
-use crate::net::offload::Offload;
 use crate::wire::offload::{
-    offloads_in, OffloadBits, OffloadOp, OffloadRequest, OffloadResponse, OffloadStatus,
+    offloads_in, Offload, OffloadBits, OffloadOp, OffloadRequest, OffloadResponse, OffloadStatus,
 };
 use crate::wire::{kind, Message};
 use std::time::Duration;

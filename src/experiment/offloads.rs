@@ -11,7 +11,8 @@ use super::model::{Cell, OffloadRecord, OffloadSnapshot};
 use super::plan::{OffloadEnds, Plan};
 use super::runner::OffloadControl;
 use crate::control::offload::{NetserverAt, RemoteOffloadError, RemoteOffloads};
-use crate::net::offload::{self, on_off, Offload, OffloadError, RestoreGuard};
+use crate::net::offload::{self, on_off, OffloadError, RestoreGuard};
+use crate::wire::offload::Offload;
 use std::net::ToSocketAddrs;
 
 /// Both ends' offloads for one experiment.
