@@ -198,8 +198,8 @@ pub struct Iteration {
     /// Our netserver's OS and CPU facts, when asked for and sent.
     pub remote_system: Option<crate::wire::system_facts::SystemFacts>,
     /// Datagram accounting of each receiving end (`--seq`).
-    pub local_datagrams: Option<crate::engine::sequence::DatagramCounts>,
-    pub remote_datagrams: Option<crate::engine::sequence::DatagramCounts>,
+    pub local_datagrams: Option<crate::wire::system_facts::DatagramCounts>,
+    pub remote_datagrams: Option<crate::wire::system_facts::DatagramCounts>,
     /// Our netserver's interface counters over its data phase.
     pub remote_interface_delta: Option<crate::wire::system_facts::InterfaceDelta>,
     /// Interim results (-D) printed during the data phase.
