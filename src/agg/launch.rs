@@ -12,7 +12,6 @@ use crate::cli::{parse_netperf, Invocation};
 use crate::control::client::{self, ClientError, RunOptions};
 use crate::control::request::StartHook;
 use crate::engine::timer::StopFlag;
-use crate::spec::TestSpec;
 use std::net::TcpStream;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -288,7 +287,9 @@ fn stream_thread(
         Ok(_) => return Err(ClientError::Setup(format!("bad stream arguments {args:?}"))),
         Err(e) => return Err(ClientError::Setup(e.to_string())),
     };
-    let mut spec = TestSpec::from_config(&config).map_err(|e| ClientError::Setup(e.to_string()))?;
+    let mut spec = config
+        .test_spec()
+        .map_err(|e| ClientError::Setup(e.to_string()))?;
     // The report names each load generator's kernel, CPU and driver.
     spec.extension.system_facts = true;
     if !gate.take_turn(slot, turn.host) {

@@ -427,7 +427,7 @@ mod tests {
     use crate::wire::unix::StreamStreamRequest;
 
     fn spec(line: &str) -> TestSpec {
-        TestSpec::from_config(&config(line)).expect("a valid spec")
+        config(line).test_spec().expect("a valid spec")
     }
 
     #[test]
@@ -493,7 +493,8 @@ mod tests {
             0,
         ));
         assert!(r.path.bytes.is_empty());
-        let e = TestSpec::from_config(&config("-t DG_RR -- -p /no/such/netperf-ng/dir"))
+        let e = config("-t DG_RR -- -p /no/such/netperf-ng/dir")
+            .test_spec()
             .unwrap_err()
             .to_string();
         assert!(e.contains("No such file or directory"), "{e}");
@@ -542,18 +543,16 @@ mod tests {
         }
         for ext in ["--zerocopy", "--busy-poll 50", "--data-ports 5000-5010"] {
             let line = format!("-t STREAM_STREAM -- {ext}");
-            let e = TestSpec::from_config(&config(&line))
-                .unwrap_err()
-                .to_string();
+            let e = config(&line).test_spec().unwrap_err().to_string();
             assert!(e.contains("AF_UNIX"), "{line}: {e}");
         }
-        assert!(TestSpec::from_config(&config("-t DG_RR -- --mmsg 8 -r 8,8")).is_ok());
+        assert!(config("-t DG_RR -- --mmsg 8 -r 8,8").test_spec().is_ok());
     }
 
     #[test]
     fn requests_carry_the_options() {
         let c = config("-t STREAM_STREAM -l 7 -C -- -M 8K -S 1M");
-        let s = TestSpec::from_config(&c).unwrap();
+        let s = c.test_spec().unwrap();
         let r = StreamStreamRequest::decode(&request(UnixTest::StreamStream, &s, &c.global, 0));
         assert_eq!(
             (r.receive_size, r.send_buf_size, r.recv_buf_size),

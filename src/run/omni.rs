@@ -3,10 +3,11 @@
 //! measured, and the record it prints: the glue between a run and
 //! `report::omni`.
 
-use crate::cli::config::{Config, Family};
+use crate::cli::config::Config;
 use crate::control::client::Iteration;
 use crate::control::request::RunOptions;
 use crate::measure::cpu;
+use crate::net::resolve::Family;
 use crate::report::omni::build::{build, Averaged, EndFacts, RecordInput};
 use crate::report::omni::record::{
     ConfidenceRecord, EndpointRecord, InterfaceRecord, SystemRecord, ID_NOT_AVAILABLE,
