@@ -416,7 +416,9 @@ pub fn run_iteration(
             if mss < 0 {
                 mss = socket::mss(s);
             }
-            local.retransmits = socket::retransmissions(s.as_raw_fd(), run.debug);
+            let info = socket::tcp_info(s.as_raw_fd());
+            crate::report::tcp_info::dump(info.as_ref(), run.debug);
+            local.retransmits = socket::retransmissions(info.as_ref());
         }
         // An inetd chargen never stops sending: just close on it.
         if !no_control {

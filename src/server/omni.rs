@@ -578,10 +578,14 @@ fn run_data(
     };
     let bufs = socket::buffer_sizes(data);
     let (retrans, cong) = match protocol {
-        Protocol::Tcp => (
-            socket::retransmissions(fd, 0),
-            socket::congestion_control(data),
-        ),
+        Protocol::Tcp => {
+            let info = socket::tcp_info(fd);
+            crate::report::tcp_info::dump(info.as_ref(), 0);
+            (
+                socket::retransmissions(info.as_ref()),
+                socket::congestion_control(data),
+            )
+        }
         Protocol::Udp => (-1, String::new()),
     };
     if protocol == Protocol::Tcp {
