@@ -13,8 +13,7 @@ mod common;
 use common::ip;
 
 use netperf_ng::control::offload::{NetserverAt, RemoteOffloadError, RemoteOffloads};
-use netperf_ng::experiment::model::OffloadSnapshot;
-use netperf_ng::net::offload::{self, on_off, OffloadError, RestoreGuard};
+use netperf_ng::net::offload::{self, on_off, OffloadError, OffloadSnapshot, RestoreGuard};
 use netperf_ng::wire::offload::Offload;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};

@@ -12,7 +12,7 @@ use super::channel::{Channel, ChannelError};
 use super::client::establish_within;
 use super::error::ClientError;
 use crate::cli::config::GlobalOptions;
-use crate::experiment::model::OffloadSnapshot;
+use crate::net::offload::OffloadSnapshot;
 use crate::wire::offload::{
     offloads_in, Offload, OffloadBits, OffloadOp, OffloadRequest, OffloadResponse, OffloadStatus,
 };

@@ -9,7 +9,8 @@ use std::collections::BTreeSet;
 
 use super::analysis::{all_cells, metric_order, Analysis, Bounds, MetricStats};
 use super::layout::metric_unit;
-use super::model::{cell_label, ExperimentRecord, OffloadSnapshot, RunRecord, RunStatus};
+use super::model::{cell_label, ExperimentRecord, RunRecord, RunStatus};
+use crate::net::offload::OffloadSnapshot;
 
 /// Rows into RFC 4180 text.
 pub fn to_csv(rows: impl IntoIterator<Item = Vec<String>>) -> String {

@@ -4,7 +4,8 @@
 //! LOCAL_/REMOTE_ selectors) and the offload read-back, plus this host's
 //! name. Facts that changed between runs stay in each run.
 
-use super::model::{Environment, OffloadSnapshot, RunRecord};
+use super::model::{Environment, RunRecord};
+use crate::net::offload::OffloadSnapshot;
 use std::collections::BTreeMap;
 
 /// (environment key, local selector, remote selector).

@@ -4,6 +4,7 @@
 //! text, CSV, JSON and HTML outputs are rendered from and the results
 //! database stores, so a report can be re-rendered from a saved JSON.
 
+use crate::net::offload::OffloadSnapshot;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -58,30 +59,6 @@ pub enum RunStatus {
 impl RunStatus {
     pub fn is_ok(&self) -> bool {
         matches!(self, RunStatus::Ok)
-    }
-}
-
-/// The stateless offloads of one interface as read back from the kernel
-/// (ethtool netlink): feature ("tso", "gso", "gro", "lro") -> on. A feature
-/// the interface does not have is absent.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OffloadSnapshot {
-    pub interface: String,
-    pub features: BTreeMap<String, bool>,
-    /// The interface's MTU, when known.
-    #[serde(default)]
-    pub mtu: Option<u32>,
-}
-
-impl OffloadSnapshot {
-    /// The features as ethtool says them, "tso on" ..., `separator` between.
-    pub fn features_text(&self, separator: &str) -> String {
-        let words: Vec<String> = self
-            .features
-            .iter()
-            .map(|(name, on)| format!("{name} {}", crate::net::offload::on_off(*on)))
-            .collect();
-        words.join(separator)
     }
 }
 

@@ -7,11 +7,11 @@
 //! restores when our control connection closes).
 
 use super::factors::FactorKind;
-use super::model::{Cell, OffloadRecord, OffloadSnapshot};
+use super::model::{Cell, OffloadRecord};
 use super::plan::{OffloadEnds, Plan};
 use super::runner::OffloadControl;
 use crate::control::offload::{NetserverAt, RemoteOffloadError, RemoteOffloads};
-use crate::net::offload::{self, on_off, OffloadError, RestoreGuard};
+use crate::net::offload::{self, on_off, OffloadError, OffloadSnapshot, RestoreGuard};
 use crate::wire::offload::Offload;
 use std::net::ToSocketAddrs;
 

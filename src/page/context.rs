@@ -165,7 +165,7 @@ impl HostFacts {
     }
 
     /// Adds the offloads and MTU our netserver reported for its interface.
-    pub fn add_remote_offloads(&mut self, snapshot: &crate::experiment::model::OffloadSnapshot) {
+    pub fn add_remote_offloads(&mut self, snapshot: &crate::net::offload::OffloadSnapshot) {
         if self.interface.is_empty() {
             self.interface = snapshot.interface.clone();
         }

@@ -13,10 +13,11 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use netperf_ng::experiment::model::{
-    Cell, Environment, ExperimentRecord, FactorRecord, OffloadRecord, OffloadSnapshot, RunRecord,
-    RunStatus, RECORD_VERSION,
+    Cell, Environment, ExperimentRecord, FactorRecord, OffloadRecord, RunRecord, RunStatus,
+    RECORD_VERSION,
 };
 use netperf_ng::experiment::Analysis;
+use netperf_ng::net::offload::OffloadSnapshot;
 
 pub const SEED: u64 = 20_211_018;
 pub const TITLE: &str = "UDP vs TCP <offloads> & \"sizes\"";

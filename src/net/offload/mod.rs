@@ -15,12 +15,12 @@ mod features;
 mod genetlink;
 mod restore;
 
-use crate::experiment::model::OffloadSnapshot;
 use crate::wire::offload::{valid_interface_name, Offload};
 pub use features::on_off;
 use features::{pattern_matches, Ethtool, Feature, OpenError};
 use genetlink::NetlinkError;
 pub use restore::RestoreGuard;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// ethtool's pattern of the kernel feature names an offload stands for (at
@@ -184,6 +184,30 @@ impl Device {
             features,
             mtu: mtu(&self.interface),
         }
+    }
+}
+
+/// The stateless offloads of one interface as read back from the kernel
+/// (ethtool netlink): feature ("tso", "gso", "gro", "lro") -> on. A feature
+/// the interface does not have is absent.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OffloadSnapshot {
+    pub interface: String,
+    pub features: BTreeMap<String, bool>,
+    /// The interface's MTU, when known.
+    #[serde(default)]
+    pub mtu: Option<u32>,
+}
+
+impl OffloadSnapshot {
+    /// The features as ethtool says them, "tso on" ..., `separator` between.
+    pub fn features_text(&self, separator: &str) -> String {
+        let words: Vec<String> = self
+            .features
+            .iter()
+            .map(|(name, on)| format!("{name} {}", on_off(*on)))
+            .collect();
+        words.join(separator)
     }
 }
 

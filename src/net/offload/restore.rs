@@ -3,8 +3,7 @@
 //! those (then checks them by reading back) when asked or when dropped.
 
 use super::features::{on_off, Feature};
-use super::{checked_name, covers, kernel_error, open, Device, OffloadError};
-use crate::experiment::model::OffloadSnapshot;
+use super::{checked_name, covers, kernel_error, open, Device, OffloadError, OffloadSnapshot};
 use crate::wire::offload::Offload;
 
 /// The offloads of some interfaces as they were when captured; `restore`
