@@ -122,8 +122,7 @@ impl HostFacts {
             interface: interfaces.join(", "),
             driver: per(&|i| InterfaceInfo::for_interface(i).driver),
             mtu: per(&|i| {
-                crate::experiment::environment::sysfs_mtu(i)
-                    .map_or(String::new(), |m| m.to_string())
+                crate::net::interface::sysfs_mtu(i).map_or(String::new(), |m| m.to_string())
             }),
             offloads: offloads.join("; "),
             note: String::new(),
