@@ -15,6 +15,7 @@ use super::data::{run_loop, Rings};
 use super::error::ClientError;
 use super::request::{self, LocalSizes, RunOptions};
 use crate::cli::config::GlobalOptions;
+use crate::engine::sizing::MAX_MESSAGE;
 use crate::engine::timer::{StopFlag, Timer};
 use crate::engine::watchdog::{self, UNTIMED_IO_WAIT, UNTIMED_SILENCE};
 use crate::engine::{Counters, DataError};
@@ -24,7 +25,6 @@ use crate::net::socket;
 use crate::net::strerror;
 use crate::net::unix_path::{self as path, SocketFile};
 use crate::report::unix::Measured;
-use crate::server::limits::defaults as limits;
 use crate::spec::{Limit, TestSpec};
 use crate::wire::unix::{self as layouts, Fields, Role, UnixPath, UnixTest};
 use crate::wire::Message;
@@ -119,11 +119,11 @@ fn data_failure(test: UnixTest, e: DataError) -> Failure {
 fn checked_size(v: i64) -> Result<i32, Failure> {
     i32::try_from(v)
         .ok()
-        .filter(|v| *v <= limits::MAX_MESSAGE)
+        .filter(|v| *v <= MAX_MESSAGE)
         .ok_or_else(|| {
             Failure::new(format!(
                 "netperf: a message size of {v} bytes is beyond netperf-ng's limit of {} bytes",
-                limits::MAX_MESSAGE
+                MAX_MESSAGE
             ))
         })
 }
@@ -292,7 +292,7 @@ fn move_data(
 fn local_sizes(test: UnixTest, spec: &TestSpec, lss: i32, lsr: i32) -> Result<LocalSizes, Failure> {
     checked_size(spec.send_size.into())?;
     let mut sizes = request::local_sizes(spec, lss, lsr);
-    sizes.send_size = sizes.send_size.min(limits::MAX_MESSAGE);
+    sizes.send_size = sizes.send_size.min(MAX_MESSAGE);
     if test == UnixTest::DgStream && spec.send_width == 0 {
         sizes.send_width = 32;
     }
