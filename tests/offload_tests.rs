@@ -631,7 +631,7 @@ fn netserver_restores_at_shutdown_what_open_connections_changed() {
 
 #[test]
 fn a_malformed_request_is_refused_and_the_connection_lives() {
-    use netperf_ng::control::channel::Channel;
+    use netperf_ng::net::channel::Channel;
     use netperf_ng::wire::offload::{
         OffloadBits, OffloadOp, OffloadRequest, OffloadResponse, OffloadStatus,
     };

@@ -2,7 +2,6 @@
 //! netserver for its half (omni request), run our half of the data path,
 //! collect netserver's results, and return what both ends measured.
 
-use super::channel::{Channel, ChannelError, RESPONSE_WAIT};
 use super::data::{finish_data, run_data, Rings};
 pub use super::error::ClientError;
 pub use super::request::RunOptions;
@@ -13,6 +12,7 @@ use crate::engine::watchdog::{self, UNTIMED_IO_WAIT, UNTIMED_SILENCE};
 use crate::engine::{Counters, DataError, Histogram};
 use crate::measure::cpu::CpuSampler;
 use crate::measure::outcome::{CpuUsage, Outcome, SideStats};
+use crate::net::channel::{Channel, ChannelError, RESPONSE_WAIT};
 use crate::net::resolve::Family;
 use crate::net::resolve::{self, af_text};
 use crate::net::socket::{self, SocketOptions};

@@ -10,7 +10,6 @@
 //! zero-length datagram for DG_RR. DG_STREAM always ends with a zero-length
 //! datagram: stock netserver also stops at a datagram of another size.
 
-use super::channel::{Channel, ChannelError, RESPONSE_WAIT};
 use super::data::{run_loop, Rings};
 use super::error::ClientError;
 use super::request::{self, LocalSizes, RunOptions};
@@ -21,6 +20,7 @@ use crate::engine::watchdog::{self, UNTIMED_IO_WAIT, UNTIMED_SILENCE};
 use crate::engine::{Counters, DataError};
 use crate::measure::cpu::{self, CpuSampler};
 use crate::measure::outcome::{CpuUsage, Outcome, SideStats};
+use crate::net::channel::{Channel, ChannelError, RESPONSE_WAIT};
 use crate::net::socket;
 use crate::net::strerror;
 use crate::net::unix_path::{self as path, SocketFile};

@@ -12,7 +12,7 @@
 
 use super::log;
 use super::options::ServerOptions;
-use crate::control::channel::{Channel, ChannelError};
+use crate::net::channel::{Channel, ChannelError};
 use crate::net::interface::egress_interface;
 use crate::net::offload::{self, OffloadError, RestoreGuard};
 use crate::wire::offload::{Offload, OffloadOp, OffloadRequest, OffloadResponse, OffloadStatus};
