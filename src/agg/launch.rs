@@ -11,7 +11,7 @@ use super::failures::{Phase, Reason, StreamFailure};
 use crate::cli::{parse_netperf, Invocation};
 use crate::control::client::{self, ClientError, RunOptions};
 use crate::control::request::StartHook;
-use crate::engine::timer::StopFlag;
+use crate::engine::stop_flag::StopFlag;
 use std::net::TcpStream;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;

@@ -8,7 +8,7 @@ use crate::engine::ring::BufferRing;
 use crate::engine::rr::RrClient;
 use crate::engine::sequence::Sequence;
 use crate::engine::sizing::{MAX_RING_BYTES, MAX_WIDTH};
-use crate::engine::timer::StopFlag;
+use crate::engine::stop_flag::StopFlag;
 use crate::engine::{self, Counters, DataError, Histogram};
 use crate::net::socket::{self, SocketOptions};
 use crate::spec::{Protocol, TestSpec};

@@ -11,7 +11,7 @@ use crate::engine::pacing::Pacer;
 use crate::engine::ring::BufferRing;
 use crate::engine::sequence::Sequence;
 use crate::engine::sizing::{choose, UDP_LENGTH_MAX};
-use crate::engine::timer::StopFlag;
+use crate::engine::stop_flag::StopFlag;
 use crate::engine::{self, Counters, DataError};
 use crate::measure::cpu;
 use crate::net::channel::{Channel, ChannelError};
