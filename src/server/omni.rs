@@ -3,9 +3,7 @@
 
 use super::allow::AllowList;
 use super::limits::{defaults, Limits};
-use super::omni_checks::client_data_addr;
-pub(crate) use super::omni_checks::refuse;
-pub use super::omni_checks::{validate, Refusal};
+use super::omni_checks::{client_data_addr, refuse, validate, Refusal};
 use super::phase::{accept_within, Caller};
 use crate::engine::pacing::Pacer;
 use crate::engine::ring::BufferRing;

@@ -10,7 +10,7 @@
 //! request is honoured (stock ignores it).
 
 use super::limits::{defaults, Limits};
-use super::omni::Refusal;
+use super::omni_checks::Refusal;
 use super::phase::{Caller, Phase, Served};
 use crate::engine::ring::BufferRing;
 use crate::engine::watchdog::UNTIMED_IO_WAIT;
