@@ -1,9 +1,9 @@
-//! The one normalized description of a test (`TestSpec`) and the presets that
-//! turn netperf's classic test names into it — netperf's "two routines to
-//! measure them all" idea: every classic test is a direction, a protocol and a
-//! few sizes.
+//! The one normalized description of a test (`TestSpec`) and the presets of
+//! netperf's classic test names — netperf's "two routines to measure them
+//! all" idea: every classic test is a direction, a protocol and a few sizes.
+//! `cli` applies a preset and the command line's options to make a TestSpec.
 
-use crate::cli::config::{Config, Family};
+use crate::net::resolve::Family;
 
 /// Transport of the data connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,15 +49,23 @@ pub enum TestName {
 pub const XMIT: u32 = 0x2;
 pub const RECV: u32 = 0x4;
 
-struct Preset {
-    name: &'static str,
-    test: TestName,
-    protocol: Protocol,
-    direction: u32,
+/// What a classic test name sets before the test-specific options.
+pub struct Preset {
+    pub name: &'static str,
+    pub test: TestName,
+    pub protocol: Protocol,
+    pub direction: u32,
     /// Whether -r sizes apply (default 1,1): request/response and connect tests.
-    rr_sizes: bool,
-    connection: bool,
-    sendfile: bool,
+    pub rr_sizes: bool,
+    pub connection: bool,
+    pub sendfile: bool,
+}
+
+impl Preset {
+    /// The preset of a classic test name, in any case.
+    pub fn lookup(name: &str) -> Option<&'static Preset> {
+        PRESETS.iter().find(|p| p.name.eq_ignore_ascii_case(name))
+    }
 }
 
 const fn preset(
@@ -106,10 +114,7 @@ impl TestName {
     }
 
     pub fn lookup(name: &str) -> Option<TestName> {
-        PRESETS
-            .iter()
-            .find(|p| p.name.eq_ignore_ascii_case(name))
-            .map(|p| p.test)
+        Preset::lookup(name).map(|p| p.test)
     }
 }
 
@@ -232,7 +237,7 @@ const PROTOCOLS: &[(&str, ProtocolChoice)] = &[
 
 /// Parse -T: TCP, UDP and UDP-Lite run; SCTP, SDP and DCCP are refused with
 /// the reason (and, for SCTP, whether this kernel has it at all).
-fn parse_protocol(name: &str) -> Result<(Protocol, bool), SpecError> {
+pub fn parse_protocol(name: &str) -> Result<(Protocol, bool), SpecError> {
     let lower = name.to_ascii_lowercase();
     match PROTOCOLS.iter().find(|(n, _)| *n == lower) {
         Some((_, Ok(p))) => Ok(*p),
@@ -272,205 +277,6 @@ impl TestSpec {
         }
     }
 
-    /// Resolve a parsed command line into a test, applying the classic preset
-    /// first and the test-specific options on top, as netperf does.
-    pub fn from_config(cfg: &Config) -> Result<TestSpec, SpecError> {
-        let g = &cfg.global;
-        let t = &cfg.test;
-        let preset = PRESETS
-            .iter()
-            .find(|p| p.name.eq_ignore_ascii_case(&g.test_name))
-            .ok_or_else(|| SpecError::UnknownTest(g.test_name.clone()))?;
-
-        let mut protocol = preset.protocol;
-        let mut udp_lite = false;
-        if let Some(p) = &t.protocol {
-            (protocol, udp_lite) = parse_protocol(p)?;
-        }
-        if let Some(st) = &t.socket_type {
-            let wanted = match st.to_ascii_lowercase().as_str() {
-                "stream" => Protocol::Tcp,
-                "dgram" => Protocol::Udp,
-                other => {
-                    return Err(SpecError::Invalid(format!(
-                        "unsupported socket type '{other}'"
-                    )))
-                }
-            };
-            if t.protocol.is_none() {
-                protocol = wanted;
-            }
-        }
-        let connection = preset.connection || t.connection_test;
-        let mut direction = preset.direction;
-        if let Some(mask) = t.direction_mask {
-            direction = mask;
-        } else if t.implied_direction != 0 {
-            direction = t.implied_direction;
-        }
-        if direction == 0 && !connection {
-            direction = XMIT;
-        }
-        let is_rr = direction == (XMIT | RECV) || direction == 0;
-        let (mut request_size, mut response_size) = if preset.rr_sizes { (1, 1) } else { (-1, -1) };
-        if let Some(r) = t.request_size {
-            request_size = r as i32;
-        }
-        if let Some(r) = t.response_size {
-            response_size = r as i32;
-        }
-        if is_rr && direction != 0 {
-            if request_size < 0 {
-                request_size = 1;
-            }
-            if response_size < 0 {
-                response_size = 1;
-            }
-        }
-        if t.sequence {
-            let short = |size: i64| (0..8).contains(&size);
-            if protocol != Protocol::Udp {
-                return Err(SpecError::Invalid(
-                    "--seq numbers UDP datagrams; use it with a UDP test".into(),
-                ));
-            }
-            if is_rr && (short(request_size.into()) || short(response_size.into())) {
-                return Err(SpecError::Invalid(
-                    "--seq needs requests and responses of at least 8 bytes (e.g. -r 8)".into(),
-                ));
-            }
-            if t.local_send_size.is_some_and(|m| m < 8) || t.remote_send_size.is_some_and(|m| m < 8)
-            {
-                return Err(SpecError::Invalid(
-                    "--seq needs messages of at least 8 bytes (-m 8 or more)".into(),
-                ));
-            }
-        }
-        if let (Some(range), Some(port)) = (t.data_ports, t.local_data_port) {
-            if port != 0 && !range.contains(port) {
-                return Err(SpecError::Invalid(format!(
-                    "-P local port {port} is outside --data-ports {range}"
-                )));
-            }
-        }
-        let limit = if g.test_length > 0 {
-            Limit::Seconds(g.test_length.min(i64::from(i32::MAX)) as u32)
-        } else if g.test_length < 0 {
-            // DG_STREAM counts bytes and ends with a zero-length datagram.
-            if protocol == Protocol::Udp && !is_rr && !preset.test.is_unix() {
-                return Err(SpecError::Invalid(
-                    "a byte count (-l negative) is not valid for an unreliable UDP stream test"
-                        .into(),
-                ));
-            }
-            Limit::Units(g.test_length.unsigned_abs())
-        } else {
-            Limit::Seconds(0)
-        };
-        if connection && direction == 0 && limit == Limit::Seconds(0) {
-            return Err(SpecError::Invalid(
-                "-l 0 (until stopped) is not available for TCP_CC: nothing in a connect/close \
-                 test tells the netserver that it ended; use -l SECONDS or a count"
-                    .into(),
-            ));
-        }
-        let routing_allowed = t
-            .routing_allowed
-            .unwrap_or(protocol != Protocol::Udp || is_rr);
-        let data_family = match (t.data_family, g.host_family) {
-            (Family::Unspec, f) => f,
-            (f, _) => f,
-        };
-        // --latency-histogram writes the same per-operation times -j keeps.
-        if preset.test.is_unix() {
-            // What only TCP/UDP sockets do: refused, never silently ignored.
-            let tcp_udp_only = [
-                ("--zerocopy", t.zerocopy),
-                ("--seq", t.sequence),
-                ("--busy-poll", t.busy_poll_usecs.is_some()),
-                ("--data-ports", t.data_ports.is_some()),
-            ];
-            if let Some((option, _)) = tcp_udp_only.iter().find(|(_, given)| *given) {
-                return Err(SpecError::Invalid(format!(
-                    "{option} is for TCP and UDP tests; {} moves its data over an AF_UNIX socket",
-                    g.test_name
-                )));
-            }
-        }
-        let unix_dir = match &t.unix_dir {
-            Some(text) => {
-                Some(crate::net::unix_path::resolve_user_dir(text).map_err(SpecError::Invalid)?)
-            }
-            None => None,
-        };
-        let keep_histogram = g.verbosity > 1 || g.keep_statistics || t.latency_histogram.is_some();
-        Ok(TestSpec {
-            test: preset.test,
-            protocol,
-            direction,
-            connection,
-            sendfile: preset.sendfile,
-            limit,
-            request_size,
-            response_size,
-            send_size: t.local_send_size.unwrap_or(0),
-            recv_size: t.local_recv_size.unwrap_or(0),
-            remote_send_size: t.remote_send_size.map_or(-1, |v| v as i32),
-            remote_recv_size: t.remote_recv_size.map_or(-1, |v| v as i32),
-            local_send_buf: t.local_send_buf.unwrap_or(-1),
-            local_recv_buf: t.local_recv_buf.unwrap_or(-1),
-            remote_send_buf: t.remote_send_buf.unwrap_or(-1),
-            remote_recv_buf: t.remote_recv_buf.unwrap_or(-1),
-            local_nodelay: t.local_nodelay,
-            remote_nodelay: t.remote_nodelay,
-            cork: t.cork,
-            first_burst: t.first_burst.max(0) as u32,
-            first_burst_given: t.first_burst,
-            routing_allowed,
-            keepalive: g.keepalive,
-            data_family,
-            data_host: t.data_host.clone().unwrap_or_else(|| g.host.clone()),
-            data_local: t.data_local.clone(),
-            local_data_port: t.local_data_port.unwrap_or(0),
-            remote_data_port: t.remote_data_port.unwrap_or(0),
-            local_data_ports: t.data_ports,
-            port_min: t.port_min.unwrap_or(5000),
-            port_max: t.port_max.unwrap_or(65535),
-            receive_timeout: t.receive_timeout,
-            local_connected: t.local_connected,
-            remote_connected: t.remote_connected,
-            local_send_align: g.local_send_align,
-            local_recv_align: g.local_recv_align,
-            local_send_offset: g.local_send_offset,
-            local_recv_offset: g.local_recv_offset,
-            remote_send_align: g.remote_send_align,
-            remote_recv_align: g.remote_recv_align,
-            remote_send_offset: g.remote_send_offset,
-            remote_recv_offset: g.remote_recv_offset,
-            send_width: g.send_width,
-            recv_width: g.recv_width,
-            local_socket_prio: g.local_socket_prio,
-            remote_socket_prio: g.remote_socket_prio,
-            local_socket_tos: g.local_socket_tos,
-            remote_socket_tos: g.remote_socket_tos,
-            remote_cong_control: t.remote_cong_control.clone().unwrap_or_default(),
-            local_cong_control: t.local_cong_control.clone(),
-            keep_histogram,
-            maxseg: t.maxseg,
-            pacing_rate: t.pacing_rate,
-            udp_lite,
-            extension: crate::wire::extension::Extension {
-                mmsg_batch: t.mmsg_batch.unwrap_or(0),
-                zerocopy: t.zerocopy,
-                busy_poll_usecs: t.busy_poll_usecs,
-                system_facts: false,
-                sequence: t.sequence,
-                interface_counters: false,
-            },
-            unix_dir,
-        })
-    }
-
     pub fn is_rr(&self) -> bool {
         self.direction == (XMIT | RECV) || self.direction == 0
     }
@@ -479,51 +285,5 @@ impl TestSpec {
     }
     pub fn recv(&self) -> bool {
         self.direction & RECV != 0
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn spec(name: &str) -> TestSpec {
-        let mut cfg = Config {
-            global: Default::default(),
-            test: Default::default(),
-            unsupported: vec![],
-        };
-        cfg.global.test_name = name.into();
-        TestSpec::from_config(&cfg).unwrap()
-    }
-
-    #[test]
-    fn presets_match_netperf() {
-        let s = spec("tcp_stream");
-        assert_eq!(
-            (s.direction, s.request_size, s.protocol),
-            (XMIT, -1, Protocol::Tcp)
-        );
-        let s = spec("UDP_STREAM");
-        assert!(!s.routing_allowed);
-        let s = spec("TCP_CRR");
-        assert!(s.connection && s.is_rr() && s.request_size == 1);
-        let s = spec("TCP_CC");
-        assert!(s.connection && s.direction == 0 && s.request_size == 1);
-        let s = spec("UDP_RR");
-        assert!(s.routing_allowed && s.protocol == Protocol::Udp);
-    }
-
-    #[test]
-    fn unknown_test_names_the_test() {
-        let mut cfg = Config {
-            global: Default::default(),
-            test: Default::default(),
-            unsupported: vec![],
-        };
-        cfg.global.test_name = "BOGUS_TEST".into();
-        let e = TestSpec::from_config(&cfg).unwrap_err();
-        assert!(e
-            .to_string()
-            .starts_with("The test you requested (BOGUS_TEST) is unknown"));
     }
 }

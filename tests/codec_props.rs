@@ -4,10 +4,10 @@
 //! boundary), and decoding any bytes never panics. Byte layouts against
 //! stock netperf are checked elsewhere (wire_capture, the unit tests).
 
-use netperf_ng::engine::sequence::DatagramCounts;
 use netperf_ng::fuzzing::decode;
 use netperf_ng::wire::extension::{Extension, MAX_BUSY_POLL_USECS, MAX_MMSG};
 use netperf_ng::wire::omni::{OmniRequest, OmniResponse, OmniResults, NF_INET6};
+use netperf_ng::wire::system_facts::DatagramCounts;
 use netperf_ng::wire::system_facts::{self, SystemFacts};
 use netperf_ng::wire::unix::{self as unix, UnixPath, PATH_FIELD_MAX};
 use netperf_ng::wire::{self, legacy, Message, MESSAGE_LEN, PASSPHRASE_MAX};

@@ -5,9 +5,9 @@
 //! docs/fuzzing.md says when.
 
 use netperf_ng::fuzzing::{decode, session, session::Step};
-use netperf_ng::net::offload::Offload;
 use netperf_ng::wire::extension::Extension;
 use netperf_ng::wire::legacy;
+use netperf_ng::wire::offload::Offload;
 use netperf_ng::wire::offload::{
     OffloadBits, OffloadOp, OffloadRequest, OffloadResponse, OffloadStatus,
 };

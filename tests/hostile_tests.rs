@@ -452,7 +452,7 @@ fn fill_names_stay_in_the_fill_directory_and_on_their_log_line() {
 /// can change this host's interfaces.)
 #[test]
 fn offload_changes_beyond_the_clients_route_are_refused_by_the_rule() {
-    use netperf_ng::net::offload::Offload;
+    use netperf_ng::wire::offload::Offload;
     use netperf_ng::wire::offload::{
         OffloadBits, OffloadOp, OffloadRequest, OffloadResponse, OffloadStatus,
     };

@@ -13,8 +13,8 @@ mod common;
 use common::ip;
 
 use netperf_ng::control::offload::{NetserverAt, RemoteOffloadError, RemoteOffloads};
-use netperf_ng::experiment::model::OffloadSnapshot;
-use netperf_ng::net::offload::{self, on_off, Offload, OffloadError, RestoreGuard};
+use netperf_ng::net::offload::{self, on_off, OffloadError, OffloadSnapshot, RestoreGuard};
+use netperf_ng::wire::offload::Offload;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, TcpStream};
@@ -631,7 +631,7 @@ fn netserver_restores_at_shutdown_what_open_connections_changed() {
 
 #[test]
 fn a_malformed_request_is_refused_and_the_connection_lives() {
-    use netperf_ng::control::channel::Channel;
+    use netperf_ng::net::channel::Channel;
     use netperf_ng::wire::offload::{
         OffloadBits, OffloadOp, OffloadRequest, OffloadResponse, OffloadStatus,
     };

@@ -9,9 +9,9 @@
 
 use super::runner::Recording;
 use super::summary::LevelSummary;
-use crate::experiment::numbers::si_label;
 use crate::page::html::escape;
 use crate::page::series::legend;
+use crate::page::units::si_label;
 use plotters::prelude::*;
 
 /// What the user asked to see on the charts.

@@ -3,9 +3,9 @@
 //! timeouts, this host's own limits, ...), grouped per load generator, and
 //! the limit-type reasons carry the hint how to raise the limit.
 
-use crate::control::channel::ChannelError;
 use crate::control::client::ClientError;
 use crate::engine::DataError;
+use crate::net::channel::ChannelError;
 use serde_json::json;
 use std::fmt::Write as _;
 

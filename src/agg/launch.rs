@@ -11,7 +11,7 @@ use super::failures::{Phase, Reason, StreamFailure};
 use crate::cli::{parse_netperf, Invocation};
 use crate::control::client::{self, ClientError, RunOptions};
 use crate::control::request::StartHook;
-use crate::engine::timer::StopFlag;
+use crate::engine::stop_flag::StopFlag;
 use crate::spec::TestSpec;
 use std::net::TcpStream;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -288,7 +288,9 @@ fn stream_thread(
         Ok(_) => return Err(ClientError::Setup(format!("bad stream arguments {args:?}"))),
         Err(e) => return Err(ClientError::Setup(e.to_string())),
     };
-    let mut spec = TestSpec::from_config(&config).map_err(|e| ClientError::Setup(e.to_string()))?;
+    let mut spec = config
+        .test_spec()
+        .map_err(|e| ClientError::Setup(e.to_string()))?;
     // The report names each load generator's kernel, CPU and driver.
     spec.extension.system_facts = true;
     if !gate.take_turn(slot, turn.host) {

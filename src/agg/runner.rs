@@ -314,7 +314,7 @@ pub fn run(cfg: &RunConfig, mut progress: impl FnMut(Progress<'_>)) -> Recording
     let mut interfaces: Vec<String> = Vec::new();
     for host in &cfg.hosts {
         let name =
-            crate::net::resolve::resolve(host, Some(0), crate::cli::config::Family::Unspec, false)
+            crate::net::resolve::resolve(host, Some(0), crate::net::resolve::Family::Unspec, false)
                 .ok()
                 .and_then(|addrs| addrs.first().copied())
                 .and_then(|addr| egress_interface(&addr));

@@ -2,14 +2,7 @@
 //! netperf's own defaults. Parsing fills it (`cli::parse`), presets turn it into
 //! a `TestSpec`; nothing here interprets a test.
 
-/// Address family asked for with -4/-6/-H name,fam/-L name,fam.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Family {
-    #[default]
-    Unspec,
-    Inet,
-    Inet6,
-}
+use crate::net::resolve::Family;
 
 /// A pair of values set by a netperf "optionspec" such as `-s 64K,128K`.
 /// `None` means the user left that half at its default.

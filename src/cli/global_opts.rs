@@ -3,11 +3,12 @@
 //! derives once all of them are read (host name, `-N` resets, output units).
 
 use super::checked::{self, INT_MAX};
-use super::config::{Family, GlobalOptions};
+use super::config::GlobalOptions;
 use super::error::{CliError, OptionName, Section};
 use super::getopt::{OptionTable, ValueKind};
 use super::sizespec::{self, split_pair, split_pair_explicit};
 use super::values;
+use crate::net::resolve::Family;
 
 use ValueKind::{Flag, OptionalNumber, Required};
 
@@ -453,8 +454,8 @@ fn resolve_format_units(global: &mut GlobalOptions) {
 
 #[cfg(test)]
 mod tests {
-    use crate::cli::config::Family;
     use crate::cli::test_support::{error, run};
+    use crate::net::resolve::Family;
 
     #[test]
     fn cpu_options_and_their_optional_rates() {

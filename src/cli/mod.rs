@@ -14,6 +14,7 @@ pub mod sizespec;
 pub mod test_opts;
 #[cfg(test)]
 pub(crate) mod test_support;
+pub mod to_spec;
 pub mod usage;
 pub mod values;
 

@@ -154,8 +154,8 @@ fn unexpected(word: &str) -> CliError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::config::Family;
     use crate::cli::test_support::{error, run, words as args};
+    use crate::net::resolve::Family;
 
     #[test]
     fn no_arguments_is_netperf_defaults() {

@@ -4,11 +4,12 @@
 //! cannot honour are listed in `TestOptions::unsupported`, never dropped.
 
 use super::checked;
-use super::config::{Config, Family, TestOptions};
+use super::config::{Config, TestOptions};
 use super::error::{CliError, OptionName, Section};
 use super::getopt::{OptionTable, ValueKind};
 use super::sizespec::{self, split_pair, split_pair_explicit, split_pair_explicit_sep};
 use super::values;
+use crate::net::resolve::Family;
 use crate::spec::{RECV, XMIT};
 
 use ValueKind::{Flag, OptionalWord, Required};
@@ -354,8 +355,8 @@ fn select_output(test: &mut TestOptions, style: OutputStyle, selection: Option<&
 
 #[cfg(test)]
 mod tests {
-    use crate::cli::config::Family;
     use crate::cli::test_support::{error, run};
+    use crate::net::resolve::Family;
 
     #[test]
     fn send_sizes_are_starred() {

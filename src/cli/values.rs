@@ -3,7 +3,7 @@
 //! `-f` unit letters. Each follows netperf 2.7.1's own parser, except that
 //! netperf's silent fallbacks (AF_UNSPEC, IPPROTO_IP, -1) are errors here.
 
-use super::config::Family;
+use crate::net::resolve::Family;
 
 /// netperf's direction bits (`NETPERF_XMIT`, `NETPERF_RECV`).
 pub const DIRECTION_XMIT: u32 = 0x2;

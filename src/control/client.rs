@@ -2,17 +2,18 @@
 //! netserver for its half (omni request), run our half of the data path,
 //! collect netserver's results, and return what both ends measured.
 
-use super::channel::{Channel, ChannelError, RESPONSE_WAIT};
 use super::data::{finish_data, run_data, Rings};
 pub use super::error::ClientError;
 pub use super::request::RunOptions;
 use super::request::{build_request, local_sizes, local_socket_options};
-use crate::cli::config::{Family, GlobalOptions};
+use crate::cli::config::GlobalOptions;
 use crate::engine::timer::Timer;
 use crate::engine::watchdog::{self, UNTIMED_IO_WAIT, UNTIMED_SILENCE};
 use crate::engine::{Counters, DataError, Histogram};
 use crate::measure::cpu::CpuSampler;
 use crate::measure::outcome::{CpuUsage, Outcome, SideStats};
+use crate::net::channel::{Channel, ChannelError, RESPONSE_WAIT};
+use crate::net::resolve::Family;
 use crate::net::resolve::{self, af_text};
 use crate::net::socket::{self, SocketOptions};
 use crate::spec::{Limit, Protocol, TestSpec};
@@ -198,8 +199,8 @@ pub struct Iteration {
     /// Our netserver's OS and CPU facts, when asked for and sent.
     pub remote_system: Option<crate::wire::system_facts::SystemFacts>,
     /// Datagram accounting of each receiving end (`--seq`).
-    pub local_datagrams: Option<crate::engine::sequence::DatagramCounts>,
-    pub remote_datagrams: Option<crate::engine::sequence::DatagramCounts>,
+    pub local_datagrams: Option<crate::wire::system_facts::DatagramCounts>,
+    pub remote_datagrams: Option<crate::wire::system_facts::DatagramCounts>,
     /// Our netserver's interface counters over its data phase.
     pub remote_interface_delta: Option<crate::wire::system_facts::InterfaceDelta>,
     /// Interim results (-D) printed during the data phase.
@@ -415,7 +416,9 @@ pub fn run_iteration(
             if mss < 0 {
                 mss = socket::mss(s);
             }
-            local.retransmits = socket::retransmissions(s.as_raw_fd(), run.debug);
+            let info = socket::tcp_info(s.as_raw_fd());
+            crate::report::tcp_info::dump(info.as_ref(), run.debug);
+            local.retransmits = socket::retransmissions(info.as_ref());
         }
         // An inetd chargen never stops sending: just close on it.
         if !no_control {

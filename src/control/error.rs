@@ -2,8 +2,8 @@
 //! the data phase. Below `client` and `data`, which both return it, so
 //! neither has to import the other for it.
 
-use super::channel::ChannelError;
 use crate::engine::DataError;
+use crate::net::channel::ChannelError;
 use crate::net::resolve::ResolveError;
 
 #[derive(Debug, thiserror::Error)]

@@ -6,7 +6,7 @@
 //! in which no work completed is not reported on its own: it becomes part of
 //! the next one, as netperf's intervals end only when work completes.
 
-use crate::engine::timer::StopFlag;
+use crate::engine::stop_flag::StopFlag;
 use crate::report::interim::{render_interim, Interim, InterimStyle};
 use crate::report::units::throughput;
 use std::io::Write;

@@ -1,12 +1,11 @@
-//! The control connection and the netperf side of a test run over it:
-//! framed 656-byte messages with bounded waits (`channel`), what netperf asks
-//! netserver for (`request`), its half of the data phase (`data`), and one
-//! iteration end to end (`client`), with interim results sampled beside it
-//! (`interim`); the remote netserver's offloads, netperf-ng only (`offload`);
-//! the Unix-domain tests' own exchange over it (`unix`); what can go wrong
-//! on the way (`error`, below `client` and `data`).
+//! The netperf side of a test run over the control connection (framed by
+//! `net::channel`): what netperf asks netserver for (`request`), its half of
+//! the data phase (`data`), and one iteration end to end (`client`), with
+//! interim results sampled beside it (`interim`); the remote netserver's
+//! offloads, netperf-ng only (`offload`); the Unix-domain tests' own exchange
+//! over it (`unix`); what can go wrong on the way (`error`, below `client`
+//! and `data`).
 
-pub mod channel;
 pub mod client;
 pub mod data;
 pub mod error;

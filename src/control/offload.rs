@@ -8,14 +8,13 @@
 //! (default one hour), after which it closes an idle connection — and
 //! restores.
 
-use super::channel::{Channel, ChannelError};
 use super::client::establish_within;
 use super::error::ClientError;
 use crate::cli::config::GlobalOptions;
-use crate::experiment::model::OffloadSnapshot;
-use crate::net::offload::Offload;
+use crate::net::channel::{Channel, ChannelError};
+use crate::net::offload::OffloadSnapshot;
 use crate::wire::offload::{
-    offloads_in, OffloadBits, OffloadOp, OffloadRequest, OffloadResponse, OffloadStatus,
+    offloads_in, Offload, OffloadBits, OffloadOp, OffloadRequest, OffloadResponse, OffloadStatus,
 };
 use crate::wire::{kind, Message};
 use std::time::Duration;

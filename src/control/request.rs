@@ -129,7 +129,7 @@ pub struct RunOptions {
     pub count_interface: Option<String>,
     /// A stop flag shared with someone else (netagg's coordinator), who
     /// samples its published work units and sets it to end the test.
-    pub shared_stop: Option<crate::engine::timer::StopFlag>,
+    pub shared_stop: Option<crate::engine::stop_flag::StopFlag>,
     /// Called once netserver has accepted the test, before its data phase;
     /// `false` calls the test off (netagg's start of a level).
     pub start_hook: Option<StartHook>,

@@ -10,21 +10,22 @@
 //! zero-length datagram for DG_RR. DG_STREAM always ends with a zero-length
 //! datagram: stock netserver also stops at a datagram of another size.
 
-use super::channel::{Channel, ChannelError, RESPONSE_WAIT};
 use super::data::{run_loop, Rings};
 use super::error::ClientError;
 use super::request::{self, LocalSizes, RunOptions};
 use crate::cli::config::GlobalOptions;
-use crate::engine::timer::{StopFlag, Timer};
+use crate::engine::sizing::MAX_MESSAGE;
+use crate::engine::stop_flag::StopFlag;
+use crate::engine::timer::Timer;
 use crate::engine::watchdog::{self, UNTIMED_IO_WAIT, UNTIMED_SILENCE};
 use crate::engine::{Counters, DataError};
 use crate::measure::cpu::{self, CpuSampler};
 use crate::measure::outcome::{CpuUsage, Outcome, SideStats};
+use crate::net::channel::{Channel, ChannelError, RESPONSE_WAIT};
 use crate::net::socket;
 use crate::net::strerror;
 use crate::net::unix_path::{self as path, SocketFile};
 use crate::report::unix::Measured;
-use crate::server::limits::defaults as limits;
 use crate::spec::{Limit, TestSpec};
 use crate::wire::unix::{self as layouts, Fields, Role, UnixPath, UnixTest};
 use crate::wire::Message;
@@ -119,11 +120,11 @@ fn data_failure(test: UnixTest, e: DataError) -> Failure {
 fn checked_size(v: i64) -> Result<i32, Failure> {
     i32::try_from(v)
         .ok()
-        .filter(|v| *v <= limits::MAX_MESSAGE)
+        .filter(|v| *v <= MAX_MESSAGE)
         .ok_or_else(|| {
             Failure::new(format!(
                 "netperf: a message size of {v} bytes is beyond netperf-ng's limit of {} bytes",
-                limits::MAX_MESSAGE
+                MAX_MESSAGE
             ))
         })
 }
@@ -292,7 +293,7 @@ fn move_data(
 fn local_sizes(test: UnixTest, spec: &TestSpec, lss: i32, lsr: i32) -> Result<LocalSizes, Failure> {
     checked_size(spec.send_size.into())?;
     let mut sizes = request::local_sizes(spec, lss, lsr);
-    sizes.send_size = sizes.send_size.min(limits::MAX_MESSAGE);
+    sizes.send_size = sizes.send_size.min(MAX_MESSAGE);
     if test == UnixTest::DgStream && spec.send_width == 0 {
         sizes.send_width = 32;
     }
@@ -427,7 +428,7 @@ mod tests {
     use crate::wire::unix::StreamStreamRequest;
 
     fn spec(line: &str) -> TestSpec {
-        TestSpec::from_config(&config(line)).expect("a valid spec")
+        config(line).test_spec().expect("a valid spec")
     }
 
     #[test]
@@ -493,7 +494,8 @@ mod tests {
             0,
         ));
         assert!(r.path.bytes.is_empty());
-        let e = TestSpec::from_config(&config("-t DG_RR -- -p /no/such/netperf-ng/dir"))
+        let e = config("-t DG_RR -- -p /no/such/netperf-ng/dir")
+            .test_spec()
             .unwrap_err()
             .to_string();
         assert!(e.contains("No such file or directory"), "{e}");
@@ -542,18 +544,16 @@ mod tests {
         }
         for ext in ["--zerocopy", "--busy-poll 50", "--data-ports 5000-5010"] {
             let line = format!("-t STREAM_STREAM -- {ext}");
-            let e = TestSpec::from_config(&config(&line))
-                .unwrap_err()
-                .to_string();
+            let e = config(&line).test_spec().unwrap_err().to_string();
             assert!(e.contains("AF_UNIX"), "{line}: {e}");
         }
-        assert!(TestSpec::from_config(&config("-t DG_RR -- --mmsg 8 -r 8,8")).is_ok());
+        assert!(config("-t DG_RR -- --mmsg 8 -r 8,8").test_spec().is_ok());
     }
 
     #[test]
     fn requests_carry_the_options() {
         let c = config("-t STREAM_STREAM -l 7 -C -- -M 8K -S 1M");
-        let s = TestSpec::from_config(&c).unwrap();
+        let s = c.test_spec().unwrap();
         let r = StreamStreamRequest::decode(&request(UnixTest::StreamStream, &s, &c.global, 0));
         assert_eq!(
             (r.receive_size, r.send_buf_size, r.recv_buf_size),

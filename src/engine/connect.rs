@@ -5,7 +5,7 @@
 use super::io::{self, Io};
 use super::message::{recv_message, send_message, Got};
 use super::ring::BufferRing;
-use super::timer::StopFlag;
+use super::stop_flag::StopFlag;
 use super::{Counters, DataError, Histogram};
 use crate::net::socket::{self, SocketOptions};
 use socket2::{SockAddr, Socket};

@@ -2,7 +2,7 @@
 //! a datagram is one; both count calls and bytes and give up when stopping.
 
 use super::io::{self, Io};
-use super::timer::StopFlag;
+use super::stop_flag::StopFlag;
 use super::{Counters, DataError};
 use std::os::fd::RawFd;
 

@@ -7,7 +7,7 @@
 
 use super::io::{classify, Io};
 use super::ring::BufferRing;
-use super::timer::StopFlag;
+use super::stop_flag::StopFlag;
 use super::{Counters, DataError};
 use std::os::fd::RawFd;
 

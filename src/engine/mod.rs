@@ -15,6 +15,7 @@ pub mod sequence;
 pub mod signal_timer;
 pub mod signals;
 pub mod sizing;
+pub mod stop_flag;
 pub mod stream;
 pub mod timer;
 pub mod timer_thread;

@@ -4,7 +4,7 @@
 //! with the time the operations take. Used only when asked for; the sleep is
 //! interrupted by the test's stop signal.
 
-use super::timer::StopFlag;
+use super::stop_flag::StopFlag;
 use std::time::{Duration, Instant};
 
 /// A burst-per-interval schedule.

@@ -7,7 +7,7 @@ use super::message::{recv_message, send_message, Got};
 use super::pacing::Pacer;
 use super::ring::BufferRing;
 use super::sequence::Sequence;
-use super::timer::StopFlag;
+use super::stop_flag::StopFlag;
 use super::{Counters, DataError, Histogram};
 use crate::measure::histogram::InFlightTimer;
 use std::os::fd::RawFd;

@@ -4,6 +4,8 @@
 //! late. Only used when asked for: a stamp and a check are a store and a few
 //! bit operations per datagram, no allocation.
 
+use crate::wire::system_facts::DatagramCounts;
+
 /// Smallest message that can carry a sequence number.
 pub const SEQ_BYTES: usize = 8;
 
@@ -11,27 +13,6 @@ pub const SEQ_BYTES: usize = 8;
 /// duplicate. 64 Ki datagrams is ~0.1 s at line rate on 10 GbE small packets.
 const WINDOW: u64 = 1 << 16;
 const WINDOW_WORDS: usize = (WINDOW / 64) as usize;
-
-/// What the receiver saw.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct DatagramCounts {
-    /// Sequence numbers never received below the highest one seen.
-    pub lost: u64,
-    pub duplicated: u64,
-    /// Arrived after a later-numbered datagram.
-    pub out_of_order: u64,
-    /// One more than the highest sequence number seen (0: none seen).
-    pub next_expected: u64,
-}
-
-impl DatagramCounts {
-    /// Losses including the tail a receiver cannot see: datagrams the sender
-    /// numbered after the last one that arrived.
-    pub fn with_sender_total(mut self, sent: u64) -> DatagramCounts {
-        self.lost += sent.saturating_sub(self.next_expected);
-        self
-    }
-}
 
 /// Sender and receiver state of one end.
 #[derive(Debug, Clone)]

@@ -12,7 +12,7 @@
 //! One such timer exists at a time (a process runs one test at a time); its
 //! state is in statics because signal handlers cannot capture anything.
 
-use super::timer::StopFlag;
+use super::stop_flag::StopFlag;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::Once;
 use std::time::Duration;
@@ -53,9 +53,10 @@ extern "C" fn on_tick(_: libc::c_int) {
     flag.store(true, Ordering::Relaxed);
 }
 
-/// Start the ticks now (the stop-signal handler calls this; it only loads
-/// an atomic and calls timer_settime, both async-signal-safe).
-pub fn tick_now() {
+/// Start the ticks now (the stop-signal handler calls this through
+/// `signals::on_stop`; it only loads an atomic and calls timer_settime,
+/// both async-signal-safe).
+fn tick_now() {
     let timer = TIMER.load(Ordering::Acquire);
     if timer != 0 {
         set((timer - 1) as libc::timer_t, Duration::from_nanos(1));
@@ -81,7 +82,10 @@ fn set(timer: libc::timer_t, after: Duration) {
 
 fn install_handler() {
     static INSTALL: Once = Once::new();
-    INSTALL.call_once(|| super::signals::set_handler(tick_signal(), on_tick));
+    INSTALL.call_once(|| {
+        super::signals::set_handler(tick_signal(), on_tick);
+        super::signals::on_stop(tick_now);
+    });
 }
 
 /// An armed thread-free test clock; dropping it stops and deletes it. Drop

@@ -2,10 +2,10 @@
 //! test to end at once (the aggregate scripts `kill -ALRM` their netperfs);
 //! the test then closes down and reports the time it really measured. A
 //! second SIGINT exits immediately. The handlers only touch atomics and
-//! start the thread-free clock's ticks; that clock, or the test timer
-//! thread, does the rest.
+//! call the hook the thread-free clock registers to start its ticks; that
+//! clock, or the test timer thread, does the rest.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
 use std::sync::Once;
 
 static STOP_REQUESTED: AtomicBool = AtomicBool::new(false);
@@ -21,7 +21,23 @@ extern "C" fn on_stop_signal(signal: libc::c_int) {
     }
     STOP_REQUESTED.store(true, Ordering::Relaxed);
     // The thread-free test clock, if one runs, ends the test from its tick.
-    super::signal_timer::tick_now();
+    let hook = ON_STOP.load(Ordering::Acquire);
+    if !hook.is_null() {
+        // SAFETY: ON_STOP only ever holds a `fn()` (see `on_stop`).
+        let hook: fn() = unsafe { std::mem::transmute::<*mut (), fn()>(hook) };
+        hook();
+    }
+}
+
+/// Called by the stop-signal handler after it sets the stop: the
+/// thread-free test clock (`signal_timer`) registers here, so that the
+/// clock builds on this file and not the other way round. Null: none.
+static ON_STOP: AtomicPtr<()> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Have every later stop signal also call `hook`, which must be
+/// async-signal-safe (it runs in the handler).
+pub(crate) fn on_stop(hook: fn()) {
+    ON_STOP.store(hook as *mut (), Ordering::Release);
 }
 
 /// Install the handlers (once per process; netperf only, never netserver).

@@ -1,5 +1,14 @@
 //! How many bytes each send/recv call moves and how wide the buffer ring is,
-//! chosen as netperf chooses them — the same rule on both ends.
+//! chosen as netperf chooses them — the same rule on both ends — and the
+//! bounds on them both ends apply.
+
+/// Largest message per send/recv call: netserver's default bound, and what
+/// our netperf asks of a peer at most.
+pub const MAX_MESSAGE: i32 = 16 << 20;
+/// Largest ring width, on both ends.
+pub const MAX_WIDTH: u32 = 4096;
+/// Largest total ring memory per direction that our netperf asks for.
+pub const MAX_RING_BYTES: u64 = 256 << 20;
 
 /// Largest UDP payload netperf picks by itself (0xFFFF minus IP and UDP headers).
 pub const UDP_LENGTH_MAX: i32 = 0xFFFF - 28;

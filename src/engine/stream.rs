@@ -5,7 +5,7 @@ use super::io::{self, Io};
 use super::pacing::Pacer;
 use super::ring::BufferRing;
 use super::sequence::Sequence;
-use super::timer::StopFlag;
+use super::stop_flag::StopFlag;
 use super::{Counters, DataError, Histogram};
 use std::os::fd::RawFd;
 use std::time::Instant;

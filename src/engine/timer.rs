@@ -5,78 +5,13 @@
 //! thread-free `signal_timer` (netperf's lone data loop) or the one thread
 //! of `timer_thread` that serves every other Timer of the process.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Once};
 use std::time::{Duration, Instant};
 
 use super::signal_timer::SignalTimer;
-use super::timer_thread::{self, Registration};
-
-/// Set when the test must stop (by the timer, a signal, or a count), and the
-/// data thread's running count of work units (bytes or transactions), which
-/// it stores after every call so that interim results and netagg can sample
-/// it at any instant without asking the data thread for anything.
-#[derive(Clone, Default)]
-pub struct StopFlag(Arc<Shared>);
-
-impl std::fmt::Debug for StopFlag {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StopFlag")
-            .field("stop", &self.is_set())
-            .field("units", &self.units())
-            .finish()
-    }
-}
-
-#[derive(Default)]
-struct Shared {
-    stop: AtomicBool,
-    units: AtomicU64,
-    /// Receive timeouts (UDP_RR with -e) so far: stored only when one
-    /// happens, so the per-transaction path never touches it.
-    timeouts: AtomicU64,
-}
-
-impl StopFlag {
-    pub fn new() -> Self {
-        StopFlag::default()
-    }
-    #[inline]
-    pub fn is_set(&self) -> bool {
-        self.0.stop.load(Ordering::Relaxed)
-    }
-    pub fn set(&self) {
-        self.0.stop.store(true, Ordering::Relaxed)
-    }
-    /// Publish the work done so far: a plain store the data thread makes
-    /// after each call (the line stays in its cache until someone samples).
-    #[inline]
-    pub fn publish(&self, units: u64) {
-        self.0.units.store(units, Ordering::Relaxed)
-    }
-    /// The work units published so far.
-    pub fn units(&self) -> u64 {
-        self.0.units.load(Ordering::Relaxed)
-    }
-    /// Publish the receive timeouts so far (after each one, never per call).
-    pub fn publish_timeouts(&self, timeouts: u64) {
-        self.0.timeouts.store(timeouts, Ordering::Relaxed)
-    }
-    /// The receive timeouts published so far.
-    pub fn timeouts(&self) -> u64 {
-        self.0.timeouts.load(Ordering::Relaxed)
-    }
-    /// The flag itself, for the thread-free timer's signal handler.
-    pub(crate) fn stop_ptr(&self) -> *const AtomicBool {
-        &self.0.stop
-    }
-}
-
-/// The signal that interrupts a blocked data call at the end of a test: a
-/// real-time signal, so that SIGALRM stays the user's way to stop netperf.
-pub(crate) fn wake_signal() -> libc::c_int {
-    libc::SIGRTMIN() + 1
-}
+use super::stop_flag::StopFlag;
+use super::timer_thread::{self, wake_signal, Registration};
 
 extern "C" fn on_wake_signal(_: libc::c_int) {}
 

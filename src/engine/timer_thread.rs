@@ -13,7 +13,7 @@
 //! thread with the process's own table (netserver does, before a data
 //! thread enters a private one).
 
-use super::timer::StopFlag;
+use super::stop_flag::StopFlag;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
@@ -23,6 +23,12 @@ use std::time::{Duration, Instant};
 const WAKE_REPEAT: Duration = Duration::from_millis(20);
 /// How often a timer watching for stop signals looks at them.
 const SIGNAL_POLL: Duration = Duration::from_millis(10);
+
+/// The signal that interrupts a blocked data call at the end of a test: a
+/// real-time signal, so that SIGALRM stays the user's way to stop netperf.
+pub(crate) fn wake_signal() -> libc::c_int {
+    libc::SIGRTMIN() + 1
+}
 
 /// One armed timer, as the thread sees it.
 struct Armed {
@@ -138,7 +144,7 @@ fn serve(s: &'static Shared) {
                 Some(at) if at <= now => {
                     // SAFETY: the target thread unregisters (taking this
                     // lock, held here) before it can end, so it is alive.
-                    unsafe { libc::pthread_kill(a.target, super::timer::wake_signal()) };
+                    unsafe { libc::pthread_kill(a.target, wake_signal()) };
                     a.next_wake = Some(now + WAKE_REPEAT);
                     now + WAKE_REPEAT
                 }

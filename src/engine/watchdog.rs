@@ -6,7 +6,8 @@
 //! (`UNTIMED_IO_WAIT`) make a blocked call see it.
 
 use crate::engine::fd_table::PrivateTable;
-use crate::engine::timer::{StopFlag, Timer};
+use crate::engine::stop_flag::StopFlag;
+use crate::engine::timer::Timer;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};

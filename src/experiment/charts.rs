@@ -11,7 +11,7 @@ use plotters::prelude::*;
 
 use super::analysis::{key_metrics_present, Analysis};
 use super::layout::{cell_short_label, column_label, metric_title, metric_unit, Layout};
-use super::numbers::si_label;
+use crate::page::units::si_label;
 use crate::resultsdb::model::ExperimentRecord;
 
 pub const WIDTH: u32 = 960;

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 
 use super::analysis::{all_cells, metric_order, Analysis, Bounds, MetricStats};
 use super::layout::metric_unit;
-use super::model::OffloadSnapshot;
+use crate::net::offload::OffloadSnapshot;
 use crate::resultsdb::model::{cell_label, ExperimentRecord, RunRecord, RunStatus};
 
 /// Rows into RFC 4180 text.

@@ -4,7 +4,8 @@
 //! LOCAL_/REMOTE_ selectors) and the offload read-back, plus this host's
 //! name. Facts that changed between runs stay in each run.
 
-use super::model::OffloadSnapshot;
+use crate::net::interface::sysfs_mtu;
+use crate::net::offload::OffloadSnapshot;
 use crate::resultsdb::model::{Environment, RunRecord};
 use std::collections::BTreeMap;
 
@@ -77,18 +78,6 @@ fn add_offloads(side: &mut BTreeMap<String, String>, s: &OffloadSnapshot) {
     if let Some(mtu) = s.mtu {
         side.insert("mtu".into(), mtu.to_string());
     }
-}
-
-/// The interface's MTU from sysfs.
-pub fn sysfs_mtu(interface: &str) -> Option<u32> {
-    if interface.is_empty() || interface.contains('/') || interface.starts_with('.') {
-        return None;
-    }
-    std::fs::read_to_string(format!("/sys/class/net/{interface}/mtu"))
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
 }
 
 fn hostname() -> String {

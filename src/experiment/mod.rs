@@ -14,7 +14,6 @@ pub mod html;
 pub mod interrupt;
 pub mod latency_merge;
 pub mod layout;
-pub mod model;
 pub mod numbers;
 pub mod offloads;
 pub mod order;

@@ -7,12 +7,12 @@
 //! restores when our control connection closes).
 
 use super::factors::FactorKind;
-use super::model::OffloadSnapshot;
 use super::plan::{OffloadEnds, Plan};
 use super::runner::OffloadControl;
 use crate::control::offload::{NetserverAt, RemoteOffloadError, RemoteOffloads};
-use crate::net::offload::{self, on_off, Offload, OffloadError, RestoreGuard};
+use crate::net::offload::{self, on_off, OffloadError, OffloadSnapshot, RestoreGuard};
 use crate::resultsdb::model::{Cell, OffloadRecord};
+use crate::wire::offload::Offload;
 use std::net::ToSocketAddrs;
 
 /// Both ends' offloads for one experiment.

@@ -7,7 +7,7 @@
 
 use crate::server::limits::Limits;
 use crate::server::offload_scope::OffloadScope;
-use crate::server::omni::validate;
+use crate::server::omni_checks::validate;
 use crate::wire::extension::Extension;
 use crate::wire::unix::{self, Role, UnixTest};
 use crate::wire::{self, legacy, offload, omni, system_facts, Message, MESSAGE_LEN};

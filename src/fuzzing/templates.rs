@@ -5,11 +5,10 @@
 //! that a few word edits reach deep states (a running test) instead of the
 //! fuzzer having to discover a valid omni request byte by byte.
 
-use crate::net::offload::Offload;
 use crate::net::unix_path as path;
 use crate::wire::extension::Extension;
 use crate::wire::legacy::{TcpCcRequest, TcpStreamRequest};
-use crate::wire::offload::{OffloadBits, OffloadOp, OffloadRequest};
+use crate::wire::offload::{Offload, OffloadBits, OffloadOp, OffloadRequest};
 use crate::wire::omni::{self, flag, OmniRequest};
 use crate::wire::unix;
 use crate::wire::unix::UnixTest;

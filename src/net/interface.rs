@@ -1,7 +1,8 @@
 //! Facts about a network interface for netperf's omni selectors and our packet
 //! counters: which interface reaches a destination (`egress_interface`), its driver
 //! and PCI identity (`InterfaceInfo`, LOCAL_DRIVER_NAME .. LOCAL_INTERFACE_SLOT) and
-//! its packet counters (`InterfaceCounters`, read before and after a test).
+//! its packet counters (`InterfaceCounters`, read before and after a test) and
+//! its MTU as sysfs shows it (`sysfs_mtu`).
 //! Never on the data path; every failure gives a value.
 
 use std::ffi::CStr;
@@ -336,6 +337,18 @@ impl InterfaceCounters {
         }
         moved
     }
+}
+
+/// The interface's MTU from sysfs.
+pub fn sysfs_mtu(interface: &str) -> Option<u32> {
+    if interface.is_empty() || interface.contains('/') || interface.starts_with('.') {
+        return None;
+    }
+    std::fs::read_to_string(format!("{SYSFS_NET}/{interface}/mtu"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
 }
 
 #[cfg(test)]

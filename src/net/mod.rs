@@ -4,8 +4,10 @@
 //! interface, driver, PCI ids and packet counters (`interface`); its
 //! stateless offloads, read, changed and restored (`offload`); the fixed range
 //! data sockets are opened in (`port_range`); the socket files of the
-//! Unix-domain tests (`unix_path`).
+//! Unix-domain tests (`unix_path`); the framed control connection both ends
+//! talk over (`channel`).
 
+pub mod channel;
 pub mod interface;
 pub mod offload;
 pub mod port_range;

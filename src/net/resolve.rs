@@ -1,9 +1,17 @@
 //! Name resolution through getaddrinfo, reporting failures with the same
 //! three lines netperf prints, so scripts that grep them keep working.
 
-use crate::cli::config::Family;
 use std::ffi::{CStr, CString};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
+
+/// Address family asked for with -4/-6/-H name,fam/-L name,fam.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Family {
+    #[default]
+    Unspec,
+    Inet,
+    Inet6,
+}
 
 /// A failed lookup, carrying getaddrinfo's code and text.
 #[derive(Debug, thiserror::Error)]

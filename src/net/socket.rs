@@ -179,17 +179,9 @@ pub fn tcp_info(fd: i32) -> Option<libc::tcp_info> {
     (rc == 0).then_some(info)
 }
 
-/// Total TCP retransmissions from TCP_INFO, or -1 when unavailable; with
-/// `DUMP_TCP_INFO` set (or `debug` over 1) the `tcpi_*` lines go to
-/// stderr, as netperf writes them when it reads the count.
-pub fn retransmissions(fd: i32, debug: i32) -> i32 {
-    let Some(info) = tcp_info(fd) else {
-        return -1;
-    };
-    if crate::report::tcp_info::wanted(debug) {
-        eprint!("{}", crate::report::tcp_info::lines(&info));
-    }
-    info.tcpi_total_retrans as i32
+/// Total TCP retransmissions from a TCP_INFO, or -1 when there is none.
+pub fn retransmissions(info: Option<&libc::tcp_info>) -> i32 {
+    info.map_or(-1, |info| info.tcpi_total_retrans as i32)
 }
 
 /// The congestion control algorithm in use, or "" when unknown.

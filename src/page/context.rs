@@ -122,8 +122,7 @@ impl HostFacts {
             interface: interfaces.join(", "),
             driver: per(&|i| InterfaceInfo::for_interface(i).driver),
             mtu: per(&|i| {
-                crate::experiment::environment::sysfs_mtu(i)
-                    .map_or(String::new(), |m| m.to_string())
+                crate::net::interface::sysfs_mtu(i).map_or(String::new(), |m| m.to_string())
             }),
             offloads: offloads.join("; "),
             note: String::new(),
@@ -165,7 +164,7 @@ impl HostFacts {
     }
 
     /// Adds the offloads and MTU our netserver reported for its interface.
-    pub fn add_remote_offloads(&mut self, snapshot: &crate::experiment::model::OffloadSnapshot) {
+    pub fn add_remote_offloads(&mut self, snapshot: &crate::net::offload::OffloadSnapshot) {
         if self.interface.is_empty() {
             self.interface = snapshot.interface.clone();
         }

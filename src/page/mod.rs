@@ -1,13 +1,14 @@
 //! Self-contained HTML pages: netagg's report, the experiment's and the
 //! matrix's, and one test's interim series (`netperf -- --report`). One
-//! style sheet that reads at 1280 px, on a phone and on paper; escaping; and
-//! the run context every page opens with and its JSON carries. No script,
-//! no external resource.
+//! style sheet that reads at 1280 px, on a phone and on paper; escaping;
+//! chart tick labels; and the run context every page opens with and its
+//! JSON carries. No script, no external resource.
 
 pub mod context;
 pub mod html;
 pub mod rate;
 pub mod series;
+pub mod units;
 
 /// netperf-ng's version, as Cargo has it.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -7,7 +7,7 @@
 
 use super::context::RunContext;
 use super::html::{escape, figure, open, CLOSE};
-use crate::experiment::numbers::si_label;
+use crate::page::units::si_label;
 use crate::report::interim::Interim;
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};

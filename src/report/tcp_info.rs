@@ -9,6 +9,14 @@ pub fn wanted(debug: i32) -> bool {
     debug > 1 || std::env::var_os("DUMP_TCP_INFO").is_some()
 }
 
+/// Write the lines of a socket's TCP_INFO to stderr when they are wanted
+/// (netperf does as it reads the retransmission count from it).
+pub fn dump(info: Option<&libc::tcp_info>, debug: i32) {
+    if let Some(info) = info.filter(|_| wanted(debug)) {
+        eprint!("{}", lines(info));
+    }
+}
+
 /// The three lines, each ending in a newline. netperf prints the fields
 /// with `%d`, so values past `i32::MAX` show negative there and here.
 pub fn lines(info: &libc::tcp_info) -> String {

@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-use crate::experiment::model::OffloadSnapshot;
+use crate::net::offload::OffloadSnapshot;
 
 /// Layout version of [`ExperimentRecord`] in JSON; bumped when a field
 /// changes meaning, so a reader can refuse what it does not understand.

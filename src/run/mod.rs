@@ -11,7 +11,7 @@ pub mod unix;
 pub mod unsupported;
 
 use crate::cli::{self, Invocation};
-use crate::spec::{SpecError, TestSpec};
+use crate::spec::SpecError;
 use std::io::Write;
 
 /// Write to stdout and flush, ignoring errors: a reader that went away
@@ -87,7 +87,7 @@ pub fn main(args: &[String]) -> i32 {
     }
     let code = match special::lookup(&config.global.test_name) {
         Some(test) => special::run(test, &config),
-        None => match TestSpec::from_config(&config) {
+        None => match config.test_spec() {
             Ok(spec) => match spec.test {
                 crate::spec::TestName::Unix(test) => unix::run(&config, &spec, test),
                 _ => classic::run(&config, &spec),

@@ -3,10 +3,11 @@
 //! measured, and the record it prints: the glue between a run and
 //! `report::omni`.
 
-use crate::cli::config::{Config, Family};
+use crate::cli::config::Config;
 use crate::control::client::Iteration;
 use crate::control::request::RunOptions;
 use crate::measure::cpu;
+use crate::net::resolve::Family;
 use crate::report::omni::build::{build, Averaged, EndFacts, RecordInput};
 use crate::report::omni::record::{
     ConfidenceRecord, EndpointRecord, InterfaceRecord, SystemRecord, ID_NOT_AVAILABLE,
@@ -253,14 +254,15 @@ pub fn render_record(
 fn fill_datagrams(record: &mut crate::report::omni::OmniRecord, it: &Iteration, spec: &TestSpec) {
     use crate::report::omni::record::DatagramRecord;
     let o = &it.outcome;
-    let record_of = |c: &crate::engine::sequence::DatagramCounts, peer_sent: u64, received: u64| {
-        let distinct = received.saturating_sub(c.duplicated);
-        DatagramRecord {
-            lost: peer_sent.saturating_sub(distinct) as i64,
-            duplicated: c.duplicated as i64,
-            out_of_order: c.out_of_order as i64,
-        }
-    };
+    let record_of =
+        |c: &crate::wire::system_facts::DatagramCounts, peer_sent: u64, received: u64| {
+            let distinct = received.saturating_sub(c.duplicated);
+            DatagramRecord {
+                lost: peer_sent.saturating_sub(distinct) as i64,
+                duplicated: c.duplicated as i64,
+                out_of_order: c.out_of_order as i64,
+            }
+        };
     if let Some(c) = it.local_datagrams.as_ref().filter(|_| spec.recv()) {
         record.local.datagrams = record_of(c, o.remote.send_calls, o.local.recv_calls);
     }

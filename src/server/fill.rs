@@ -2,7 +2,7 @@
 //! the operator names with `netserver -F DIR`, by plain name, never through
 //! a link out of it, and only as many bytes as a ring can use.
 
-use super::omni::{refuse, Refusal};
+use super::omni_checks::{refuse, Refusal};
 
 /// Most bytes of a remote fill file read (the ring only needs its first
 /// bytes; a larger ring repeats them).

@@ -7,10 +7,10 @@
 use super::limits::{defaults, Limits};
 use super::options::ServerOptions;
 use super::phase::{Caller, Phase, Served};
-use crate::control::channel::{Channel, ChannelError};
 use crate::engine::ring::BufferRing;
 use crate::engine::{self, Counters};
 use crate::measure::cpu;
+use crate::net::channel::{Channel, ChannelError};
 use crate::net::port_range::{open_in_range, RangeError};
 use crate::net::socket::{self, SocketOptions};
 use crate::wire::legacy::{

@@ -2,6 +2,7 @@
 //! long netserver waits for it: one table of `--name value` options, their
 //! defaults, and the text `netserver -h` shows for them.
 
+use crate::engine::sizing::{MAX_MESSAGE, MAX_WIDTH};
 use std::time::Duration;
 
 /// Bounds a request must fit and the waits that free a session's resources.
@@ -30,15 +31,9 @@ pub struct Limits {
     pub silent_timeout: Duration,
 }
 
-/// Compiled-in bounds: the defaults of [`Limits`], and the bounds our own
-/// netperf applies to what it asks of a peer.
+/// Compiled-in bounds: the defaults of [`Limits`] (the message and ring
+/// bounds both ends share are `engine::sizing`'s).
 pub mod defaults {
-    /// Largest message per send/recv call.
-    pub const MAX_MESSAGE: i32 = 16 << 20;
-    /// Largest ring width.
-    pub const MAX_WIDTH: u32 = 4096;
-    /// Largest total ring memory per direction.
-    pub const MAX_RING_BYTES: u64 = 256 << 20;
     /// Largest socket buffer request.
     pub const MAX_SOCKET_BUFFER: i32 = 1 << 30;
     /// Longest timed test, in seconds (one week).
@@ -58,9 +53,9 @@ impl Default for Limits {
         Limits {
             max_connections: 4096,
             max_tests: 2048,
-            max_message: defaults::MAX_MESSAGE,
+            max_message: MAX_MESSAGE,
             max_socket_buffer: defaults::MAX_SOCKET_BUFFER,
-            max_ring_width: defaults::MAX_WIDTH,
+            max_ring_width: MAX_WIDTH,
             max_ring_bytes: 64 << 20,
             max_test_seconds: defaults::MAX_TEST_SECONDS,
             idle_timeout: Duration::from_secs(3600),

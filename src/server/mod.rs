@@ -19,8 +19,8 @@ pub mod phase;
 pub mod session;
 pub mod unix;
 
-use crate::cli::config::Family;
 use crate::net::resolve;
+use crate::net::resolve::Family;
 use options::ServerOptions;
 use socket2::{Domain, SockAddr, Socket, Type};
 use std::io;

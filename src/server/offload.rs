@@ -12,10 +12,10 @@
 
 use super::log;
 use super::options::ServerOptions;
-use crate::control::channel::{Channel, ChannelError};
+use crate::net::channel::{Channel, ChannelError};
 use crate::net::interface::egress_interface;
-use crate::net::offload::{self, Offload, OffloadError, RestoreGuard};
-use crate::wire::offload::{OffloadOp, OffloadRequest, OffloadResponse, OffloadStatus};
+use crate::net::offload::{self, OffloadError, RestoreGuard};
+use crate::wire::offload::{Offload, OffloadOp, OffloadRequest, OffloadResponse, OffloadStatus};
 use crate::wire::Message;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;

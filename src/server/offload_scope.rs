@@ -4,7 +4,7 @@
 //! interfaces the operator lists — never any other, so that a client that
 //! can reach the control port cannot switch, say, the management interface.
 
-use crate::net::offload::valid_interface_name;
+use crate::wire::offload::valid_interface_name;
 use std::net::IpAddr;
 
 /// Which interfaces offload changes may touch.

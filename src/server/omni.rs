@@ -3,18 +3,16 @@
 
 use super::allow::AllowList;
 use super::limits::{defaults, Limits};
-use super::omni_checks::client_data_addr;
-pub(crate) use super::omni_checks::refuse;
-pub use super::omni_checks::{validate, Refusal};
+use super::omni_checks::{client_data_addr, refuse, validate, Refusal};
 use super::phase::{accept_within, Caller};
-use crate::control::channel::{Channel, ChannelError};
 use crate::engine::pacing::Pacer;
 use crate::engine::ring::BufferRing;
 use crate::engine::sequence::Sequence;
 use crate::engine::sizing::{choose, UDP_LENGTH_MAX};
-use crate::engine::timer::StopFlag;
+use crate::engine::stop_flag::StopFlag;
 use crate::engine::{self, Counters, DataError};
 use crate::measure::cpu;
+use crate::net::channel::{Channel, ChannelError};
 use crate::net::port_range::{open_in_range, RangeError};
 use crate::net::socket::{self, SocketOptions};
 use crate::spec::Protocol;
@@ -578,10 +576,14 @@ fn run_data(
     };
     let bufs = socket::buffer_sizes(data);
     let (retrans, cong) = match protocol {
-        Protocol::Tcp => (
-            socket::retransmissions(fd, 0),
-            socket::congestion_control(data),
-        ),
+        Protocol::Tcp => {
+            let info = socket::tcp_info(fd);
+            crate::report::tcp_info::dump(info.as_ref(), 0);
+            (
+                socket::retransmissions(info.as_ref()),
+                socket::congestion_control(data),
+            )
+        }
         Protocol::Udp => (-1, String::new()),
     };
     if protocol == Protocol::Tcp {

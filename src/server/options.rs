@@ -3,8 +3,8 @@
 use super::allow::AllowList;
 use super::limits::{self, Limits};
 use super::offload_scope::OffloadScope;
-use crate::cli::config::Family;
 use crate::net::port_range::PortRange;
+use crate::net::resolve::Family;
 
 /// What netserver was asked to do.
 #[derive(Debug, Clone)]

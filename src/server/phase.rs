@@ -7,7 +7,7 @@
 use super::limits::Limits;
 use super::log;
 use super::options::ServerOptions;
-use crate::engine::timer::StopFlag;
+use crate::engine::stop_flag::StopFlag;
 use crate::engine::watchdog;
 use crate::measure::cpu::CpuSampler;
 use crate::measure::outcome::CpuUsage;

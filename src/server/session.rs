@@ -4,8 +4,8 @@
 use super::offload::SessionOffloads;
 use super::options::ServerOptions;
 use super::phase::Caller;
-use crate::control::channel::{Channel, ChannelError};
 use crate::measure::cpu;
+use crate::net::channel::{Channel, ChannelError};
 use crate::wire::{self, kind, Message};
 use std::net::{SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;

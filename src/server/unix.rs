@@ -10,13 +10,13 @@
 //! request is honoured (stock ignores it).
 
 use super::limits::{defaults, Limits};
-use super::omni::Refusal;
+use super::omni_checks::Refusal;
 use super::phase::{Caller, Phase, Served};
-use crate::control::channel::{Channel, ChannelError};
 use crate::engine::ring::BufferRing;
 use crate::engine::watchdog::UNTIMED_IO_WAIT;
 use crate::engine::{self, Counters, DataError};
 use crate::measure::cpu;
+use crate::net::channel::{Channel, ChannelError};
 use crate::net::socket;
 use crate::net::unix_path::{self as path, SocketFile};
 use crate::wire::unix::{self as layouts, Fields, Role, UnixPath, UnixTest};

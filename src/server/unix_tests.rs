@@ -76,7 +76,7 @@ fn bad_fields_are_refused_with_errnos() {
     p.f.request_size = 0;
     assert_eq!(errno(p), libc::EINVAL);
     let mut p = plan(UnixTest::DgStream);
-    p.f.message_size = defaults::MAX_MESSAGE + 1;
+    p.f.message_size = crate::engine::sizing::MAX_MESSAGE + 1;
     assert_eq!(errno(p), libc::EINVAL);
     let mut p = plan(UnixTest::StreamStream);
     p.f.recv_buf_size = i32::MAX;

@@ -15,9 +15,94 @@
 //! driver has fixed, 16 MTU (0 unknown), 20 the refused offload's index + 1
 //! (0 none), 24 the value that was refused, 32..48 the interface, 48..448 one
 //! line of text saying why (empty on success).
+//!
+//! Also the vocabulary both ends share: the offloads' names and which
+//! interface names the kernel would take.
 
 use super::message::{kind, Message};
-use crate::net::offload::{valid_interface_name, Offload};
+
+/// One stateless offload, by its `ethtool -K` short name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Offload {
+    Tso,
+    Gso,
+    Gro,
+    Lro,
+}
+
+/// What each offload is called: `NAMES[offload.index()]` is (short name,
+/// the name `ethtool -k` prints).
+const NAMES: [(&str, &str); 4] = [
+    ("tso", "tcp-segmentation-offload"),
+    ("gso", "generic-segmentation-offload"),
+    ("gro", "generic-receive-offload"),
+    ("lro", "large-receive-offload"),
+];
+
+impl Offload {
+    pub const ALL: [Offload; 4] = [Offload::Tso, Offload::Gso, Offload::Gro, Offload::Lro];
+
+    /// Its place in `ALL` (and its bit in the netserver request).
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// "tso", "gso", "gro", "lro": the key in `OffloadSnapshot::features`.
+    pub fn name(self) -> &'static str {
+        NAMES[self.index()].0
+    }
+
+    /// The name `ethtool -k` prints ("tcp-segmentation-offload").
+    pub fn ethtool_name(self) -> &'static str {
+        NAMES[self.index()].1
+    }
+
+    /// The short or the `ethtool -k` name, in any case.
+    pub fn from_name(name: &str) -> Result<Offload, UnknownOffload> {
+        let wanted = name.trim();
+        Offload::ALL
+            .into_iter()
+            .find(|o| {
+                o.name().eq_ignore_ascii_case(wanted)
+                    || o.ethtool_name().eq_ignore_ascii_case(wanted)
+            })
+            .ok_or_else(|| UnknownOffload {
+                name: name.to_string(),
+            })
+    }
+}
+
+impl std::fmt::Display for Offload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Offload {
+    type Err = UnknownOffload;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Offload::from_name(s)
+    }
+}
+
+/// A name that is no offload's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown offload '{name}': the offloads are tso, gso, gro and lro")]
+pub struct UnknownOffload {
+    pub name: String,
+}
+
+/// Whether the kernel could take `name` as an interface name (its
+/// dev_valid_name): 1 to 15 bytes, not "." or "..", no '/', ':' or space.
+pub fn valid_interface_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() < libc::IFNAMSIZ
+        && name != "."
+        && name != ".."
+        && !name
+            .bytes()
+            .any(|b| b == b'/' || b == b':' || b == 0 || b.is_ascii_whitespace())
+}
 
 /// "NGO1": offload control, layout version 1.
 pub const MAGIC: u32 = 0x4e47_4f31;
@@ -312,6 +397,24 @@ pub fn one_line(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_parse_in_any_case_and_unknown_ones_list_the_valid() {
+        for offload in Offload::ALL {
+            assert_eq!(Offload::from_name(offload.name()), Ok(offload));
+            assert_eq!(
+                Offload::from_name(&offload.name().to_uppercase()),
+                Ok(offload)
+            );
+            assert_eq!(Offload::from_name(offload.ethtool_name()), Ok(offload));
+            assert_eq!(Offload::ALL[offload.index()], offload);
+        }
+        let e = Offload::from_name("ufo").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "unknown offload 'ufo': the offloads are tso, gso, gro and lro"
+        );
+    }
 
     #[test]
     fn requests_round_trip() {

@@ -5,7 +5,6 @@
 //! netperf never reads it and a stock netserver never sends it.
 
 use super::message::Message;
-use crate::engine::sequence::DatagramCounts;
 
 /// "NGR1": marks the block and its layout version.
 const MAGIC: u32 = 0x4e47_5231;
@@ -111,6 +110,28 @@ pub fn decode_interface(m: &Message) -> Option<InterfaceDelta> {
         };
         [word(0), word(1), word(2), word(3)]
     })
+}
+
+/// What a datagram receiver saw (netperf-ng `--seq`): counted by
+/// `engine::sequence`, carried in results by the block below.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DatagramCounts {
+    /// Sequence numbers never received below the highest one seen.
+    pub lost: u64,
+    pub duplicated: u64,
+    /// Arrived after a later-numbered datagram.
+    pub out_of_order: u64,
+    /// One more than the highest sequence number seen (0: none seen).
+    pub next_expected: u64,
+}
+
+impl DatagramCounts {
+    /// Losses including the tail a receiver cannot see: datagrams the sender
+    /// numbered after the last one that arrived.
+    pub fn with_sender_total(mut self, sent: u64) -> DatagramCounts {
+        self.lost += sent.saturating_sub(self.next_expected);
+        self
+    }
 }
 
 /// "NGD1": the netserver's datagram accounting (`--seq`), in the last four

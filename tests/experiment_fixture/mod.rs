@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use netperf_ng::experiment::model::OffloadSnapshot;
 use netperf_ng::experiment::Analysis;
+use netperf_ng::net::offload::OffloadSnapshot;
 use netperf_ng::resultsdb::model::{
     Cell, Environment, ExperimentRecord, FactorRecord, OffloadRecord, RunRecord, RunStatus,
     RECORD_VERSION,

@@ -15,112 +15,28 @@ mod features;
 mod genetlink;
 mod restore;
 
-use crate::experiment::model::OffloadSnapshot;
+use crate::wire::offload::{valid_interface_name, Offload};
 pub use features::on_off;
 use features::{pattern_matches, Ethtool, Feature, OpenError};
 use genetlink::NetlinkError;
 pub use restore::RestoreGuard;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// One stateless offload, by its `ethtool -K` short name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Offload {
-    Tso,
-    Gso,
-    Gro,
-    Lro,
-}
-
-/// What each offload is called and which kernel features it stands for.
-struct Definition {
-    offload: Offload,
-    name: &'static str,
-    /// The name `ethtool -k` prints.
-    long_name: &'static str,
-    /// ethtool's pattern of kernel feature names (at most one '*').
-    pattern: &'static str,
-}
-
-const DEFINITIONS: [Definition; 4] = [
-    Definition {
-        offload: Offload::Tso,
-        name: "tso",
-        long_name: "tcp-segmentation-offload",
-        pattern: "tx-tcp*-segmentation",
-    },
-    Definition {
-        offload: Offload::Gso,
-        name: "gso",
-        long_name: "generic-segmentation-offload",
-        pattern: "tx-generic-segmentation",
-    },
-    Definition {
-        offload: Offload::Gro,
-        name: "gro",
-        long_name: "generic-receive-offload",
-        pattern: "rx-gro",
-    },
-    Definition {
-        offload: Offload::Lro,
-        name: "lro",
-        long_name: "large-receive-offload",
-        pattern: "rx-lro",
-    },
-];
-
-impl Offload {
-    pub const ALL: [Offload; 4] = [Offload::Tso, Offload::Gso, Offload::Gro, Offload::Lro];
-
-    fn definition(self) -> &'static Definition {
-        &DEFINITIONS[self.index()]
-    }
-
-    /// Its place in `ALL` (and its bit in the netserver request).
-    pub fn index(self) -> usize {
-        self as usize
-    }
-
-    /// "tso", "gso", "gro", "lro": the key in `OffloadSnapshot::features`.
-    pub fn name(self) -> &'static str {
-        self.definition().name
-    }
-
-    /// The name `ethtool -k` prints ("tcp-segmentation-offload").
-    pub fn ethtool_name(self) -> &'static str {
-        self.definition().long_name
-    }
-
-    /// The short or the `ethtool -k` name, in any case.
-    pub fn from_name(name: &str) -> Result<Offload, OffloadError> {
-        let wanted = name.trim();
-        DEFINITIONS
-            .iter()
-            .find(|d| {
-                d.name.eq_ignore_ascii_case(wanted) || d.long_name.eq_ignore_ascii_case(wanted)
-            })
-            .map(|d| d.offload)
-            .ok_or_else(|| OffloadError::UnknownOffload {
-                name: name.to_string(),
-            })
-    }
-
-    /// Whether kernel feature `name` is one of this offload's.
-    fn covers(self, name: &str) -> bool {
-        pattern_matches(name, self.definition().pattern)
+/// ethtool's pattern of the kernel feature names an offload stands for (at
+/// most one '*'), as in its `off_flag_def`.
+fn pattern(offload: Offload) -> &'static str {
+    match offload {
+        Offload::Tso => "tx-tcp*-segmentation",
+        Offload::Gso => "tx-generic-segmentation",
+        Offload::Gro => "rx-gro",
+        Offload::Lro => "rx-lro",
     }
 }
 
-impl std::fmt::Display for Offload {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for Offload {
-    type Err = OffloadError;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Offload::from_name(s)
-    }
+/// Whether kernel feature `name` is one of `offload`'s.
+fn covers(offload: Offload, name: &str) -> bool {
+    pattern_matches(name, pattern(offload))
 }
 
 /// Why offloads could not be read, changed or restored. Each message is one
@@ -175,18 +91,6 @@ fn kernel_error(interface: &str, doing: &'static str, e: NetlinkError) -> Offloa
     }
 }
 
-/// Whether the kernel could take `name` as an interface name (its
-/// dev_valid_name): 1 to 15 bytes, not "." or "..", no '/', ':' or space.
-pub fn valid_interface_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() < libc::IFNAMSIZ
-        && name != "."
-        && name != ".."
-        && !name
-            .bytes()
-            .any(|b| b == b'/' || b == b':' || b == 0 || b.is_ascii_whitespace())
-}
-
 /// One interface's features, as the kernel reported them.
 struct Device {
     interface: String,
@@ -207,7 +111,7 @@ impl Device {
     fn of(&self, offload: Offload) -> impl Iterator<Item = &Feature> {
         self.features
             .iter()
-            .filter(move |f| offload.covers(&f.name))
+            .filter(move |f| covers(offload, &f.name))
     }
 
     /// On when any of its features is active, as `ethtool -k` shows it.
@@ -280,6 +184,30 @@ impl Device {
             features,
             mtu: mtu(&self.interface),
         }
+    }
+}
+
+/// The stateless offloads of one interface as read back from the kernel
+/// (ethtool netlink): feature ("tso", "gso", "gro", "lro") -> on. A feature
+/// the interface does not have is absent.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OffloadSnapshot {
+    pub interface: String,
+    pub features: BTreeMap<String, bool>,
+    /// The interface's MTU, when known.
+    #[serde(default)]
+    pub mtu: Option<u32>,
+}
+
+impl OffloadSnapshot {
+    /// The features as ethtool says them, "tso on" ..., `separator` between.
+    pub fn features_text(&self, separator: &str) -> String {
+        let words: Vec<String> = self
+            .features
+            .iter()
+            .map(|(name, on)| format!("{name} {}", on_off(*on)))
+            .collect();
+        words.join(separator)
     }
 }
 
@@ -383,7 +311,7 @@ pub fn set(interface: &str, wanted: &[(Offload, bool)]) -> Result<OffloadSnapsho
     let held: Vec<&str> = kept
         .iter()
         .map(|(name, _)| name.as_str())
-        .filter(|name| offload.covers(name))
+        .filter(|name| covers(offload, name))
         .collect();
     let reason = if held.is_empty() {
         format!("the kernel left it {}", on_off(!want))
@@ -455,24 +383,6 @@ mod tests {
                 feature("tx-udp-segmentation", true, true, true),
             ],
         }
-    }
-
-    #[test]
-    fn names_parse_in_any_case_and_unknown_ones_list_the_valid() {
-        for offload in Offload::ALL {
-            assert_eq!(Offload::from_name(offload.name()), Ok(offload));
-            assert_eq!(
-                Offload::from_name(&offload.name().to_uppercase()),
-                Ok(offload)
-            );
-            assert_eq!(Offload::from_name(offload.ethtool_name()), Ok(offload));
-            assert_eq!(Offload::ALL[offload.index()], offload);
-        }
-        let e = Offload::from_name("ufo").unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "unknown offload 'ufo': the offloads are tso, gso, gro and lro"
-        );
     }
 
     #[test]

@@ -3,8 +3,8 @@
 //! those (then checks them by reading back) when asked or when dropped.
 
 use super::features::{on_off, Feature};
-use super::{checked_name, kernel_error, open, Device, Offload, OffloadError};
-use crate::experiment::model::OffloadSnapshot;
+use super::{checked_name, covers, kernel_error, open, Device, OffloadError, OffloadSnapshot};
+use crate::wire::offload::Offload;
 
 /// The offloads of some interfaces as they were when captured; `restore`
 /// (or dropping the guard) puts them back: exactly the features' wanted
@@ -41,7 +41,7 @@ impl RestoreGuard {
             let features = device
                 .features
                 .iter()
-                .filter(|f| f.changeable && offloads.iter().any(|o| o.covers(&f.name)))
+                .filter(|f| f.changeable && offloads.iter().any(|&o| covers(o, &f.name)))
                 .cloned()
                 .collect();
             saved.push(SavedInterface {
