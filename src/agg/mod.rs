@@ -8,8 +8,12 @@
 //! the charts in `charts`, the context and HTML page in `report`), the run as
 //! the results database takes it (`store`); and `post`, which reads the
 //! logs of real netperf runs of runemomniaggdemo.sh as post_proc.py does.
+//! `cli` is the ramp's options and top level, `commands` are `netagg post`
+//! and `netagg report`: the netagg binary only dispatches to them.
 
 pub mod charts;
+pub mod cli;
+pub mod commands;
 pub mod compat;
 pub mod failures;
 pub mod health;
