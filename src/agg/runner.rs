@@ -309,10 +309,20 @@ pub fn planned_per_host(cfg: &RunConfig) -> Vec<usize> {
 
 /// Run the whole ramp, telling `progress` as levels start and samples come.
 pub fn run(cfg: &RunConfig, mut progress: impl FnMut(Progress<'_>)) -> Recording {
-    // Every interface the SUT reaches a load generator by; packets are
-    // counted over all of them.
+    let mut run = Coordinator::begin(cfg);
+    let plan = level_plan(cfg);
+    for (index, &count) in plan.iter().enumerate() {
+        let last_level = index + 1 == plan.len();
+        run.run_level(index, count, last_level, &mut progress);
+    }
+    run.end(plan.len().saturating_sub(1))
+}
+
+/// Every interface the SUT reaches a load generator by; packets are
+/// counted over all of them.
+fn sut_interfaces(hosts: &[String]) -> Vec<String> {
     let mut interfaces: Vec<String> = Vec::new();
-    for host in &cfg.hosts {
+    for host in hosts {
         let name =
             crate::net::resolve::resolve(host, Some(0), crate::net::resolve::Family::Unspec, false)
                 .ok()
@@ -324,42 +334,162 @@ pub fn run(cfg: &RunConfig, mut progress: impl FnMut(Progress<'_>)) -> Recording
             }
         }
     }
-    let mut counters: Vec<InterfaceCounters> = interfaces
-        .iter()
-        .map(|n| InterfaceCounters::read(n))
-        .collect();
-    let mut cpu = CpuSampler::start(None).ok();
-    let start = Instant::now();
-    let start_epoch = epoch_now();
-    let since_start = |at: Instant| at.saturating_duration_since(start).as_secs_f64();
-    let raised = super::priority::Raised::coordinator();
-    let settings = LaunchSettings {
-        hosts: cfg.hosts.clone(),
-        setup_concurrency: cfg.setup_concurrency,
-        stream_nice: raised.granted.then_some(raised.base),
-    };
-    let mut streams: Vec<Stream> = Vec::new();
-    let mut called_off: Vec<Stream> = Vec::new();
-    let mut failures: Vec<StreamFailure> = Vec::new();
-    let mut records: Vec<StreamEnd> = Vec::new();
-    let mut levels = Vec::new();
-    let mut samples = Vec::new();
-    let mut events = vec![Event::Started(start_epoch)];
-    let mut stream_samples = Vec::new();
-    let serial = cfg.kind.kind == super::plan::Kind::Sync;
-    let plan = level_plan(cfg);
-    for (index, &count) in plan.iter().enumerate() {
-        if serial && index > 0 {
-            let stopped = std::mem::take(&mut streams);
-            finish(stopped, index - 1, &mut failures, &mut records);
+    interfaces
+}
+
+/// The run as the coordinator holds it from level to level: its clock,
+/// the SUT's CPU and packet counters, the streams, and what is recorded.
+struct Coordinator<'c> {
+    cfg: &'c RunConfig,
+    /// `sync`: one stream at a time, each level to the next load generator.
+    serial: bool,
+    start: Instant,
+    start_epoch: f64,
+    /// The coordinator's raised priority, given back when the run ends.
+    raised: super::priority::Raised,
+    settings: LaunchSettings,
+    cpu: Option<CpuSampler>,
+    interfaces: Vec<String>,
+    /// Each interface's counters at the last sample.
+    counters: Vec<InterfaceCounters>,
+    streams: Vec<Stream>,
+    called_off: Vec<Stream>,
+    failures: Vec<StreamFailure>,
+    records: Vec<StreamEnd>,
+    levels: Vec<LevelRun>,
+    samples: Vec<Sample>,
+    events: Vec<Event>,
+    stream_samples: Vec<(usize, f64, f64, f64)>,
+}
+
+impl<'c> Coordinator<'c> {
+    /// The run's start: the interfaces and CPU it measures, its clock, the
+    /// coordinator's priority raised.
+    fn begin(cfg: &'c RunConfig) -> Self {
+        let interfaces = sut_interfaces(&cfg.hosts);
+        let counters = interfaces
+            .iter()
+            .map(|n| InterfaceCounters::read(n))
+            .collect();
+        let cpu = CpuSampler::start(None).ok();
+        let start = Instant::now();
+        let start_epoch = epoch_now();
+        let raised = super::priority::Raised::coordinator();
+        let settings = LaunchSettings {
+            hosts: cfg.hosts.clone(),
+            setup_concurrency: cfg.setup_concurrency,
+            stream_nice: raised.granted.then_some(raised.base),
+        };
+        Coordinator {
+            cfg,
+            serial: cfg.kind.kind == super::plan::Kind::Sync,
+            start,
+            start_epoch,
+            raised,
+            settings,
+            cpu,
+            interfaces,
+            counters,
+            streams: Vec::new(),
+            called_off: Vec::new(),
+            failures: Vec::new(),
+            records: Vec::new(),
+            levels: Vec::new(),
+            samples: Vec::new(),
+            events: vec![Event::Started(start_epoch)],
+            stream_samples: Vec::new(),
         }
-        let setup_start = since_start(Instant::now());
-        let requests: Vec<StreamRequest> = (streams.len()..count as usize)
+    }
+
+    /// Seconds from the run's start to `at`.
+    fn since_start(&self, at: Instant) -> f64 {
+        at.saturating_duration_since(self.start).as_secs_f64()
+    }
+
+    /// One level: its streams started (a `sync` level's predecessor
+    /// stopped first), then sampled over its window.
+    fn run_level(
+        &mut self,
+        index: usize,
+        count: u32,
+        last_level: bool,
+        progress: &mut impl FnMut(Progress<'_>),
+    ) {
+        if self.serial && index > 0 {
+            let stopped = std::mem::take(&mut self.streams);
+            finish(stopped, index - 1, &mut self.failures, &mut self.records);
+        }
+        let (mut level, first_failure, level_t0) = self.start_level(index, count);
+        progress(Progress::LevelStarted(
+            &level,
+            &self.failures[first_failure..],
+        ));
+        self.events.push(if last_level {
+            Event::StartedBy(epoch_now())
+        } else {
+            Event::Pausing {
+                secs: self.cfg.level_duration.as_secs(),
+                streams: self.streams.len() as u32,
+                at: epoch_now(),
+            }
+        });
+        self.set_baselines();
+        self.sample_level(index, &level, level_t0, progress);
+        level.streams = self.streams.len() as u32;
+        self.levels.push(level);
+        self.events.push(if last_level {
+            Event::Stopping(epoch_now())
+        } else {
+            Event::Resuming(epoch_now())
+        });
+    }
+
+    /// Start the level's new streams (up to `count`); gives the level as
+    /// it starts, where its failures begin in `failures`, and when its
+    /// window starts (all its streams run).
+    fn start_level(&mut self, index: usize, count: u32) -> (LevelRun, usize, Instant) {
+        let setup_start = self.since_start(Instant::now());
+        let requests = self.stream_requests(index, count);
+        let started = launch::start_level(requests, index, &self.settings);
+        for s in &started.streams {
+            self.records[s.id].ready_s = s.ready_at.map(|at| self.since_start(at));
+            self.records[s.id].running_s = s.running_at.map(|at| self.since_start(at));
+        }
+        let first_failure = self.failures.len();
+        self.failures.extend(started.failures);
+        self.called_off.extend(started.called_off);
+        self.streams.extend(started.streams);
+        let level_t0 = started.all_running;
+        let level = LevelRun {
+            streams: self.streams.len() as u32,
+            requested: count,
+            members: self
+                .streams
+                .iter()
+                .map(|s| (s.id, s.host.clone()))
+                .collect(),
+            host: self
+                .serial
+                .then(|| self.cfg.hosts[index % self.cfg.hosts.len()].clone()),
+            setup_start,
+            start: self.since_start(level_t0),
+            end: self.since_start(level_t0 + self.cfg.level_duration),
+            late: started.late,
+        };
+        (level, first_failure, level_t0)
+    }
+
+    /// The level's new streams, each recorded as started on its load
+    /// generator (in turn over the hosts; a `sync` level's own).
+    fn stream_requests(&mut self, index: usize, count: u32) -> Vec<StreamRequest> {
+        let cfg = self.cfg;
+        (self.streams.len()..count as usize)
             .map(|_| {
-                let id = records.len();
-                let host = cfg.hosts[if serial { index } else { id } % cfg.hosts.len()].clone();
-                events.push(Event::StreamStarted(host.clone()));
-                records.push(StreamEnd {
+                let id = self.records.len();
+                let turn = if self.serial { index } else { id };
+                let host = cfg.hosts[turn % cfg.hosts.len()].clone();
+                self.events.push(Event::StreamStarted(host.clone()));
+                self.records.push(StreamEnd {
                     host: host.clone(),
                     final_line: None,
                     remote: None,
@@ -373,146 +503,137 @@ pub fn run(cfg: &RunConfig, mut progress: impl FnMut(Progress<'_>)) -> Recording
                     host,
                 }
             })
-            .collect();
-        let started = launch::start_level(requests, index, &settings);
-        for s in &started.streams {
-            records[s.id].ready_s = s.ready_at.map(since_start);
-            records[s.id].running_s = s.running_at.map(since_start);
-        }
-        let first_failure = failures.len();
-        failures.extend(started.failures);
-        called_off.extend(started.called_off);
-        streams.extend(started.streams);
-        let level_t0 = started.all_running;
-        let level_end_at = level_t0 + cfg.level_duration;
-        let mut level = LevelRun {
-            streams: streams.len() as u32,
-            requested: count,
-            members: streams.iter().map(|s| (s.id, s.host.clone())).collect(),
-            host: serial.then(|| cfg.hosts[index % cfg.hosts.len()].clone()),
-            setup_start,
-            start: since_start(level_t0),
-            end: since_start(level_end_at),
-            late: started.late,
-        };
-        progress(Progress::LevelStarted(&level, &failures[first_failure..]));
-        let last_level = index + 1 == plan.len();
-        events.push(if last_level {
-            Event::StartedBy(epoch_now())
-        } else {
-            Event::Pausing {
-                secs: cfg.level_duration.as_secs(),
-                streams: streams.len() as u32,
-                at: epoch_now(),
-            }
-        });
-        // The level's series starts here: the set-up time is not in it.
-        for s in streams.iter_mut() {
+            .collect()
+    }
+
+    /// The level's series starts here: the set-up time is not in it.
+    fn set_baselines(&mut self) {
+        for s in self.streams.iter_mut() {
             s.last_units = s.flag.units();
             s.last_timeouts = s.flag.timeouts();
         }
-        let mut last_sample = level_t0;
-        let _ = cpu.as_mut().map(|c| c.restart());
-        for before in counters.iter_mut() {
+        let _ = self.cpu.as_mut().map(|c| c.restart());
+        for before in self.counters.iter_mut() {
             *before = InterfaceCounters::read(&before.name);
         }
-        // Samples at fixed instants of this level's schedule, the last one
-        // at its end.
-        let (mut tick, mut at) = (1u32, (level_t0 + cfg.sample_interval).min(level_end_at));
+    }
+
+    /// Samples at fixed instants of the level's schedule from `level_t0`,
+    /// the last one at its end.
+    fn sample_level(
+        &mut self,
+        index: usize,
+        level: &LevelRun,
+        level_t0: Instant,
+        progress: &mut impl FnMut(Progress<'_>),
+    ) {
+        let interval = self.cfg.sample_interval;
+        let level_end_at = level_t0 + self.cfg.level_duration;
+        let mut last_sample = level_t0;
+        let (mut tick, mut at) = (1u32, (level_t0 + interval).min(level_end_at));
         loop {
             std::thread::sleep(at.saturating_duration_since(Instant::now()));
-            let read_start = Instant::now();
-            let units: Vec<u64> = streams.iter().map(|s| s.flag.units()).collect();
-            let read_end = Instant::now();
-            let timeouts: Vec<u64> = streams.iter().map(|s| s.flag.timeouts()).collect();
-            let secs = read_start.duration_since(last_sample).as_secs_f64();
-            let stream_moved: Vec<u64> = streams
-                .iter_mut()
-                .zip(&units)
-                .map(|(s, &u)| u.saturating_sub(std::mem::replace(&mut s.last_units, u)))
-                .collect();
-            let stream_timeouts: Vec<u64> = streams
-                .iter_mut()
-                .zip(&timeouts)
-                .map(|(s, &t)| t.saturating_sub(std::mem::replace(&mut s.last_timeouts, t)))
-                .collect();
-            let stream_rates: Vec<f64> = stream_moved.iter().map(|&m| rate(cfg, m, secs)).collect();
-            let usage = cpu.as_mut().and_then(|c| {
-                let u = c.stop().ok();
-                let _ = c.restart();
-                u
-            });
-            let (packets_out, packets_in) = if counters.is_empty() {
-                (-1.0, -1.0)
-            } else {
-                let (mut tx, mut rx) = (0u64, 0u64);
-                for before in counters.iter_mut() {
-                    let now = InterfaceCounters::read(&before.name);
-                    let d = before.delta(&now);
-                    tx += d.tx_packets;
-                    rx += d.rx_packets;
-                    *before = now;
-                }
-                (tx as f64 / secs, rx as f64 / secs)
-            };
-            let ending = start_epoch + since_start(read_start);
-            for (stream, r) in streams.iter().zip(&stream_rates) {
-                stream_samples.push((stream.id, secs, ending, *r));
-            }
-            last_sample = read_start;
-            let sample = Sample {
-                t: since_start(read_start),
-                epoch: ending,
-                level: index,
-                aggregate: stream_rates.iter().sum(),
-                stream_rates,
-                stream_moved,
-                stream_timeouts,
-                spread_us: read_end.duration_since(read_start).as_secs_f64() * 1e6,
-                cpu_util: usage.as_ref().map_or(-1.0, |u| u.util),
-                cpu_peak: usage.as_ref().map_or(-1.0, |u| u.peak_util),
-                packets_out,
-                packets_in,
-            };
-            progress(Progress::Sample(&sample, &level));
-            samples.push(sample);
+            let sample = self.take_sample(index, &mut last_sample);
+            progress(Progress::Sample(&sample, level));
+            self.samples.push(sample);
             if at >= level_end_at {
                 break;
             }
-            (tick, at) = next_tick(
-                level_t0,
-                cfg.sample_interval,
-                tick,
-                Instant::now(),
-                level_end_at,
-            );
+            (tick, at) = next_tick(level_t0, interval, tick, Instant::now(), level_end_at);
         }
-        level.streams = streams.len() as u32;
-        levels.push(level);
-        events.push(if last_level {
-            Event::Stopping(epoch_now())
-        } else {
-            Event::Resuming(epoch_now())
-        });
     }
-    let last = plan.len().saturating_sub(1);
-    finish(streams, last, &mut failures, &mut records);
-    launch::dismiss(called_off);
-    events.push(Event::Stopped(epoch_now()));
-    Recording {
-        levels,
-        samples,
-        hosts: cfg.hosts.clone(),
-        port: cfg.port,
-        planned_per_host: planned_per_host(cfg),
-        failures,
-        events,
-        streams: records,
-        stream_samples,
-        interfaces,
-        start_epoch,
-        sample_interval: cfg.sample_interval.as_secs_f64(),
-        coordinator_raised: raised.granted,
+
+    /// Read every stream at once and the SUT's CPU and packets: the sample
+    /// over the interval since `last_sample`, which moves to now.
+    fn take_sample(&mut self, index: usize, last_sample: &mut Instant) -> Sample {
+        let read_start = Instant::now();
+        let units: Vec<u64> = self.streams.iter().map(|s| s.flag.units()).collect();
+        let read_end = Instant::now();
+        let timeouts: Vec<u64> = self.streams.iter().map(|s| s.flag.timeouts()).collect();
+        let secs = read_start.duration_since(*last_sample).as_secs_f64();
+        let stream_moved: Vec<u64> = self
+            .streams
+            .iter_mut()
+            .zip(&units)
+            .map(|(s, &u)| u.saturating_sub(std::mem::replace(&mut s.last_units, u)))
+            .collect();
+        let stream_timeouts: Vec<u64> = self
+            .streams
+            .iter_mut()
+            .zip(&timeouts)
+            .map(|(s, &t)| t.saturating_sub(std::mem::replace(&mut s.last_timeouts, t)))
+            .collect();
+        let stream_rates: Vec<f64> = stream_moved
+            .iter()
+            .map(|&m| rate(self.cfg, m, secs))
+            .collect();
+        let usage = self.cpu.as_mut().and_then(|c| {
+            let u = c.stop().ok();
+            let _ = c.restart();
+            u
+        });
+        let (packets_out, packets_in) = self.packet_rates(secs);
+        let ending = self.start_epoch + self.since_start(read_start);
+        for (stream, r) in self.streams.iter().zip(&stream_rates) {
+            self.stream_samples.push((stream.id, secs, ending, *r));
+        }
+        *last_sample = read_start;
+        Sample {
+            t: self.since_start(read_start),
+            epoch: ending,
+            level: index,
+            aggregate: stream_rates.iter().sum(),
+            stream_rates,
+            stream_moved,
+            stream_timeouts,
+            spread_us: read_end.duration_since(read_start).as_secs_f64() * 1e6,
+            cpu_util: usage.as_ref().map_or(-1.0, |u| u.util),
+            cpu_peak: usage.as_ref().map_or(-1.0, |u| u.peak_util),
+            packets_out,
+            packets_in,
+        }
+    }
+
+    /// Packets per second out and in through the SUT's interfaces over the
+    /// last `secs` (-1 when none is counted); the counters move to now.
+    fn packet_rates(&mut self, secs: f64) -> (f64, f64) {
+        if self.counters.is_empty() {
+            return (-1.0, -1.0);
+        }
+        let (mut tx, mut rx) = (0u64, 0u64);
+        for before in self.counters.iter_mut() {
+            let now = InterfaceCounters::read(&before.name);
+            let d = before.delta(&now);
+            tx += d.tx_packets;
+            rx += d.rx_packets;
+            *before = now;
+        }
+        (tx as f64 / secs, rx as f64 / secs)
+    }
+
+    /// Stop the last level's streams (`last` its index) and those called
+    /// off, and give what was recorded.
+    fn end(mut self, last: usize) -> Recording {
+        let streams = std::mem::take(&mut self.streams);
+        finish(streams, last, &mut self.failures, &mut self.records);
+        launch::dismiss(std::mem::take(&mut self.called_off));
+        self.events.push(Event::Stopped(epoch_now()));
+        let cfg = self.cfg;
+        Recording {
+            levels: self.levels,
+            samples: self.samples,
+            hosts: cfg.hosts.clone(),
+            port: cfg.port,
+            planned_per_host: planned_per_host(cfg),
+            failures: self.failures,
+            events: self.events,
+            streams: self.records,
+            stream_samples: self.stream_samples,
+            interfaces: self.interfaces,
+            start_epoch: self.start_epoch,
+            sample_interval: cfg.sample_interval.as_secs_f64(),
+            coordinator_raised: self.raised.granted,
+        }
     }
 }
 
