@@ -354,129 +354,178 @@ pub fn start_level(
     level: usize,
     settings: &LaunchSettings,
 ) -> Started {
-    let setup_start = Instant::now();
-    let gate = Arc::new(Gate {
-        state: Mutex::new(GateState {
-            slots: vec![Slot::SettingUp; requests.len()],
-            turn_taken: vec![None; requests.len()],
-            open: false,
-            in_setup: vec![0; settings.hosts.len()],
-        }),
-        arrived: Condvar::new(),
-        opened: Condvar::new(),
-        turns: settings.hosts.iter().map(|_| Condvar::new()).collect(),
-        concurrency: settings.setup_concurrency.max(1),
-        deadline: setup_start + SETUP_LIMIT,
-    });
+    let gate = Arc::new(Gate::new(requests.len(), settings));
     let mut failures = Vec::new();
     let mut pending: Vec<(usize, Stream)> = Vec::new();
     for (slot, request) in requests.into_iter().enumerate() {
-        let host_index = settings
-            .hosts
-            .iter()
-            .position(|h| *h == request.host)
-            .unwrap_or(0);
-        let flag = StopFlag::new();
-        let control = Arc::new(Mutex::new(None));
-        let turn = Arc::new(Turn {
-            gate: gate.clone(),
-            host: host_index,
-            held: Mutex::new(false),
-        });
-        let stream_nice = settings.stream_nice;
-        let spawned = {
-            let (gate, flag, control, args) = (
-                gate.clone(),
-                flag.clone(),
-                control.clone(),
-                request.args.clone(),
-            );
-            std::thread::Builder::new()
-                .name(format!("stream-{}", request.id))
-                .spawn(move || {
-                    if let Some(nice) = stream_nice {
-                        super::priority::stream_thread_at(nice);
+        match spawn_stream(&gate, slot, request, settings, level) {
+            Ok(stream) => pending.push((slot, stream)),
+            Err(failure) => failures.push(failure),
+        }
+    }
+    let slots = gate.open_when_set_up(&pending);
+    let (streams, called_off) = sort_by_slot(pending, &slots, level, &mut failures);
+    let (streams, late, mut run_failures) = wait_until_running(streams, level);
+    failures.append(&mut run_failures);
+    Started {
+        streams,
+        failures,
+        called_off,
+        late,
+        all_running: Instant::now(),
+    }
+}
+
+impl Gate {
+    /// A closed gate for `streams` set-ups spread over `settings`' hosts;
+    /// the level's set-up limit runs from now.
+    fn new(streams: usize, settings: &LaunchSettings) -> Gate {
+        let setup_start = Instant::now();
+        Gate {
+            state: Mutex::new(GateState {
+                slots: vec![Slot::SettingUp; streams],
+                turn_taken: vec![None; streams],
+                open: false,
+                in_setup: vec![0; settings.hosts.len()],
+            }),
+            arrived: Condvar::new(),
+            opened: Condvar::new(),
+            turns: settings.hosts.iter().map(|_| Condvar::new()).collect(),
+            concurrency: settings.setup_concurrency.max(1),
+            deadline: setup_start + SETUP_LIMIT,
+        }
+    }
+
+    /// Every stream set up or ended, or the limit: then the gate opens. A
+    /// set-up that takes too long is given up and its connection cut, so
+    /// that its turn goes to the next stream. Gives the slots as the gate
+    /// opened.
+    fn open_when_set_up(&self, pending: &[(usize, Stream)]) -> Vec<Slot> {
+        let slots = {
+            let mut st = lock(&self.state);
+            loop {
+                if !st.slots.contains(&Slot::SettingUp) {
+                    break;
+                }
+                let now = Instant::now();
+                if now >= self.deadline {
+                    for s in st.slots.iter_mut() {
+                        if *s == Slot::SettingUp {
+                            *s = Slot::CalledOff(Why::Limit);
+                        }
                     }
-                    let _end = EndGuard {
-                        gate: gate.clone(),
-                        slot,
-                        turn: turn.clone(),
-                    };
-                    stream_thread(&args, &gate, slot, turn, flag, &control)
-                })
+                    break;
+                }
+                for (slot, stream) in pending {
+                    let slow =
+                        st.turn_taken[*slot].is_some_and(|t| now.duration_since(t) > SETUP_WAIT);
+                    if slow && st.slots[*slot] == Slot::SettingUp {
+                        st.slots[*slot] = Slot::CalledOff(Why::Slow);
+                        stream.cut();
+                    }
+                }
+                let left = self.deadline.saturating_duration_since(now).min(LOOK_EVERY);
+                st = self
+                    .arrived
+                    .wait_timeout(st, left)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+            }
+            st.open = true;
+            st.slots.clone()
         };
-        match spawned {
-            Ok(thread) => pending.push((
-                slot,
-                Stream {
-                    id: request.id,
-                    host: request.host,
-                    flag,
-                    last_units: 0,
-                    last_timeouts: 0,
-                    ready_at: None,
-                    running_at: None,
-                    thread: Some(thread),
-                    control,
-                },
-            )),
-            Err(e) => {
-                gate.set(slot, Slot::Ended);
-                let reason = if e.kind() == std::io::ErrorKind::WouldBlock {
-                    Reason::Threads
-                } else {
-                    Reason::Other
+        self.opened.notify_all();
+        for cv in &self.turns {
+            cv.notify_all();
+        }
+        slots
+    }
+}
+
+/// Spawn the thread of the stream `request` asks for, in `slot` of the
+/// gate; a thread that cannot be started is the stream's failure.
+fn spawn_stream(
+    gate: &Arc<Gate>,
+    slot: usize,
+    request: StreamRequest,
+    settings: &LaunchSettings,
+    level: usize,
+) -> Result<Stream, StreamFailure> {
+    let host_index = settings
+        .hosts
+        .iter()
+        .position(|h| *h == request.host)
+        .unwrap_or(0);
+    let flag = StopFlag::new();
+    let control = Arc::new(Mutex::new(None));
+    let turn = Arc::new(Turn {
+        gate: gate.clone(),
+        host: host_index,
+        held: Mutex::new(false),
+    });
+    let stream_nice = settings.stream_nice;
+    let spawned = {
+        let (gate, flag, control, args) = (
+            gate.clone(),
+            flag.clone(),
+            control.clone(),
+            request.args.clone(),
+        );
+        std::thread::Builder::new()
+            .name(format!("stream-{}", request.id))
+            .spawn(move || {
+                if let Some(nice) = stream_nice {
+                    super::priority::stream_thread_at(nice);
+                }
+                let _end = EndGuard {
+                    gate: gate.clone(),
+                    slot,
+                    turn: turn.clone(),
                 };
-                failures.push(StreamFailure::new(
-                    request.id,
-                    &request.host,
-                    level,
-                    Phase::Setup,
-                    reason,
-                    &format!("cannot start a thread: {e}"),
-                ));
-            }
-        }
-    }
-    // Every stream set up or ended, or the limit: then the gate opens. A
-    // set-up that takes too long is given up and its connection cut, so
-    // that its turn goes to the next stream.
-    let slots = {
-        let mut st = lock(&gate.state);
-        loop {
-            if !st.slots.contains(&Slot::SettingUp) {
-                break;
-            }
-            let now = Instant::now();
-            if now >= gate.deadline {
-                for s in st.slots.iter_mut() {
-                    if *s == Slot::SettingUp {
-                        *s = Slot::CalledOff(Why::Limit);
-                    }
-                }
-                break;
-            }
-            for (slot, stream) in &pending {
-                let slow = st.turn_taken[*slot].is_some_and(|t| now.duration_since(t) > SETUP_WAIT);
-                if slow && st.slots[*slot] == Slot::SettingUp {
-                    st.slots[*slot] = Slot::CalledOff(Why::Slow);
-                    stream.cut();
-                }
-            }
-            let left = gate.deadline.saturating_duration_since(now).min(LOOK_EVERY);
-            st = gate
-                .arrived
-                .wait_timeout(st, left)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
-        st.open = true;
-        st.slots.clone()
+                stream_thread(&args, &gate, slot, turn, flag, &control)
+            })
     };
-    gate.opened.notify_all();
-    for cv in &gate.turns {
-        cv.notify_all();
+    match spawned {
+        Ok(thread) => Ok(Stream {
+            id: request.id,
+            host: request.host,
+            flag,
+            last_units: 0,
+            last_timeouts: 0,
+            ready_at: None,
+            running_at: None,
+            thread: Some(thread),
+            control,
+        }),
+        Err(e) => {
+            gate.set(slot, Slot::Ended);
+            let reason = if e.kind() == std::io::ErrorKind::WouldBlock {
+                Reason::Threads
+            } else {
+                Reason::Other
+            };
+            Err(StreamFailure::new(
+                request.id,
+                &request.host,
+                level,
+                Phase::Setup,
+                reason,
+                &format!("cannot start a thread: {e}"),
+            ))
+        }
     }
+}
+
+/// The streams by where the gate found them: those set up go on (the
+/// first list); those called off are stopped and cut, to be dismissed
+/// with the others (the second); those that ended are joined. Each one
+/// that does not go on adds its failure.
+fn sort_by_slot(
+    pending: Vec<(usize, Stream)>,
+    slots: &[Slot],
+    level: usize,
+    failures: &mut Vec<StreamFailure>,
+) -> (Vec<Stream>, Vec<Stream>) {
     let mut streams = Vec::new();
     let mut called_off = Vec::new();
     for (slot, mut stream) in pending {
@@ -516,15 +565,7 @@ pub fn start_level(
             }
         }
     }
-    let (streams, late, mut run_failures) = wait_until_running(streams, level);
-    failures.append(&mut run_failures);
-    Started {
-        streams,
-        failures,
-        called_off,
-        late,
-        all_running: Instant::now(),
-    }
+    (streams, called_off)
 }
 
 /// After the gate: wait until every stream has done work (or ended, or
