@@ -24,7 +24,7 @@ use crate::wire::system_facts::InterfaceDelta;
 use crate::wire::{kind, Message, PAD_TIME};
 use socket2::{SockAddr, Socket};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -248,8 +248,14 @@ fn setup_and_run(
     // counted (UDP, TCP_CRR) or long.
     let (listener, stop) = (&data.socket, &phase.stop);
     let served = phase.measured(listener.as_raw_fd(), clock.limit, clock.pad, || {
-        let (send, recv) = (&mut send_ring, &mut recv_ring);
-        run_data(listener, test, send, recv, stop, clock.units, seq.as_mut())
+        let path = DataPath {
+            send_ring: &mut send_ring,
+            recv_ring: &mut recv_ring,
+            stop,
+            units: clock.units,
+            seq: seq.as_mut(),
+        };
+        run_data(listener, test, path)
     });
     log_refused_sources(&phase, test);
     let interface_delta = counters_before.map(|before| interface_delta(&before));
@@ -479,40 +485,34 @@ fn accept_data(
     Ok(Some(s))
 }
 
-fn run_data(
-    listener: &Socket,
-    test: &Test,
-    send_ring: &mut BufferRing,
-    recv_ring: &mut BufferRing,
-    stop: &StopFlag,
+/// What a test's data loop runs with: its rings, its stop flag, its count
+/// (a test of so many units rather than a timed one) and its datagram
+/// sequence.
+struct DataPath<'a> {
+    send_ring: &'a mut BufferRing,
+    recv_ring: &'a mut BufferRing,
+    stop: &'a StopFlag,
     units: Option<u64>,
-    mut seq: Option<&mut Sequence>,
-) -> Result<DataOutcome, DataError> {
-    let (r, protocol, ext) = (test.r, test.protocol, test.ext);
-    let xmit = r.direction & omni::DIR_XMIT != 0;
-    let recv = r.direction & omni::DIR_RECV != 0;
-    let connection_test = r.flags & omni::flag::CONNECT_TEST != 0;
-    let timed = r.test_length > 0;
+    seq: Option<&'a mut Sequence>,
+}
+
+/// The data phase on `listener`: a TCP connection test's connections, or
+/// the test's one data connection (TCP) or socket (UDP).
+fn run_data(listener: &Socket, test: &Test, path: DataPath) -> Result<DataOutcome, DataError> {
+    let timed = test.r.test_length > 0;
     // A timed test is ended by the timer's signal. Otherwise blocking calls
     // wake this often to look at the stop flag; accepted sockets inherit the
     // timeouts from the listener.
     if !timed {
         socket::set_timeouts(listener, Some(ACCEPT_POLL)).map_err(DataError::Connect)?;
     }
-    if protocol == Protocol::Tcp && connection_test {
-        let permit = |ip| test.allow.permits(ip);
-        let (c, bufs) =
-            engine::connect::server(listener, send_ring, recv_ring, stop, units, permit)?;
-        return Ok(DataOutcome {
-            counters: c,
-            end_buffers: bufs,
-            retrans: -1,
-            cong: socket::congestion_control(listener),
-        });
+    let connection_test = test.r.flags & omni::flag::CONNECT_TEST != 0;
+    if test.protocol == Protocol::Tcp && connection_test {
+        return serve_connections(listener, test, path);
     }
     let owned;
-    let data: &Socket = if protocol == Protocol::Tcp {
-        match accept_data(listener, stop, test)? {
+    let data: &Socket = if test.protocol == Protocol::Tcp {
+        match accept_data(listener, path.stop, test)? {
             Some(s) => {
                 owned = s;
                 &owned
@@ -527,14 +527,77 @@ fn run_data(
     } else {
         listener
     };
-    let fd = data.as_raw_fd();
-    let udp = protocol == Protocol::Udp;
-    let batch = (udp && ext.mmsg_batch > 1 && seq.is_none()).then_some(ext.mmsg_batch as usize);
-    let peer = || SockAddr::from(test.client);
-    // Requests are answered only to the client's data address (checked at
-    // set-up) or an --allow network: never to a spoofed source.
+    let counters = run_loop(data.as_raw_fd(), test, path)?;
+    Ok(finish(data, test.protocol, counters))
+}
+
+/// A TCP connection test (TCP_CRR, TCP_CC): a connection accepted, served
+/// and closed per transaction.
+fn serve_connections(
+    listener: &Socket,
+    test: &Test,
+    path: DataPath,
+) -> Result<DataOutcome, DataError> {
+    let permit = |ip| test.allow.permits(ip);
+    let (send, recv) = (path.send_ring, path.recv_ring);
+    let (c, bufs) = engine::connect::server(listener, send, recv, path.stop, path.units, permit)?;
+    Ok(DataOutcome {
+        counters: c,
+        end_buffers: bufs,
+        retrans: -1,
+        cong: socket::congestion_control(listener),
+    })
+}
+
+/// Run on `fd` the engine loop of the test's direction.
+fn run_loop(fd: RawFd, test: &Test, path: DataPath) -> Result<Counters, DataError> {
+    let (udp, ext) = (test.protocol == Protocol::Udp, test.ext);
+    let batch =
+        (udp && ext.mmsg_batch > 1 && path.seq.is_none()).then_some(ext.mmsg_batch as usize);
+    match (test.xmit(), test.recv()) {
+        (true, true) => serve_requests(fd, test, path, batch),
+        (false, true) => receive(fd, path, batch),
+        (true, false) => send(fd, test, path, batch),
+        (false, false) => Ok(Counters::default()),
+    }
+}
+
+/// Answer requests: on the TCP connection, or (UDP) `batch` datagrams a
+/// call or one at a time, each answered only to an address `permit`s.
+fn serve_requests(
+    fd: RawFd,
+    test: &Test,
+    path: DataPath,
+    batch: Option<usize>,
+) -> Result<Counters, DataError> {
+    let (recv_ring, send_ring, stop, units) =
+        (path.recv_ring, path.send_ring, path.stop, path.units);
+    Ok(match (test.protocol, batch) {
+        (Protocol::Tcp, _) => engine::rr::server_stream(fd, recv_ring, send_ring, stop, units)?,
+        (Protocol::Udp, Some(n)) => {
+            let permit = source_permit(test);
+            engine::mmsg::rr_server_batched(fd, recv_ring, send_ring, n, stop, units, permit)?.0
+        }
+        (Protocol::Udp, None) => engine::rr::server_datagram(
+            fd,
+            recv_ring,
+            send_ring,
+            stop,
+            units,
+            test.r.flags & omni::flag::USE_CONNECTED != 0,
+            path.seq,
+            test_drop_every(),
+            source_permit(test),
+        )?,
+    })
+}
+
+/// Whether a request from `from` is answered: only one from the client's
+/// data address (checked at set-up) or an --allow network, never a spoofed
+/// source. Those refused are counted in `test.refused_sources`.
+fn source_permit<'a>(test: &'a Test) -> impl Fn(&libc::sockaddr_storage) -> bool + 'a {
     let client = engine::io::SourceMatch::new(test.client.ip());
-    let permit = |from: &libc::sockaddr_storage| {
+    move |from: &libc::sockaddr_storage| {
         client.matches(from)
             || engine::io::source_ip(from)
                 .is_some_and(|ip| !test.allow.is_empty() && test.allow.permits(ip))
@@ -542,51 +605,56 @@ fn run_data(
                 test.refused_sources.fetch_add(1, Ordering::Relaxed);
                 false
             }
-    };
-    let counters = match (xmit, recv) {
-        (true, true) => match (protocol, batch) {
-            (Protocol::Tcp, _) => engine::rr::server_stream(fd, recv_ring, send_ring, stop, units)?,
-            (Protocol::Udp, Some(n)) => {
-                engine::mmsg::rr_server_batched(fd, recv_ring, send_ring, n, stop, units, permit)?.0
-            }
-            (Protocol::Udp, None) => engine::rr::server_datagram(
-                fd,
-                recv_ring,
-                send_ring,
-                stop,
-                units,
-                r.flags & omni::flag::USE_CONNECTED != 0,
-                seq.as_deref_mut(),
-                test_drop_every(),
-                permit,
-            )?,
-        },
-        (false, true) => match batch {
-            Some(n) => engine::mmsg::stream_recv_batched(fd, recv_ring, n, stop, units)?.0,
-            None => engine::stream::recv(fd, recv_ring, stop, units, None, seq.as_deref_mut())?,
-        },
-        (true, false) => match (batch, ext.zerocopy && !udp) {
-            (Some(n), _) => {
-                engine::mmsg::stream_send_batched(fd, send_ring, n, stop, units, Some(&peer()))?.0
-            }
-            (None, true) => engine::zerocopy::send(fd, send_ring, stop, units)?,
-            (None, false) => engine::stream::send(
-                fd,
-                send_ring,
-                stop,
-                units,
-                udp.then(peer).as_ref(),
-                None,
-                seq,
-                Pacer::new(r.interval_usecs, r.interval_burst).as_mut(),
-            )?,
-        },
-        (false, false) => Counters::default(),
-    };
+    }
+}
+
+/// Receive a stream, `batch` datagrams a call or one call at a time.
+fn receive(fd: RawFd, path: DataPath, batch: Option<usize>) -> Result<Counters, DataError> {
+    let (ring, stop, units) = (path.recv_ring, path.stop, path.units);
+    Ok(match batch {
+        Some(n) => engine::mmsg::stream_recv_batched(fd, ring, n, stop, units)?.0,
+        None => engine::stream::recv(fd, ring, stop, units, None, path.seq)?,
+    })
+}
+
+/// Send a stream to the client: `batch` datagrams a call, with
+/// MSG_ZEROCOPY (TCP) when asked, or one paced call at a time.
+fn send(
+    fd: RawFd,
+    test: &Test,
+    path: DataPath,
+    batch: Option<usize>,
+) -> Result<Counters, DataError> {
+    let (ring, stop, units) = (path.send_ring, path.stop, path.units);
+    let udp = test.protocol == Protocol::Udp;
+    let peer = || SockAddr::from(test.client);
+    Ok(match (batch, test.ext.zerocopy && !udp) {
+        (Some(n), _) => {
+            engine::mmsg::stream_send_batched(fd, ring, n, stop, units, Some(&peer()))?.0
+        }
+        (None, true) => engine::zerocopy::send(fd, ring, stop, units)?,
+        (None, false) => engine::stream::send(
+            fd,
+            ring,
+            stop,
+            units,
+            udp.then(peer).as_ref(),
+            None,
+            path.seq,
+            Pacer::new(test.r.interval_usecs, test.r.interval_burst).as_mut(),
+        )?,
+    })
+}
+
+/// The data socket at the test's end: its buffer sizes, and TCP's
+/// retransmissions and congestion control (its tcp_info dumped when
+/// debugging). A TCP sender ends with a half-close so the client sees the
+/// end of data.
+fn finish(data: &Socket, protocol: Protocol, counters: Counters) -> DataOutcome {
     let bufs = socket::buffer_sizes(data);
     let (retrans, cong) = match protocol {
         Protocol::Tcp => {
-            let info = socket::tcp_info(fd);
+            let info = socket::tcp_info(data.as_raw_fd());
             crate::report::tcp_info::dump(info.as_ref(), 0);
             (
                 socket::retransmissions(info.as_ref()),
@@ -596,15 +664,14 @@ fn run_data(
         Protocol::Udp => (-1, String::new()),
     };
     if protocol == Protocol::Tcp {
-        // A sender ends with a half-close so the client sees end of data.
         let _ = data.shutdown(std::net::Shutdown::Write);
     }
-    Ok(DataOutcome {
+    DataOutcome {
         counters,
         end_buffers: Some(bufs),
         retrans,
         cong,
-    })
+    }
 }
 
 #[cfg(test)]
