@@ -14,6 +14,7 @@ pub mod offload;
 pub mod offload_scope;
 pub mod omni;
 pub mod omni_checks;
+pub mod omni_results;
 pub mod options;
 pub mod phase;
 pub mod session;

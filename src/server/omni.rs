@@ -4,7 +4,8 @@
 use super::allow::AllowList;
 use super::limits::{defaults, Limits};
 use super::omni_checks::{client_data_addr, refuse, validate, Refusal};
-use super::phase::{accept_within, Caller};
+use super::omni_results::{self, DataOutcome, Measured};
+use super::phase::{accept_within, Caller, Phase};
 use crate::engine::pacing::Pacer;
 use crate::engine::ring::BufferRing;
 use crate::engine::sequence::Sequence;
@@ -13,15 +14,17 @@ use crate::engine::stop_flag::StopFlag;
 use crate::engine::{self, Counters, DataError};
 use crate::measure::cpu;
 use crate::net::channel::{Channel, ChannelError};
-use crate::net::port_range::{open_in_range, RangeError};
+use crate::net::interface::{egress_interface, InterfaceCounters};
+use crate::net::port_range::{open_in_range, PortRange, RangeError};
 use crate::net::socket::{self, SocketOptions};
 use crate::spec::Protocol;
 use crate::wire::extension::Extension;
-use crate::wire::omni::{self, OmniRequest, OmniResponse, OmniResults};
+use crate::wire::omni::{self, OmniRequest, OmniResponse};
+use crate::wire::system_facts::InterfaceDelta;
 use crate::wire::{kind, Message, PAD_TIME};
 use socket2::{SockAddr, Socket};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -188,56 +191,6 @@ fn test_drop_every() -> Option<u64> {
     })
 }
 
-/// This host's OS and CPU facts for our netperf's remote system selectors.
-fn system_facts() -> crate::wire::system_facts::SystemFacts {
-    let s = crate::net::sysinfo::SystemInfo::collect();
-    crate::wire::system_facts::SystemFacts {
-        sysname: s.sysname,
-        machine: s.machine,
-        release: s.release,
-        version: s.version,
-        model: s.system_model,
-        cpu_model: s.cpu_model,
-        cpu_mhz: s.cpu_mhz,
-        cpu_count: s.cpu_count,
-    }
-}
-
-/// The interface facts a client asked for (netperf's OMNI_WANT_REM_*), of
-/// the interface this host reaches the client by.
-fn report_interface(results: &mut OmniResults, flags: u32, peer: &SocketAddr) {
-    use crate::net::interface::{egress_interface, InterfaceInfo};
-    let wanted = omni::flag::WANT_IFNAME
-        | omni::flag::WANT_IFSLOT
-        | omni::flag::WANT_IFIDS
-        | omni::flag::WANT_DRVINFO;
-    if flags & wanted == 0 {
-        return;
-    }
-    let Some(name) = egress_interface(peer) else {
-        return;
-    };
-    let info = InterfaceInfo::for_interface(&name);
-    if flags & omni::flag::WANT_IFIDS != 0 {
-        results.vendor = info.vendor as i32;
-        results.device = info.device as i32;
-        results.subvendor = info.subvendor as i32;
-        results.subdevice = info.subdevice as i32;
-    }
-    if flags & omni::flag::WANT_DRVINFO != 0 {
-        results.driver = info.driver;
-        results.version = info.driver_version;
-        results.firmware = info.firmware_version;
-        results.bus = info.bus_info;
-    }
-    if flags & omni::flag::WANT_IFSLOT != 0 {
-        results.ifslot = info.slot;
-    }
-    if flags & omni::flag::WANT_IFNAME != 0 {
-        results.ifname = name;
-    }
-}
-
 /// A validated request and the bounds it runs under.
 struct Test<'a> {
     r: &'a OmniRequest,
@@ -251,6 +204,22 @@ struct Test<'a> {
     refused_sources: AtomicU64,
 }
 
+impl Test<'_> {
+    /// The test sends data from netserver.
+    fn xmit(&self) -> bool {
+        self.r.direction & omni::DIR_XMIT != 0
+    }
+
+    /// The test receives data at netserver.
+    fn recv(&self) -> bool {
+        self.r.direction & omni::DIR_RECV != 0
+    }
+
+    fn measures_cpu(&self) -> bool {
+        self.r.flags & omni::flag::MEASURE_CPU != 0
+    }
+}
+
 /// Set up, answer, run and report. The outer Result is the control channel;
 /// the inner one a test that could not be run (already answered).
 fn setup_and_run(
@@ -259,56 +228,129 @@ fn setup_and_run(
     test: &Test,
     fill: Option<&[u8]>,
 ) -> Result<Result<String, Refusal>, ChannelError> {
-    let opts = caller.opts;
-    let (r, protocol, ext) = (test.r, test.protocol, test.ext);
-    let bind_addr = local_bind_addr(r);
-    let sopts = data_socket_options(r, protocol, ext);
-    let open = |port: u16| -> std::io::Result<Socket> {
-        let mut addr = bind_addr;
-        addr.set_port(port);
-        let s = socket::create(&addr, &sopts)?;
-        s.bind(&SockAddr::from(addr))?;
-        if protocol == Protocol::Tcp {
-            s.listen(128)?;
-        }
-        Ok(s)
-    };
-    let setup = || -> Result<(Socket, i32, i32, Plan), Refusal> {
-        // With --data-ports, a free port of the range or a refusal: never
-        // an ephemeral port a Service or firewall would not carry.
-        let s = open_in_range(opts.data_ports, bind_addr.port(), open).map_err(|e| {
-            let reason = match &e {
-                RangeError::Open(io) => format!("cannot open a data socket on {bind_addr}: {io}"),
-                other => other.to_string(),
-            };
-            refuse(e.errno(), reason)
-        })?;
-        let (lss, lsr) = socket::buffer_sizes(&s);
-        let p = plan(r, protocol, lss, lsr, test.limits)?;
-        Ok((s, lss, lsr, p))
-    };
-    let (listener, lss, lsr, p) = match setup() {
-        Ok(v) => v,
+    let sopts = data_socket_options(test.r, test.protocol, test.ext);
+    let data = match open_data_socket(test, caller.opts.data_ports, &sopts) {
+        Ok(data) => data,
         Err(refusal) => {
             chan.send(&refusal_response(refusal.errno))?;
             return Ok(Err(refusal));
         }
     };
+    chan.send(&accept_response(test.r, &data, sopts.nodelay).encode())?;
+    let phase = caller.phase("omni", kind::OMNI_RESPONSE, test.measures_cpu());
+    let clock = Clock::of(test);
+    // Buffers are made before the clock and the CPU sampler start.
+    let (mut send_ring, mut recv_ring) = rings(test, &data.plan, fill);
+    let counters_before = interface_counters_before(test);
+    let mut seq = (test.ext.sequence && test.protocol == Protocol::Udp).then(Sequence::new);
+    // A client that closes the control connection or goes silent mid-test
+    // has vanished: stop the test, which nothing else would end if it is
+    // counted (UDP, TCP_CRR) or long.
+    let (listener, stop) = (&data.socket, &phase.stop);
+    let served = phase.measured(listener.as_raw_fd(), clock.limit, clock.pad, || {
+        let path = DataPath {
+            send_ring: &mut send_ring,
+            recv_ring: &mut recv_ring,
+            stop,
+            units: clock.units,
+            seq: seq.as_mut(),
+        };
+        run_data(listener, test, path)
+    });
+    log_refused_sources(&phase, test);
+    let interface_delta = counters_before.map(|before| interface_delta(&before));
+    let outcome = match served.value {
+        Ok(outcome) => outcome,
+        Err(e) => return send_failure(chan, e).map(Err),
+    };
+    let counters = outcome.counters;
+    let measured = Measured {
+        outcome,
+        buffers: (data.lss, data.lsr),
+        elapsed: served.elapsed,
+        usage: served.usage,
+        seq: seq.as_ref(),
+        interface_delta,
+    };
+    let results = omni_results::message(test.r, test.ext, &test.client, measured);
+    chan.send(&results)?;
+    Ok(Ok(summary(test, served.elapsed, &counters)))
+}
+
+/// Tell the client its test failed in the data phase: the refusal logged.
+fn send_failure(chan: &mut Channel, e: DataError) -> Result<Refusal, ChannelError> {
+    let (message, errno) = omni_results::failure(&e);
+    chan.send(&message)?;
+    Ok(refuse(errno, e.to_string()))
+}
+
+/// A test's data socket (a TCP listener, or the UDP socket the test runs
+/// on), the buffer sizes the kernel gave it, and the sizes netserver
+/// settled on.
+struct DataSocket {
+    socket: Socket,
+    /// Its send buffer's size at set-up.
+    lss: i32,
+    /// Its receive buffer's size at set-up.
+    lsr: i32,
+    plan: Plan,
+}
+
+/// Open the test's data socket and settle its sizes. With --data-ports,
+/// a free port of the range or a refusal: never an ephemeral port a Service
+/// or firewall would not carry.
+fn open_data_socket(
+    test: &Test,
+    data_ports: Option<PortRange>,
+    sopts: &SocketOptions,
+) -> Result<DataSocket, Refusal> {
+    let bind_addr = local_bind_addr(test.r);
+    let open = |port: u16| -> std::io::Result<Socket> {
+        let mut addr = bind_addr;
+        addr.set_port(port);
+        let s = socket::create(&addr, sopts)?;
+        s.bind(&SockAddr::from(addr))?;
+        if test.protocol == Protocol::Tcp {
+            s.listen(128)?;
+        }
+        Ok(s)
+    };
+    let socket = open_in_range(data_ports, bind_addr.port(), open).map_err(|e| {
+        let reason = match &e {
+            RangeError::Open(io) => format!("cannot open a data socket on {bind_addr}: {io}"),
+            other => other.to_string(),
+        };
+        refuse(e.errno(), reason)
+    })?;
+    let (lss, lsr) = socket::buffer_sizes(&socket);
+    let plan = plan(test.r, test.protocol, lss, lsr, test.limits)?;
+    Ok(DataSocket {
+        socket,
+        lss,
+        lsr,
+        plan,
+    })
+}
+
+/// The response accepting a test: the data port, the sizes settled on, and
+/// this host's CPU rate when the client measures the CPU here.
+fn accept_response(r: &OmniRequest, data: &DataSocket, nodelay: bool) -> OmniResponse {
     let measure_cpu = r.flags & omni::flag::MEASURE_CPU != 0;
-    let data_port = socket::local_addr(&listener).map_or(0, |a| a.port());
+    let data_port = socket::local_addr(&data.socket).map_or(0, |a| a.port());
     let mut flags = 0;
     if measure_cpu {
         flags |= omni::flag::MEASURE_CPU;
     }
-    if sopts.nodelay {
+    if nodelay {
         flags |= omni::flag::NO_DELAY;
     }
-    let response = OmniResponse {
+    let p = &data.plan;
+    OmniResponse {
         serv_errno: 0,
-        recv_buf_size: lsr,
+        recv_buf_size: data.lsr,
         receive_size: p.recv_size,
         recv_width: p.recv_width as i32,
-        send_buf_size: lss,
+        send_buf_size: data.lss,
         send_size: p.send_size,
         send_width: p.send_width as i32,
         flags,
@@ -321,47 +363,80 @@ fn setup_and_run(
         socket_prio: r.socket_prio,
         socket_tos: r.socket_tos,
         ..Default::default()
-    };
-    chan.send(&response.encode())?;
+    }
+}
 
-    let xmit = r.direction & omni::DIR_XMIT != 0;
-    let recv = r.direction & omni::DIR_RECV != 0;
-    let xmit_only = xmit && !recv;
-    let phase = caller.phase("omni", kind::OMNI_RESPONSE, measure_cpu);
-    let pad = if xmit_only { 0 } else { PAD_TIME };
-    let units = (r.test_length < 0).then(|| u64::from(r.test_length.unsigned_abs()));
-    let limit = Some(test.limits.test_clock(r.test_length, pad));
-    // Buffers are made before the clock and the CPU sampler start.
+/// How a test is ended: by its clock (`limit`, which includes `pad`
+/// seconds), or after `units` when it is counted rather than timed.
+struct Clock {
+    pad: u32,
+    units: Option<u64>,
+    limit: Option<Duration>,
+}
+
+impl Clock {
+    fn of(test: &Test) -> Clock {
+        let r = test.r;
+        let xmit_only = test.xmit() && !test.recv();
+        let pad = if xmit_only { 0 } else { PAD_TIME };
+        Clock {
+            pad,
+            units: (r.test_length < 0).then(|| u64::from(r.test_length.unsigned_abs())),
+            limit: Some(test.limits.test_clock(r.test_length, pad)),
+        }
+    }
+}
+
+/// The test's send and receive rings, the send ring filled from the fill
+/// file if there is one. A direction the test does not use gets empty
+/// buffers.
+fn rings(test: &Test, p: &Plan, fill: Option<&[u8]>) -> (BufferRing, BufferRing) {
+    let r = test.r;
     let mut send_ring = BufferRing::new(
         p.send_width,
-        if xmit { p.send_size.max(0) as usize } else { 0 },
+        if test.xmit() {
+            p.send_size.max(0) as usize
+        } else {
+            0
+        },
         r.send_alignment,
         r.send_offset,
     );
     if let Some(data) = fill {
         send_ring.fill_continuous(data);
     }
-    let mut recv_ring = BufferRing::new(
+    let recv_ring = BufferRing::new(
         p.recv_width,
-        if recv { p.recv_size.max(0) as usize } else { 0 },
+        if test.recv() {
+            p.recv_size.max(0) as usize
+        } else {
+            0
+        },
         r.recv_alignment,
         r.recv_offset,
     );
-    use crate::net::interface::{egress_interface, InterfaceCounters};
-    let counters_before = ext
+    (send_ring, recv_ring)
+}
+
+/// The packet counters, before the test, of the interface this host reaches
+/// the client by, when the client asked for them.
+fn interface_counters_before(test: &Test) -> Option<InterfaceCounters> {
+    test.ext
         .interface_counters
         .then(|| egress_interface(&test.client))
         .flatten()
-        .map(|name| InterfaceCounters::read(&name));
-    let mut seq = (ext.sequence && protocol == Protocol::Udp).then(Sequence::new);
-    // A client that closes the control connection or goes silent mid-test
-    // has vanished: stop the test, which nothing else would end if it is
-    // counted (UDP, TCP_CRR) or long.
-    let stop = &phase.stop;
-    let served = phase.measured(listener.as_raw_fd(), limit, pad, || {
-        let (send, recv) = (&mut send_ring, &mut recv_ring);
-        run_data(&listener, test, send, recv, stop, units, seq.as_mut())
-    });
+        .map(|name| InterfaceCounters::read(&name))
+}
+
+/// What the interface counted since `before`, as the results carry it.
+fn interface_delta(before: &InterfaceCounters) -> InterfaceDelta {
+    let d = before.delta(&InterfaceCounters::read(&before.name));
+    [d.tx_packets, d.rx_packets, d.tx_bytes, d.rx_bytes]
+}
+
+/// Log the UDP requests dropped for coming from another address than the
+/// client's, if there were any.
+fn log_refused_sources(phase: &Phase, test: &Test) {
     let refused_sources = test.refused_sources.load(Ordering::Relaxed);
     if refused_sources > 0 {
         phase.log(&format!(
@@ -370,94 +445,24 @@ fn setup_and_run(
             test.client.ip()
         ));
     }
-    let (elapsed, usage) = (served.elapsed, served.usage);
-    let interface_delta = counters_before.map(|before| {
-        let d = before.delta(&InterfaceCounters::read(&before.name));
-        [d.tx_packets, d.rx_packets, d.tx_bytes, d.rx_bytes]
-    });
-    let (counters, end_buffers, retrans, cong) = match served.value {
-        Ok(v) => v,
-        Err(e) => {
-            let errno = match &e {
-                DataError::Send(io) | DataError::Recv(io) | DataError::Connect(io) => {
-                    io.raw_os_error().unwrap_or(libc::EIO)
-                }
-            };
-            chan.send(
-                &OmniResults {
-                    serv_errno: errno,
-                    ..Default::default()
-                }
-                .encode(),
-            )?;
-            return Ok(Err(refuse(errno, e.to_string())));
-        }
-    };
-    let (end_ss, end_sr) = end_buffers.unwrap_or((lss, lsr));
-    let mut results = OmniResults {
-        bytes_received: counters.bytes_received,
-        recv_calls: counters.recv_calls as u32,
-        recv_buf_size: if r.recv_buf_size < 0 { end_sr } else { lsr },
-        bytes_sent: counters.bytes_sent,
-        send_calls: counters.send_calls as u32,
-        send_buf_size: if r.send_buf_size < 0 { end_ss } else { lss },
-        failed_sends: counters.failed_sends as u32,
-        trans_received: counters.transactions as u32,
-        elapsed_time: elapsed as f32,
-        serv_dem: -1.0,
-        peak_cpu_id: -1,
-        vendor: -2,
-        device: -2,
-        subvendor: -2,
-        subdevice: -2,
-        transport_retrans: retrans,
-        cong_control: if r.flags & omni::flag::ROUTING_ALLOWED != 0 {
-            cong
-        } else {
-            String::new()
-        },
-        ..Default::default()
-    };
-    report_interface(&mut results, r.flags, &test.client);
-    if let Some(u) = usage {
-        results.cpu_util = u.util as f32;
-        results.cpu_percent_user = u.user as f32;
-        results.cpu_percent_system = u.system as f32;
-        results.cpu_percent_iowait = u.iowait as f32;
-        results.cpu_percent_irq = u.irq as f32;
-        results.cpu_percent_swintr = u.softirq as f32;
-        results.cpu_method = 8;
-        results.num_cpus = u.num_cpus;
-        results.peak_cpu_id = u.peak_id;
-        results.peak_cpu_util = u.peak_util as f32;
-    }
-    let mut message = results.encode();
-    if ext.system_facts {
-        system_facts().encode_into(&mut message);
-    }
-    if let Some(s) = &seq {
-        crate::wire::system_facts::encode_datagrams(&mut message, &s.counts());
-    }
-    if let Some(d) = &interface_delta {
-        crate::wire::system_facts::encode_interface(&mut message, d);
-    }
-    chan.send(&message)?;
-    Ok(Ok(format!(
+}
+
+/// The one-line log summary of a test served.
+fn summary(test: &Test, elapsed: f64, counters: &Counters) -> String {
+    format!(
         "omni test: protocol {} direction {:#x} elapsed {:.2}s sent {} bytes received {} bytes transactions {}",
-        if protocol == Protocol::Tcp { "TCP" } else { "UDP" },
-        r.direction,
+        if test.protocol == Protocol::Tcp { "TCP" } else { "UDP" },
+        test.r.direction,
         elapsed,
         counters.bytes_sent,
         counters.bytes_received,
         counters.transactions
-    )))
+    )
 }
 
 /// How long a blocked accept (and an untimed test's blocked call) waits
 /// before looking at the stop flag again.
 const ACCEPT_POLL: Duration = Duration::from_millis(250);
-
-type DataOutcome = (Counters, Option<(i32, i32)>, i32, String);
 
 /// Accept a test's data connection from an allowed client, until `stop` or
 /// the accept timeout. The listener wakes every ACCEPT_POLL to look.
@@ -480,52 +485,119 @@ fn accept_data(
     Ok(Some(s))
 }
 
-fn run_data(
-    listener: &Socket,
-    test: &Test,
-    send_ring: &mut BufferRing,
-    recv_ring: &mut BufferRing,
-    stop: &StopFlag,
+/// What a test's data loop runs with: its rings, its stop flag, its count
+/// (a test of so many units rather than a timed one) and its datagram
+/// sequence.
+struct DataPath<'a> {
+    send_ring: &'a mut BufferRing,
+    recv_ring: &'a mut BufferRing,
+    stop: &'a StopFlag,
     units: Option<u64>,
-    mut seq: Option<&mut Sequence>,
-) -> Result<DataOutcome, DataError> {
-    let (r, protocol, ext) = (test.r, test.protocol, test.ext);
-    let xmit = r.direction & omni::DIR_XMIT != 0;
-    let recv = r.direction & omni::DIR_RECV != 0;
-    let connection_test = r.flags & omni::flag::CONNECT_TEST != 0;
-    let timed = r.test_length > 0;
+    seq: Option<&'a mut Sequence>,
+}
+
+/// The data phase on `listener`: a TCP connection test's connections, or
+/// the test's one data connection (TCP) or socket (UDP).
+fn run_data(listener: &Socket, test: &Test, path: DataPath) -> Result<DataOutcome, DataError> {
+    let timed = test.r.test_length > 0;
     // A timed test is ended by the timer's signal. Otherwise blocking calls
     // wake this often to look at the stop flag; accepted sockets inherit the
     // timeouts from the listener.
     if !timed {
         socket::set_timeouts(listener, Some(ACCEPT_POLL)).map_err(DataError::Connect)?;
     }
-    if protocol == Protocol::Tcp && connection_test {
-        let permit = |ip| test.allow.permits(ip);
-        let (c, bufs) =
-            engine::connect::server(listener, send_ring, recv_ring, stop, units, permit)?;
-        return Ok((c, bufs, -1, socket::congestion_control(listener)));
+    let connection_test = test.r.flags & omni::flag::CONNECT_TEST != 0;
+    if test.protocol == Protocol::Tcp && connection_test {
+        return serve_connections(listener, test, path);
     }
     let owned;
-    let data: &Socket = if protocol == Protocol::Tcp {
-        match accept_data(listener, stop, test)? {
+    let data: &Socket = if test.protocol == Protocol::Tcp {
+        match accept_data(listener, path.stop, test)? {
             Some(s) => {
                 owned = s;
                 &owned
             }
-            None => return Ok((Counters::default(), None, -1, String::new())),
+            None => {
+                return Ok(DataOutcome {
+                    retrans: -1,
+                    ..DataOutcome::default()
+                })
+            }
         }
     } else {
         listener
     };
-    let fd = data.as_raw_fd();
-    let udp = protocol == Protocol::Udp;
-    let batch = (udp && ext.mmsg_batch > 1 && seq.is_none()).then_some(ext.mmsg_batch as usize);
-    let peer = || SockAddr::from(test.client);
-    // Requests are answered only to the client's data address (checked at
-    // set-up) or an --allow network: never to a spoofed source.
+    let counters = run_loop(data.as_raw_fd(), test, path)?;
+    Ok(finish(data, test.protocol, counters))
+}
+
+/// A TCP connection test (TCP_CRR, TCP_CC): a connection accepted, served
+/// and closed per transaction.
+fn serve_connections(
+    listener: &Socket,
+    test: &Test,
+    path: DataPath,
+) -> Result<DataOutcome, DataError> {
+    let permit = |ip| test.allow.permits(ip);
+    let (send, recv) = (path.send_ring, path.recv_ring);
+    let (c, bufs) = engine::connect::server(listener, send, recv, path.stop, path.units, permit)?;
+    Ok(DataOutcome {
+        counters: c,
+        end_buffers: bufs,
+        retrans: -1,
+        cong: socket::congestion_control(listener),
+    })
+}
+
+/// Run on `fd` the engine loop of the test's direction.
+fn run_loop(fd: RawFd, test: &Test, path: DataPath) -> Result<Counters, DataError> {
+    let (udp, ext) = (test.protocol == Protocol::Udp, test.ext);
+    let batch =
+        (udp && ext.mmsg_batch > 1 && path.seq.is_none()).then_some(ext.mmsg_batch as usize);
+    match (test.xmit(), test.recv()) {
+        (true, true) => serve_requests(fd, test, path, batch),
+        (false, true) => receive(fd, path, batch),
+        (true, false) => send(fd, test, path, batch),
+        (false, false) => Ok(Counters::default()),
+    }
+}
+
+/// Answer requests: on the TCP connection, or (UDP) `batch` datagrams a
+/// call or one at a time, each answered only to an address `permit`s.
+fn serve_requests(
+    fd: RawFd,
+    test: &Test,
+    path: DataPath,
+    batch: Option<usize>,
+) -> Result<Counters, DataError> {
+    let (recv_ring, send_ring, stop, units) =
+        (path.recv_ring, path.send_ring, path.stop, path.units);
+    Ok(match (test.protocol, batch) {
+        (Protocol::Tcp, _) => engine::rr::server_stream(fd, recv_ring, send_ring, stop, units)?,
+        (Protocol::Udp, Some(n)) => {
+            let permit = source_permit(test);
+            engine::mmsg::rr_server_batched(fd, recv_ring, send_ring, n, stop, units, permit)?.0
+        }
+        (Protocol::Udp, None) => engine::rr::server_datagram(
+            fd,
+            recv_ring,
+            send_ring,
+            stop,
+            units,
+            test.r.flags & omni::flag::USE_CONNECTED != 0,
+            path.seq,
+            test_drop_every(),
+            source_permit(test),
+        )?,
+    })
+}
+
+/// Whether a request from `from` is answered: only one from the client's
+/// data address (checked at set-up) or an --allow network, never a spoofed
+/// source. Those refused are counted in `test.refused_sources`.
+fn source_permit<'a>(test: &'a Test) -> impl Fn(&libc::sockaddr_storage) -> bool + 'a {
     let client = engine::io::SourceMatch::new(test.client.ip());
-    let permit = |from: &libc::sockaddr_storage| {
+    move |from: &libc::sockaddr_storage| {
         client.matches(from)
             || engine::io::source_ip(from)
                 .is_some_and(|ip| !test.allow.is_empty() && test.allow.permits(ip))
@@ -533,51 +605,56 @@ fn run_data(
                 test.refused_sources.fetch_add(1, Ordering::Relaxed);
                 false
             }
-    };
-    let counters = match (xmit, recv) {
-        (true, true) => match (protocol, batch) {
-            (Protocol::Tcp, _) => engine::rr::server_stream(fd, recv_ring, send_ring, stop, units)?,
-            (Protocol::Udp, Some(n)) => {
-                engine::mmsg::rr_server_batched(fd, recv_ring, send_ring, n, stop, units, permit)?.0
-            }
-            (Protocol::Udp, None) => engine::rr::server_datagram(
-                fd,
-                recv_ring,
-                send_ring,
-                stop,
-                units,
-                r.flags & omni::flag::USE_CONNECTED != 0,
-                seq.as_deref_mut(),
-                test_drop_every(),
-                permit,
-            )?,
-        },
-        (false, true) => match batch {
-            Some(n) => engine::mmsg::stream_recv_batched(fd, recv_ring, n, stop, units)?.0,
-            None => engine::stream::recv(fd, recv_ring, stop, units, None, seq.as_deref_mut())?,
-        },
-        (true, false) => match (batch, ext.zerocopy && !udp) {
-            (Some(n), _) => {
-                engine::mmsg::stream_send_batched(fd, send_ring, n, stop, units, Some(&peer()))?.0
-            }
-            (None, true) => engine::zerocopy::send(fd, send_ring, stop, units)?,
-            (None, false) => engine::stream::send(
-                fd,
-                send_ring,
-                stop,
-                units,
-                udp.then(peer).as_ref(),
-                None,
-                seq,
-                Pacer::new(r.interval_usecs, r.interval_burst).as_mut(),
-            )?,
-        },
-        (false, false) => Counters::default(),
-    };
+    }
+}
+
+/// Receive a stream, `batch` datagrams a call or one call at a time.
+fn receive(fd: RawFd, path: DataPath, batch: Option<usize>) -> Result<Counters, DataError> {
+    let (ring, stop, units) = (path.recv_ring, path.stop, path.units);
+    Ok(match batch {
+        Some(n) => engine::mmsg::stream_recv_batched(fd, ring, n, stop, units)?.0,
+        None => engine::stream::recv(fd, ring, stop, units, None, path.seq)?,
+    })
+}
+
+/// Send a stream to the client: `batch` datagrams a call, with
+/// MSG_ZEROCOPY (TCP) when asked, or one paced call at a time.
+fn send(
+    fd: RawFd,
+    test: &Test,
+    path: DataPath,
+    batch: Option<usize>,
+) -> Result<Counters, DataError> {
+    let (ring, stop, units) = (path.send_ring, path.stop, path.units);
+    let udp = test.protocol == Protocol::Udp;
+    let peer = || SockAddr::from(test.client);
+    Ok(match (batch, test.ext.zerocopy && !udp) {
+        (Some(n), _) => {
+            engine::mmsg::stream_send_batched(fd, ring, n, stop, units, Some(&peer()))?.0
+        }
+        (None, true) => engine::zerocopy::send(fd, ring, stop, units)?,
+        (None, false) => engine::stream::send(
+            fd,
+            ring,
+            stop,
+            units,
+            udp.then(peer).as_ref(),
+            None,
+            path.seq,
+            Pacer::new(test.r.interval_usecs, test.r.interval_burst).as_mut(),
+        )?,
+    })
+}
+
+/// The data socket at the test's end: its buffer sizes, and TCP's
+/// retransmissions and congestion control (its tcp_info dumped when
+/// debugging). A TCP sender ends with a half-close so the client sees the
+/// end of data.
+fn finish(data: &Socket, protocol: Protocol, counters: Counters) -> DataOutcome {
     let bufs = socket::buffer_sizes(data);
     let (retrans, cong) = match protocol {
         Protocol::Tcp => {
-            let info = socket::tcp_info(fd);
+            let info = socket::tcp_info(data.as_raw_fd());
             crate::report::tcp_info::dump(info.as_ref(), 0);
             (
                 socket::retransmissions(info.as_ref()),
@@ -587,10 +664,14 @@ fn run_data(
         Protocol::Udp => (-1, String::new()),
     };
     if protocol == Protocol::Tcp {
-        // A sender ends with a half-close so the client sees end of data.
         let _ = data.shutdown(std::net::Shutdown::Write);
     }
-    Ok((counters, Some(bufs), retrans, cong))
+    DataOutcome {
+        counters,
+        end_buffers: Some(bufs),
+        retrans,
+        cong,
+    }
 }
 
 #[cfg(test)]

@@ -97,10 +97,131 @@ pub enum ServerArgError {
     },
 }
 
-/// Options that take a value.
-const WITH_VALUE: &[char] = &['p', 'L', 'v', 'Z', 'F'];
-/// Options that are flags.
-const FLAGS: &[char] = &['h', 'D', 'd', 'f', 'N', '4', '6', 'V'];
+/// What a short option does.
+enum Short {
+    /// Print the usage: the rest of the command line is not read.
+    Usage,
+    /// Print the version: the rest of the command line is not read.
+    Version,
+    Flag(fn(&mut ServerOptions)),
+    /// Takes a value: the rest of its argument, or the next argument.
+    Value(fn(&mut ServerOptions, String) -> Result<(), ServerArgError>),
+}
+
+/// netserver's short options.
+const SHORT: &[(char, Short)] = &[
+    ('p', Short::Value(set_port)),
+    ('L', Short::Value(set_listen)),
+    ('v', Short::Value(set_verbosity)),
+    (
+        'Z',
+        Short::Value(|o, v| {
+            o.passphrase = Some(v);
+            Ok(())
+        }),
+    ),
+    (
+        'F',
+        Short::Value(|o, v| {
+            o.fill_dir = Some(std::path::PathBuf::from(v));
+            Ok(())
+        }),
+    ),
+    ('h', Short::Usage),
+    ('V', Short::Version),
+    ('D', Short::Flag(|o| o.foreground = true)),
+    ('d', Short::Flag(|o| o.debug += 1)),
+    (
+        'f',
+        Short::Flag(|o| {
+            o.serial = true;
+            o.foreground = true;
+        }),
+    ),
+    ('N', Short::Flag(|o| o.suppress_debug = true)),
+    ('4', Short::Flag(|o| o.family = Family::Inet)),
+    ('6', Short::Flag(|o| o.family = Family::Inet6)),
+];
+
+/// What a long option (netperf-ng's own) does. An error is the text after
+/// "netserver: ".
+enum Long {
+    /// A flag: a value given with `=` is ignored.
+    Flag(fn(&mut ServerOptions)),
+    /// An optional value, only ever given with `=` (never the next argument).
+    Inline(fn(&mut ServerOptions, Option<&str>) -> Result<(), String>),
+    /// A value, given with `=` or as the next argument; the text says what
+    /// it is when it is missing.
+    Value(
+        &'static str,
+        fn(&mut ServerOptions, String) -> Result<(), String>,
+    ),
+}
+
+/// netserver's long options, besides the limits (`limits::LIMIT_OPTIONS`).
+const LONG: &[(&str, Long)] = &[
+    (
+        "pid-file",
+        Long::Value("a path", |o, v| {
+            o.pid_file = Some(v.into());
+            Ok(())
+        }),
+    ),
+    (
+        "fill-dir",
+        Long::Value("a directory", |o, v| {
+            o.fill_dir = Some(v.into());
+            Ok(())
+        }),
+    ),
+    ("log-json", Long::Flag(|o| o.log_json = true)),
+    (
+        "data-ports",
+        Long::Value("a port range MIN-MAX", set_data_ports),
+    ),
+    (
+        "allow-offload-changes",
+        Long::Inline(|o, v| o.offload_changes.add(v)),
+    ),
+    ("allow", Long::Value("networks", |o, v| o.allow.add(&v))),
+];
+
+fn set_port(o: &mut ServerOptions, value: String) -> Result<(), ServerArgError> {
+    o.port = value.trim().parse().map_err(|_| ServerArgError::Invalid {
+        option: 'p',
+        value: value.clone(),
+        why: "not a port number".into(),
+    })?;
+    Ok(())
+}
+
+/// -L name[,family]: either part may be empty.
+fn set_listen(o: &mut ServerOptions, value: String) -> Result<(), ServerArgError> {
+    let (host, fam) = value.split_once(',').unwrap_or((value.as_str(), ""));
+    if !host.is_empty() {
+        o.listen_host = Some(host.to_string());
+    }
+    if !fam.is_empty() {
+        o.family = family_from(fam, 'L')?;
+    }
+    Ok(())
+}
+
+fn set_verbosity(o: &mut ServerOptions, value: String) -> Result<(), ServerArgError> {
+    o.verbosity = value.trim().parse().map_err(|_| ServerArgError::Invalid {
+        option: 'v',
+        value: value.clone(),
+        why: "not a number".into(),
+    })?;
+    o.verbosity_given = true;
+    Ok(())
+}
+
+fn set_data_ports(o: &mut ServerOptions, text: String) -> Result<(), String> {
+    let range = PortRange::parse(&text).map_err(|why| format!("--data-ports: {why}"))?;
+    o.data_ports = Some(range);
+    Ok(())
+}
 
 fn family_from(text: &str, option: char) -> Result<Family, ServerArgError> {
     match text.trim().to_ascii_lowercase().as_str() {
@@ -117,125 +238,95 @@ fn family_from(text: &str, option: char) -> Result<Family, ServerArgError> {
 
 pub fn parse_netserver(args: &[String]) -> Result<ServerInvocation, ServerArgError> {
     let mut o = ServerOptions::default();
-    let mut i = 0;
-    while i < args.len() {
-        let arg = &args[i];
-        i += 1;
+    let mut argv = args.iter();
+    while let Some(arg) = argv.next() {
         if let Some(long) = arg.strip_prefix("--").filter(|l| !l.is_empty()) {
-            let (name, inline) = match long.split_once('=') {
-                Some((n, v)) => (n, Some(v.to_string())),
-                None => (long, None),
-            };
-            let mut value = |what: &str| -> Result<String, ServerArgError> {
-                if let Some(v) = inline.clone() {
-                    return Ok(v);
-                }
-                i += 1;
-                args.get(i - 1)
-                    .cloned()
-                    .ok_or_else(|| ServerArgError::Long(format!("--{name} needs {what}")))
-            };
-            match name {
-                "pid-file" => o.pid_file = Some(value("a path")?.into()),
-                "fill-dir" => o.fill_dir = Some(value("a directory")?.into()),
-                "log-json" => o.log_json = true,
-                "data-ports" => {
-                    let text = value("a port range MIN-MAX")?;
-                    let range = PortRange::parse(&text)
-                        .map_err(|why| ServerArgError::Long(format!("--data-ports: {why}")))?;
-                    o.data_ports = Some(range);
-                }
-                "allow-offload-changes" => o
-                    .offload_changes
-                    .add(inline.as_deref())
-                    .map_err(ServerArgError::Long)?,
-                "allow" => o
-                    .allow
-                    .add(&value("networks")?)
-                    .map_err(ServerArgError::Long)?,
-                limit if limits::is_limit_option(limit) => {
-                    let text = value("a value")?;
-                    limits::set_limit(&mut o.limits, limit, &text).map_err(ServerArgError::Long)?
-                }
-                other => return Err(ServerArgError::Long(format!("unknown option --{other}"))),
+            parse_long(long, &mut argv, &mut o)?;
+        } else if let Some(body) = arg.strip_prefix('-').filter(|b| !b.is_empty()) {
+            if let Some(stop) = parse_short(body, &mut argv, &mut o)? {
+                return Ok(stop);
             }
-            continue;
+        } // netserver ignores stray operands
+    }
+    check_data_ports(&o)?;
+    Ok(ServerInvocation::Run(Box::new(o)))
+}
+
+/// One `--name[=value]` argument (`long` without its dashes), its value
+/// taken from `argv` when it needs one and none is given with `=`.
+fn parse_long(
+    long: &str,
+    argv: &mut std::slice::Iter<String>,
+    o: &mut ServerOptions,
+) -> Result<(), ServerArgError> {
+    let (name, inline) = match long.split_once('=') {
+        Some((n, v)) => (n, Some(v)),
+        None => (long, None),
+    };
+    let mut value = |what: &str| -> Result<String, ServerArgError> {
+        inline
+            .or_else(|| argv.next().map(String::as_str))
+            .map(str::to_string)
+            .ok_or_else(|| ServerArgError::Long(format!("--{name} needs {what}")))
+    };
+    let done = match LONG.iter().find(|(n, _)| *n == name).map(|(_, l)| l) {
+        Some(Long::Flag(set)) => {
+            set(o);
+            Ok(())
         }
-        let Some(body) = arg.strip_prefix('-').filter(|b| !b.is_empty()) else {
-            continue; // netserver ignores stray operands
+        Some(Long::Inline(set)) => set(o, inline),
+        Some(Long::Value(what, set)) => set(o, value(what)?),
+        None if limits::is_limit_option(name) => {
+            limits::set_limit(&mut o.limits, name, &value("a value")?)
+        }
+        None => Err(format!("unknown option --{name}")),
+    };
+    done.map_err(ServerArgError::Long)
+}
+
+/// One `-abc` argument (`body` without its dash): flags, the last of which
+/// may take a value, the rest of the argument or else the next one from
+/// `argv`. -h and -V end the parse: they are what netserver does.
+fn parse_short(
+    body: &str,
+    argv: &mut std::slice::Iter<String>,
+    o: &mut ServerOptions,
+) -> Result<Option<ServerInvocation>, ServerArgError> {
+    for (at, c) in body.char_indices() {
+        let Some((_, option)) = SHORT.iter().find(|(name, _)| *name == c) else {
+            return Err(ServerArgError::Unknown(c));
         };
-        let chars: Vec<char> = body.chars().collect();
-        let mut j = 0;
-        while j < chars.len() {
-            let c = chars[j];
-            j += 1;
-            if WITH_VALUE.contains(&c) {
-                let value: String = if j < chars.len() {
-                    let v: String = chars[j..].iter().collect();
-                    j = chars.len();
-                    v
-                } else if i < args.len() {
-                    i += 1;
-                    args[i - 1].clone()
-                } else {
-                    return Err(ServerArgError::MissingValue(c));
+        match option {
+            Short::Usage => return Ok(Some(ServerInvocation::Usage)),
+            Short::Version => return Ok(Some(ServerInvocation::Version)),
+            Short::Flag(set) => set(o),
+            Short::Value(set) => {
+                let rest = &body[at + c.len_utf8()..];
+                let value = match rest.is_empty() {
+                    false => rest.to_string(),
+                    true => argv
+                        .next()
+                        .cloned()
+                        .ok_or(ServerArgError::MissingValue(c))?,
                 };
-                match c {
-                    'p' => {
-                        o.port = value.trim().parse().map_err(|_| ServerArgError::Invalid {
-                            option: 'p',
-                            value: value.clone(),
-                            why: "not a port number".into(),
-                        })?
-                    }
-                    'L' => {
-                        let (host, fam) = value.split_once(',').unwrap_or((value.as_str(), ""));
-                        if !host.is_empty() {
-                            o.listen_host = Some(host.to_string());
-                        }
-                        if !fam.is_empty() {
-                            o.family = family_from(fam, 'L')?;
-                        }
-                    }
-                    'v' => {
-                        o.verbosity =
-                            value.trim().parse().map_err(|_| ServerArgError::Invalid {
-                                option: 'v',
-                                value: value.clone(),
-                                why: "not a number".into(),
-                            })?;
-                        o.verbosity_given = true;
-                    }
-                    'F' => o.fill_dir = Some(std::path::PathBuf::from(value)),
-                    _ => o.passphrase = Some(value),
-                }
-            } else if FLAGS.contains(&c) {
-                match c {
-                    'h' => return Ok(ServerInvocation::Usage),
-                    'V' => return Ok(ServerInvocation::Version),
-                    'D' => o.foreground = true,
-                    'd' => o.debug += 1,
-                    'f' => {
-                        o.serial = true;
-                        o.foreground = true;
-                    }
-                    'N' => o.suppress_debug = true,
-                    '4' => o.family = Family::Inet,
-                    _ => o.family = Family::Inet6,
-                }
-            } else {
-                return Err(ServerArgError::Unknown(c));
+                set(o, value)?;
+                return Ok(None);
             }
         }
     }
-    // -p may come after --data-ports: the control port is known only now.
+    Ok(None)
+}
+
+/// The data ports must not hold the control port. -p may come after
+/// --data-ports: the control port is known only at the end.
+fn check_data_ports(o: &ServerOptions) -> Result<(), ServerArgError> {
     if let Some(range) = o.data_ports.filter(|r| r.contains(o.port)) {
         return Err(ServerArgError::Long(format!(
             "--data-ports {range} holds the control port {} (-p)",
             o.port
         )));
     }
-    Ok(ServerInvocation::Run(Box::new(o)))
+    Ok(())
 }
 
 #[cfg(test)]

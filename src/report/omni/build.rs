@@ -56,109 +56,14 @@ fn single(v: f64) -> f64 {
     f64::from(v as f32)
 }
 
+/// The record of one test, every figure computed as netperf computes it.
 pub fn build(input: RecordInput) -> OmniRecord {
-    let o = input.outcome;
-    let spec = input.spec;
-    let rr = spec.is_rr();
-    let x = input.unit == 'x';
-    let elapsed = single(o.elapsed);
-    let local_xferd = (o.local.bytes_sent + o.local.bytes_received) as f64;
-    let remote_xferd = (o.remote.bytes_sent + o.remote.bytes_received) as f64;
-    let transactions = o.local.transactions as f64;
-    let recv_only = spec.direction == crate::spec::RECV;
-    let headline_work = if x {
-        transactions
-    } else if recv_only {
-        local_xferd
-    } else {
-        remote_xferd
-    };
-    let mut headline = throughput(headline_work, elapsed, input.unit);
-    let (mut rt_latency, mut transaction_rate) = (-1.0, 1.0);
-    // Time spent waiting for pacing ticks is not round-trip time.
-    let latency_elapsed = (elapsed - o.local.paced_wait_secs).max(f64::MIN_POSITIVE);
-    if rr && transactions > 0.0 && elapsed > 0.0 {
-        let per_transaction_us = 1_000_000.0 / (transactions / latency_elapsed);
-        let in_flight = if spec.connection {
-            1.0
-        } else {
-            1.0 + f64::from(spec.first_burst)
-        };
-        rt_latency = per_transaction_us * in_flight;
-        transaction_rate = transactions / elapsed;
-    }
-    let demand_unit = DemandUnit::for_output_unit(input.unit);
-    let work = if x { transactions } else { local_xferd };
-    let demand = |cpu: Option<&CpuUsage>| -> f64 {
-        cpu.map_or(-1.0, |c| {
-            let cpus = if c.num_cpus == 0 {
-                input.local_cpu_count.max(1)
-            } else {
-                c.num_cpus
-            };
-            single(service_demand(work, demand_unit, elapsed, c.util, cpus))
-        })
-    };
-    let local_cpu = o.local.cpu.as_ref().filter(|_| input.local_cpu);
-    let remote_cpu = o.remote.cpu.as_ref().filter(|_| input.remote_cpu);
-    let mut local_sd = demand(local_cpu);
-    let mut remote_sd = demand(remote_cpu);
-    let mut local_util = local_cpu.map_or(-1.0, |c| single(c.util));
-    let mut remote_util = remote_cpu.map_or(-1.0, |c| single(c.util));
-    let mut elapsed_shown = elapsed;
-    if let Some(a) = input.averaged {
-        elapsed_shown = a.elapsed;
-        headline = a.throughput;
-        local_util = a.local_cpu_util;
-        remote_util = a.remote_cpu_util;
-        local_sd = a.local_service_demand;
-        remote_sd = a.remote_service_demand;
-    }
-    // Per-direction throughputs are bits or bytes even in a transactions test.
-    let directional_unit = if x { 'm' } else { input.unit };
-    let rate = |bytes: u64| throughput(bytes as f64, elapsed, directional_unit);
-
-    let mut local = end_record(&o.local, input.local, local_cpu, -1.0);
-    local.cpu.util = local_util;
-    local.service_demand = local_sd;
-    if local_cpu.is_some() {
-        local.cpu.count = i64::from(input.local_cpu_count);
-    }
-    local.send_size = if !rr && spec.xmit() {
-        i64::from(o.local.send_size)
-    } else {
-        0
-    };
-    local.recv_size = if !rr && spec.recv() {
-        i64::from(o.local.recv_size)
-    } else {
-        0
-    };
-    local.send_throughput = rate(o.local.bytes_sent);
-    local.recv_throughput = rate(o.local.bytes_received);
-    local.nodelay = i64::from(spec.local_nodelay);
-    local.cork = i64::from(spec.cork);
-    local.socket_prio = i64::from(spec.local_socket_prio);
-    local.socket_tos = i64::from(spec.local_socket_tos);
-    local.cpu_confid = input.cpu_confidence.0;
-
-    let mut remote = end_record(&o.remote, input.remote, remote_cpu, 0.0);
-    remote.cpu.util = remote_util;
-    remote.service_demand = remote_sd;
-    remote.send_size = i64::from(o.remote.send_size);
-    remote.recv_size = i64::from(o.remote.recv_size);
-    remote.send_throughput = rate(o.remote.bytes_sent);
-    remote.recv_throughput = rate(o.remote.bytes_received);
-    remote.nodelay = i64::from(spec.remote_nodelay);
-    remote.socket_prio = i64::from(spec.remote_socket_prio);
-    remote.socket_tos = i64::from(spec.remote_socket_tos);
-    remote.cpu_confid = input.cpu_confidence.1;
-    if spec.protocol == crate::spec::Protocol::Udp {
-        // netperf reports a UDP socket's buffers as they were at set-up.
-        local.send_buffer.final_ = local.send_buffer.initial;
-        local.recv_buffer.final_ = local.recv_buffer.initial;
-    }
-
+    let f = Figures::of(&input);
+    let shown = input.averaged.unwrap_or_else(|| f.measured());
+    let (rt_latency, transaction_rate) = f.round_trip();
+    let (o, spec, x) = (f.o, f.spec, f.x);
+    let local = local_end(&f, input.local, &shown, input.cpu_confidence.0);
+    let remote = remote_end(&f, input.remote, &shown, input.cpu_confidence.1);
     OmniRecord {
         test_name: input.test_name.to_string(),
         command_line: input.command_line,
@@ -171,12 +76,12 @@ pub fn build(input: RecordInput) -> OmniRecord {
             crate::spec::Protocol::Udp => "UDP",
         },
         direction: direction_text(spec),
-        elapsed: elapsed_shown,
+        elapsed: shown.elapsed,
         source: input.source,
         dest: input.dest,
-        throughput: headline,
+        throughput: shown.throughput,
         throughput_units: label(input.unit).to_string(),
-        directional_units: label(directional_unit).to_string(),
+        directional_units: label(f.directional_unit()).to_string(),
         confidence: input.confidence,
         transaction_rate,
         rt_latency,
@@ -191,6 +96,178 @@ pub fn build(input: RecordInput) -> OmniRecord {
         rr_timeouts: o.local.timeouts as i64,
         interims: Vec::new(),
     }
+}
+
+/// What the record's figures are computed from: the outcome, the test, the
+/// -f unit, the time in single precision, and the CPU usage of each end
+/// that was asked for.
+struct Figures<'a> {
+    o: &'a Outcome,
+    spec: &'a TestSpec,
+    unit: char,
+    /// The unit is transactions ('x'): a request/response test.
+    x: bool,
+    elapsed: f64,
+    local_cpu: Option<&'a CpuUsage>,
+    remote_cpu: Option<&'a CpuUsage>,
+    /// Number of local CPUs, for service demand when a side reports none.
+    local_cpu_count: u32,
+}
+
+impl<'a> Figures<'a> {
+    fn of(input: &RecordInput<'a>) -> Figures<'a> {
+        let o = input.outcome;
+        Figures {
+            o,
+            spec: input.spec,
+            unit: input.unit,
+            x: input.unit == 'x',
+            elapsed: single(o.elapsed),
+            local_cpu: o.local.cpu.as_ref().filter(|_| input.local_cpu),
+            remote_cpu: o.remote.cpu.as_ref().filter(|_| input.remote_cpu),
+            local_cpu_count: input.local_cpu_count,
+        }
+    }
+
+    /// The headline figures as this test measured them (a confidence run
+    /// shows its means instead). The headline counts transactions, or the
+    /// bytes of the end that received them: this one in a receive test,
+    /// the netserver otherwise.
+    fn measured(&self) -> Averaged {
+        let work = if self.x {
+            self.transactions()
+        } else if self.spec.direction == crate::spec::RECV {
+            self.local_xferd()
+        } else {
+            (self.o.remote.bytes_sent + self.o.remote.bytes_received) as f64
+        };
+        Averaged {
+            elapsed: self.elapsed,
+            throughput: throughput(work, self.elapsed, self.unit),
+            local_cpu_util: self.local_cpu.map_or(-1.0, |c| single(c.util)),
+            remote_cpu_util: self.remote_cpu.map_or(-1.0, |c| single(c.util)),
+            local_service_demand: self.demand(self.local_cpu),
+            remote_service_demand: self.demand(self.remote_cpu),
+        }
+    }
+
+    fn transactions(&self) -> f64 {
+        self.o.local.transactions as f64
+    }
+
+    fn local_xferd(&self) -> f64 {
+        (self.o.local.bytes_sent + self.o.local.bytes_received) as f64
+    }
+
+    /// Service demand of an end's CPU usage, per KB or per transaction of
+    /// this end's work; -1 when not measured.
+    fn demand(&self, cpu: Option<&CpuUsage>) -> f64 {
+        let demand_unit = DemandUnit::for_output_unit(self.unit);
+        let work = if self.x {
+            self.transactions()
+        } else {
+            self.local_xferd()
+        };
+        cpu.map_or(-1.0, |c| {
+            let cpus = if c.num_cpus == 0 {
+                self.local_cpu_count.max(1)
+            } else {
+                c.num_cpus
+            };
+            single(service_demand(
+                work,
+                demand_unit,
+                self.elapsed,
+                c.util,
+                cpus,
+            ))
+        })
+    }
+
+    /// Round-trip latency in µs (-1 when not a request/response test or
+    /// nothing was counted) and the transaction rate (1 then).
+    fn round_trip(&self) -> (f64, f64) {
+        let (o, spec, elapsed) = (self.o, self.spec, self.elapsed);
+        let transactions = self.transactions();
+        if !(spec.is_rr() && transactions > 0.0 && elapsed > 0.0) {
+            return (-1.0, 1.0);
+        }
+        // Time spent waiting for pacing ticks is not round-trip time.
+        let latency_elapsed = (elapsed - o.local.paced_wait_secs).max(f64::MIN_POSITIVE);
+        let per_transaction_us = 1_000_000.0 / (transactions / latency_elapsed);
+        let in_flight = if spec.connection {
+            1.0
+        } else {
+            1.0 + f64::from(spec.first_burst)
+        };
+        (per_transaction_us * in_flight, transactions / elapsed)
+    }
+
+    /// Per-direction throughputs are bits or bytes even in a transactions
+    /// test.
+    fn directional_unit(&self) -> char {
+        if self.x {
+            'm'
+        } else {
+            self.unit
+        }
+    }
+
+    fn rate(&self, bytes: u64) -> f64 {
+        throughput(bytes as f64, self.elapsed, self.directional_unit())
+    }
+}
+
+/// This end's record. Its message sizes are those of a stream test's
+/// directions (0 in a request/response test), and a UDP socket's buffers
+/// are reported as they were at set-up, as netperf does.
+fn local_end(f: &Figures, facts: EndFacts, shown: &Averaged, cpu_confid: f64) -> EndRecord {
+    let (side, spec, rr) = (&f.o.local, f.spec, f.spec.is_rr());
+    let mut local = end_record(side, facts, f.local_cpu, -1.0);
+    local.cpu.util = shown.local_cpu_util;
+    local.service_demand = shown.local_service_demand;
+    if f.local_cpu.is_some() {
+        local.cpu.count = i64::from(f.local_cpu_count);
+    }
+    local.send_size = if !rr && spec.xmit() {
+        i64::from(side.send_size)
+    } else {
+        0
+    };
+    local.recv_size = if !rr && spec.recv() {
+        i64::from(side.recv_size)
+    } else {
+        0
+    };
+    local.send_throughput = f.rate(side.bytes_sent);
+    local.recv_throughput = f.rate(side.bytes_received);
+    local.nodelay = i64::from(spec.local_nodelay);
+    local.cork = i64::from(spec.cork);
+    local.socket_prio = i64::from(spec.local_socket_prio);
+    local.socket_tos = i64::from(spec.local_socket_tos);
+    local.cpu_confid = cpu_confid;
+    if spec.protocol == crate::spec::Protocol::Udp {
+        local.send_buffer.final_ = local.send_buffer.initial;
+        local.recv_buffer.final_ = local.recv_buffer.initial;
+    }
+    local
+}
+
+/// The netserver's record.
+fn remote_end(f: &Figures, facts: EndFacts, shown: &Averaged, cpu_confid: f64) -> EndRecord {
+    let (side, spec) = (&f.o.remote, f.spec);
+    let mut remote = end_record(side, facts, f.remote_cpu, 0.0);
+    remote.cpu.util = shown.remote_cpu_util;
+    remote.service_demand = shown.remote_service_demand;
+    remote.send_size = i64::from(side.send_size);
+    remote.recv_size = i64::from(side.recv_size);
+    remote.send_throughput = f.rate(side.bytes_sent);
+    remote.recv_throughput = f.rate(side.bytes_received);
+    remote.nodelay = i64::from(spec.remote_nodelay);
+    remote.socket_prio = i64::from(spec.remote_socket_prio);
+    remote.socket_tos = i64::from(spec.remote_socket_tos);
+    remote.cpu_confid = cpu_confid;
+    remote
 }
 
 /// netperf's direction names (also the word of the OMNI banner title).
