@@ -1,5 +1,6 @@
 //! netserver: listen for control connections, serve each on its own thread
-//! (`session`), run the netserver half of omni tests (`omni`) and of the
+//! (`session`), run the netserver half of omni tests (`omni`, its checks
+//! in `omni_checks` and its results message in `omni_results`) and of the
 //! legacy tests stock netperf still sends (`legacy`) and of the Unix-domain
 //! tests (`unix`); read and, where the
 //! operator allows it (`offload_scope`), change offloads for a client
