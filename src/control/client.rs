@@ -2,21 +2,21 @@
 //! netserver for its half (omni request), run our half of the data path,
 //! collect netserver's results, and return what both ends measured.
 
-use super::data::{finish_data, run_data, Rings};
+use super::data::finish_data;
 pub use super::error::ClientError;
+use super::local_end::{
+    clock_and_count, debug_data_phase, tcp_end_figures, LocalData, Recorders, Watch, Watched,
+};
+use super::request::build_request;
 pub use super::request::RunOptions;
-use super::request::{build_request, local_sizes, local_socket_options};
 use crate::cli::config::GlobalOptions;
-use crate::engine::timer::Timer;
-use crate::engine::watchdog::{self, UNTIMED_IO_WAIT, UNTIMED_SILENCE};
-use crate::engine::{Counters, DataError, Histogram};
-use crate::measure::cpu::CpuSampler;
+use crate::engine::Histogram;
 use crate::measure::outcome::{CpuUsage, Outcome, SideStats};
 use crate::net::channel::{Channel, ChannelError, RESPONSE_WAIT};
 use crate::net::resolve::Family;
 use crate::net::resolve::{self, af_text};
 use crate::net::socket::{self, SocketOptions};
-use crate::spec::{Limit, Protocol, TestSpec};
+use crate::spec::{Protocol, TestSpec};
 use crate::wire::omni::{self, OmniResponse, OmniResults};
 use crate::wire::{self, kind};
 use std::net::{SocketAddr, TcpStream};
@@ -168,28 +168,6 @@ pub fn data_endpoints(spec: &TestSpec) -> Result<(SocketAddr, Option<SocketAddr>
     Ok((remote, local))
 }
 
-/// Bind the local data socket to `local`; with `-- --data-ports`, to the
-/// first free port of the range (or `-P`'s, checked to lie in it), which
-/// `local` then names so that a connection test's later sockets reuse it.
-fn bind_local(
-    sock: &socket2::Socket,
-    local: &mut SocketAddr,
-    range: Option<crate::net::port_range::PortRange>,
-) -> Result<(), ClientError> {
-    if range.is_none() {
-        return socket::bind(sock, local).map_err(|e| ClientError::Setup(e.to_string()));
-    }
-    let base = *local;
-    let port = crate::net::port_range::open_in_range(range, base.port(), |port| {
-        let mut addr = base;
-        addr.set_port(port);
-        sock.bind(&socket2::SockAddr::from(addr)).map(|()| port)
-    })
-    .map_err(|e| ClientError::Setup(format!("local data socket: {e}")))?;
-    local.set_port(port);
-    Ok(())
-}
-
 /// What the netperf side learned about one iteration beyond the Outcome.
 pub struct Iteration {
     pub outcome: Outcome,
@@ -228,139 +206,22 @@ pub fn run_iteration(
 ) -> Result<Iteration, ClientError> {
     let no_control = chan.is_none();
     let control_fd = chan.as_deref().map_or(-1, |c| c.as_raw_fd());
-    let (remote0, mut local_bind) = data_endpoints(spec)?;
-    let opts = local_socket_options(spec);
-    let sock = socket::create(&remote0, &opts)
-        .map_err(|e| ClientError::Setup(format!("unable to create data socket: {e}")))?;
-    if let Some(l) = &mut local_bind {
-        bind_local(&sock, l, spec.local_data_ports)?;
-    }
-    let (lss, lsr) = socket::buffer_sizes(&sock);
-    let sizes = local_sizes(spec, lss, lsr);
-    let mut rings = Rings::prepare(spec, &sizes, run)?;
-    let local_addr =
-        socket::local_addr(&sock).unwrap_or_else(|| resolve::unspecified_like(&remote0));
-
-    let mut remote = remote0;
-    let response = match chan.as_deref_mut() {
-        Some(chan) => {
-            let mut request =
-                build_request(spec, run, &sizes, &local_addr, &remote0, explicit_remote);
-            request.flags |= run.extra_flags;
-            let mut message = request.encode();
-            spec.extension.encode_into(&mut message);
-            chan.send(&message)?;
-            let reply = chan.recv(RESPONSE_WAIT)?;
-            let response = OmniResponse::decode(&reply);
-            if response.serv_errno != 0 {
-                return Err(data_socket_refused(response.serv_errno));
-            }
-            if reply.kind() != kind::OMNI_RESPONSE {
-                return Err(ClientError::Unexpected(reply.kind()));
-            }
-            let port = u16::try_from(response.data_port).map_err(|_| {
-                ClientError::Setup(format!(
-                    "netserver sent an invalid data port {}",
-                    response.data_port
-                ))
-            })?;
-            remote.set_port(port);
-            // netagg holds its streams here until a whole level is set up.
-            if let Some(hook) = &run.start_hook {
-                if !(hook.0)() {
-                    return Err(ClientError::Setup(
-                        "the test was called off before its data phase".to_string(),
-                    ));
-                }
-            }
-            Some(response)
-        }
-        None => {
-            remote.set_port(no_control_port(spec));
-            None
-        }
-    };
+    let (sock, mut local) = LocalData::open(spec, run)?;
+    let response = aim(chan.as_deref_mut(), spec, run, &mut local, explicit_remote)?;
 
     if run.wait_secs > 0 {
         std::thread::sleep(Duration::from_secs(u64::from(run.wait_secs)));
     }
-    let mut hist = spec.keep_histogram.then(Histogram::new);
-    let mut seq = spec
-        .extension
-        .sequence
-        .then(crate::engine::sequence::Sequence::new);
-    let mut cpu = if run.local_cpu {
-        CpuSampler::start(run.num_cpus).ok()
-    } else {
-        None
-    };
-    let stop = run.shared_stop.clone().unwrap_or_default();
-    let (seconds, units) = match spec.limit {
-        Limit::Seconds(0) => (None, None),
-        Limit::Seconds(s) => (Some(Duration::from_secs(u64::from(s))), None),
-        Limit::Units(n) => (None, Some(n)),
-    };
-    // A timed test is ended by the timer's signal; any other needs socket
-    // timeouts so that no call can block for ever.
-    // A test that runs until stopped (-l 0) is ended by a signal like a timed
-    // one; only a count needs the timeouts.
-    let io_wait = units.is_some().then_some(UNTIMED_IO_WAIT);
-    let counters_before = run
-        .count_interface
-        .as_deref()
-        .map(crate::net::interface::InterfaceCounters::read);
-    let started = Instant::now();
-    let data_started = std::time::SystemTime::now();
-    // SIGALRM, SIGINT or SIGTERM end the data phase at once (netperf only).
-    // A flag shared with others (netagg's coordinator) needs the watching
-    // thread; netperf's own test runs with no other thread.
-    let timer = match run.shared_stop {
-        Some(_) => Timer::arm_watching(seconds, stop.clone(), true),
-        None => Timer::arm_alone(seconds, stop.clone()),
-    };
-    let sampler = run
-        .interim
-        .clone()
-        .map(|o| super::interim::InterimSampler::start(o, stop.clone()));
-    // A count has no clock: one that stops moving ends with an error,
-    // the same watch whatever the socket family (engine::watchdog).
-    let silence = units.map(|_| UNTIMED_SILENCE);
-    let (data, silent) = watchdog::netperf_watched(control_fd, &stop, silence, || {
-        run_data(
-            spec,
-            sock,
-            &remote,
-            local_bind,
-            &opts,
-            &mut rings,
-            run,
-            &stop,
-            units,
-            io_wait,
-            hist.as_mut(),
-            seq.as_mut(),
-        )
-    });
-    let (counters, mss_seen, data_sock) = data?;
-    if let Some(e) = silent {
-        return Err(ClientError::Data(DataError::Recv(e)));
-    }
+    let (seconds, units) = clock_and_count(spec.limit);
+    let mut rec = Recorders::new(spec);
+    let watch = Watch::start(run, seconds, units, control_fd);
+    let (counters, mss_seen, data_sock) = local.move_data(sock, spec, run, &watch, &mut rec)?;
     let ended = Instant::now();
-    let elapsed = ended.duration_since(started).as_secs_f64();
-    if run.debug > 0 {
-        eprintln!(
-            "netperf: debug: data phase to {remote} ended after {elapsed:.3} s: {} bytes sent in {} calls, {} received in {} calls, {} transactions, {} failed sends",
-            counters.bytes_sent,
-            counters.send_calls,
-            counters.bytes_received,
-            counters.recv_calls,
-            counters.transactions,
-            counters.failed_sends
-        );
-    }
+    let elapsed = ended.duration_since(watch.started).as_secs_f64();
+    debug_data_phase(run, &local.dest, elapsed, &counters);
     // Stopped before its own end (a signal, netagg's coordinator, -l 0):
     // the far end's half may still be running and must be told.
-    let cut_short = stop.is_set() && !timer.fired();
+    let cut_short = watch.stop.is_set() && !watch.timer.fired();
     let by_signal = crate::engine::signals::stop_requested();
     if by_signal {
         // Our netserver ends its half when it sees the control connection
@@ -370,64 +231,20 @@ pub fn run_iteration(
             chan.shutdown_write();
         }
     }
-    drop(timer);
-    let interims = sampler
-        .map(|s| s.finish(interim_units(spec, &counters), ended))
-        .unwrap_or_default();
-    let interface_delta = counters_before.map(|before| {
-        let after = crate::net::interface::InterfaceCounters::read(&before.name);
-        before.delta(&after)
-    });
-    let local_cpu = cpu.as_mut().and_then(|c| c.stop().ok());
+    let (watched, cpu) = watch.finish(spec, &counters, ended);
 
-    let mut local = SideStats {
-        send_buf_req: spec.local_send_buf,
-        recv_buf_req: spec.local_recv_buf,
-        send_buf: lss,
-        recv_buf: lsr,
-        send_buf_end: lss,
-        recv_buf_end: lsr,
-        send_size: if spec.xmit() { sizes.send_size } else { -1 },
-        recv_size: if spec.recv() { sizes.recv_size } else { -1 },
-        send_align: spec.local_send_align,
-        recv_align: spec.local_recv_align,
-        send_offset: spec.local_send_offset,
-        recv_offset: spec.local_recv_offset,
-        send_width: sizes.send_width,
-        recv_width: sizes.recv_width,
-        retransmits: -1,
-        elapsed,
-        cpu: local_cpu,
-        ..Default::default()
+    let mut stats = local.side_stats(spec, elapsed, cpu, &counters);
+    let (cong_control, mss) = match (&data_sock, spec.protocol) {
+        (Some(s), Protocol::Tcp) => tcp_end_figures(s, spec, run.debug, &mut stats, mss_seen),
+        _ => (String::new(), mss_seen),
     };
-    fill_counters(&mut local, &counters);
-    let mut mss = mss_seen;
-    let mut local_cong_control = String::new();
-    if let Some(s) = &data_sock {
-        if spec.protocol == Protocol::Tcp {
-            local_cong_control = socket::congestion_control(s);
-            let (e_ss, e_sr) = socket::buffer_sizes(s);
-            if spec.local_send_buf < 0 {
-                local.send_buf_end = e_ss;
-            }
-            if spec.local_recv_buf < 0 {
-                local.recv_buf_end = e_sr;
-            }
-            if mss < 0 {
-                mss = socket::mss(s);
-            }
-            let info = socket::tcp_info(s.as_raw_fd());
-            crate::report::tcp_info::dump(info.as_ref(), run.debug);
-            local.retransmits = socket::retransmissions(info.as_ref());
-        }
-        // An inetd chargen never stops sending: just close on it.
-        if !no_control {
-            finish_data(s, spec, &remote, cut_short);
-        }
+    // An inetd chargen never stops sending: just close on it.
+    if let (Some(s), false) = (&data_sock, no_control) {
+        finish_data(s, spec, &local.dest, cut_short);
     }
     drop(data_sock);
 
-    let (results, res_msg, remote_stats) = match (chan, &response) {
+    let theirs = match (chan, &response) {
         (Some(chan), Some(response)) => {
             let wait = match by_signal {
                 true => STOPPED_RESULTS_WAIT,
@@ -439,46 +256,147 @@ pub fn run_iteration(
             };
             await_results(chan, spec, response, run.remote_cpu, wait, by_signal)?
         }
-        _ => (OmniResults::default(), None, assumed_remote(&local)),
+        _ => (OmniResults::default(), None, assumed_remote(&stats)),
     };
+    let ours = Ours {
+        stats,
+        mss,
+        cong_control,
+        watched,
+        endpoints: local.endpoints(),
+    };
+    Ok(assemble(spec, ours, rec, theirs))
+}
+
+/// Where the data connection goes: the data port netserver names when
+/// asked for its half of the test (its response is returned), or without a
+/// control connection `-P`'s port or the inetd service's.
+fn aim(
+    chan: Option<&mut Channel>,
+    spec: &TestSpec,
+    run: &RunOptions,
+    local: &mut LocalData,
+    explicit_remote: bool,
+) -> Result<Option<OmniResponse>, ClientError> {
+    match chan {
+        Some(chan) => {
+            let response = ask_netserver(chan, spec, run, local, explicit_remote)?;
+            local.dest.set_port(data_port(&response)?);
+            await_start(run)?;
+            Ok(Some(response))
+        }
+        None => {
+            local.dest.set_port(no_control_port(spec));
+            Ok(None)
+        }
+    }
+}
+
+/// Ask netserver for its half of the test: send the omni request (with
+/// `run`'s extra flags and the test's extensions) and take its response,
+/// which must accept the test.
+fn ask_netserver(
+    chan: &mut Channel,
+    spec: &TestSpec,
+    run: &RunOptions,
+    local: &LocalData,
+    explicit_remote: bool,
+) -> Result<OmniResponse, ClientError> {
+    let mut request = build_request(
+        spec,
+        run,
+        &local.sizes,
+        &local.addr,
+        &local.resolved,
+        explicit_remote,
+    );
+    request.flags |= run.extra_flags;
+    let mut message = request.encode();
+    spec.extension.encode_into(&mut message);
+    chan.send(&message)?;
+    let reply = chan.recv(RESPONSE_WAIT)?;
+    let response = OmniResponse::decode(&reply);
+    if response.serv_errno != 0 {
+        return Err(data_socket_refused(response.serv_errno));
+    }
+    if reply.kind() != kind::OMNI_RESPONSE {
+        return Err(ClientError::Unexpected(reply.kind()));
+    }
+    Ok(response)
+}
+
+/// The data port netserver's response names.
+fn data_port(response: &OmniResponse) -> Result<u16, ClientError> {
+    u16::try_from(response.data_port).map_err(|_| {
+        ClientError::Setup(format!(
+            "netserver sent an invalid data port {}",
+            response.data_port
+        ))
+    })
+}
+
+/// netagg holds its streams here until a whole level is set up; its start
+/// hook may call the test off.
+fn await_start(run: &RunOptions) -> Result<(), ClientError> {
+    if let Some(hook) = &run.start_hook {
+        if !(hook.0)() {
+            return Err(ClientError::Setup(
+                "the test was called off before its data phase".to_string(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Our side's figures of one iteration.
+struct Ours {
+    stats: SideStats,
+    mss: i32,
+    cong_control: String,
+    watched: Watched,
+    endpoints: Endpoints,
+}
+
+/// The netserver's results, its message and the far end's figures.
+type Theirs = (OmniResults, Option<wire::Message>, SideStats);
+
+/// The Iteration both ends' figures make.
+fn assemble(spec: &TestSpec, ours: Ours, rec: Recorders, theirs: Theirs) -> Iteration {
+    let (results, res_msg, remote) = theirs;
     let outcome = Outcome {
-        elapsed,
-        local,
-        remote: remote_stats,
+        elapsed: ours.stats.elapsed,
+        local: ours.stats,
+        remote,
         request_size: spec.request_size,
         response_size: spec.response_size,
         first_burst: spec.first_burst,
         transport_mss: if spec.protocol == Protocol::Tcp {
-            mss
+            ours.mss
         } else {
             -1
         },
-        histogram: hist.as_ref().map(Histogram::to_outcome),
+        histogram: rec.hist.as_ref().map(Histogram::to_outcome),
     };
-    let latency = hist.map(Histogram::into_latency);
-    Ok(Iteration {
+    Iteration {
         outcome,
-        endpoints: Endpoints {
-            local: local_bind.unwrap_or(local_addr),
-            remote: remote0,
-        },
+        endpoints: ours.endpoints,
         results,
-        interims,
+        interims: ours.watched.interims,
         remote_system: res_msg
             .as_ref()
             .and_then(crate::wire::system_facts::SystemFacts::decode),
-        local_datagrams: seq.map(|s| s.counts()),
+        local_datagrams: rec.seq.map(|s| s.counts()),
         remote_datagrams: res_msg
             .as_ref()
             .and_then(crate::wire::system_facts::decode_datagrams),
         remote_interface_delta: res_msg
             .as_ref()
             .and_then(crate::wire::system_facts::decode_interface),
-        local_cong_control,
-        interface_delta,
-        latency,
-        data_started,
-    })
+        local_cong_control: ours.cong_control,
+        interface_delta: ours.watched.interface_delta,
+        latency: rec.hist.map(Histogram::into_latency),
+        data_started: ours.watched.data_started,
+    }
 }
 
 /// How long netperf waits for the netserver's results once a stop signal
@@ -561,28 +479,6 @@ fn assumed_remote(local: &SideStats) -> SideStats {
         elapsed: local.elapsed,
         ..Default::default()
     }
-}
-
-/// The work units interim results count: what the data thread publishes.
-fn interim_units(spec: &TestSpec, c: &Counters) -> u64 {
-    if spec.is_rr() {
-        c.transactions
-    } else if spec.xmit() {
-        c.bytes_sent
-    } else {
-        c.bytes_received
-    }
-}
-
-fn fill_counters(side: &mut SideStats, c: &Counters) {
-    side.bytes_sent = c.bytes_sent;
-    side.bytes_received = c.bytes_received;
-    side.send_calls = c.send_calls;
-    side.recv_calls = c.recv_calls;
-    side.failed_sends = c.failed_sends;
-    side.transactions = c.transactions;
-    side.timeouts = c.timeouts;
-    side.paced_wait_secs = c.paced_wait.as_secs_f64();
 }
 
 fn remote_side(

@@ -307,14 +307,41 @@ pub fn run_test(
     spec: &TestSpec,
     g: &GlobalOptions,
 ) -> Result<Measured, Failure> {
-    let [remote_setup, remote_results, connect, ..] = wording(test);
     for size in [spec.request_size, spec.response_size, spec.remote_recv_size] {
         checked_size(size.into())?;
     }
     let s = data_socket(test, spec)?;
     let (lss, lsr) = socket::buffer_sizes(&s);
     let sizes = local_sizes(test, spec, lss, lsr)?;
-    let send_size = sizes.send_size;
+    let answer = ask_netserver(chan, test, spec, g, sizes.send_size)?;
+    let _own_file = connect_data(test, spec, &s, &answer)?;
+    let (counters, elapsed, cpu, cpu_rate) =
+        move_data(test, spec, g, &s, chan.as_raw_fd(), &sizes)?;
+    end_data(test, &s, answer.path.is_announced());
+    let results = await_results(chan, test)?;
+    drop(s);
+    let ours = Ours {
+        send_buf: lss,
+        recv_buf: lsr,
+        send_size: sizes.send_size,
+        counters,
+        elapsed,
+        cpu,
+        cpu_rate,
+    };
+    Ok(measured(test, spec, g, ours, &answer, &results))
+}
+
+/// Ask netserver for its half of the test: send the request and take its
+/// response, which must accept the test.
+fn ask_netserver(
+    chan: &mut Channel,
+    test: UnixTest,
+    spec: &TestSpec,
+    g: &GlobalOptions,
+    send_size: i32,
+) -> Result<Fields, Failure> {
+    let [remote_setup, ..] = wording(test);
     chan.send(&request(test, spec, g, send_size))?;
     let reply = chan.recv(RESPONSE_WAIT)?;
     let answer = layouts::decode(test, Role::Response, &reply);
@@ -327,13 +354,25 @@ pub fn run_test(
             reply.kind()
         )));
     }
+    Ok(answer)
+}
+
+/// Connect the data socket `s` to the socket file netserver's `answer`
+/// names. DG_RR's answers come back to a name of ours, in the same
+/// directory: its file, returned, lives as long as the test.
+fn connect_data(
+    test: UnixTest,
+    spec: &TestSpec,
+    s: &Socket,
+    answer: &Fields,
+) -> Result<Option<SocketFile>, Failure> {
+    let [_, _, connect, ..] = wording(test);
     let server_path = path::address(&answer.path.bytes)
         .map_err(|_| Failure::new(format!("{connect}: netserver sent no usable socket path")))?;
-    // DG_RR's answers come back to a name of ours, in the same directory.
-    let _own_file: Option<SocketFile> = if test == UnixTest::DgRr {
+    let own_file = if test == UnixTest::DgRr {
         let dir = spec.unix_dir.clone().unwrap_or_else(path::default_dir);
         Some(
-            path::bind_fresh(&s, &dir)
+            path::bind_fresh(s, &dir)
                 .map_err(|e| Failure::errno("netperf: send_dg_rr", io_errno(&e)))?,
         )
     } else {
@@ -346,53 +385,69 @@ pub fn run_test(
         }
         return Err(f);
     }
-    let (c, elapsed, local_cpu, local_cpu_rate) =
-        move_data(test, spec, g, &s, chan.as_raw_fd(), &sizes)?;
-    let announced = answer.path.is_announced();
+    Ok(own_file)
+}
+
+/// Tell netserver the data phase is over, where it listens for that: a
+/// zero-length datagram for DG_STREAM, and for DG_RR and (a half-close)
+/// STREAM_RR only when our netserver `announced` itself.
+fn end_data(test: UnixTest, s: &Socket, announced: bool) {
     if test == UnixTest::DgStream || (test == UnixTest::DgRr && announced) {
-        send_end_marker(&s);
+        send_end_marker(s);
     } else if test == UnixTest::StreamRr && announced {
         let _ = s.shutdown(std::net::Shutdown::Write);
     }
+}
+
+/// netserver's results, which must report no error.
+fn await_results(chan: &mut Channel, test: UnixTest) -> Result<Fields, Failure> {
+    let [_, remote_results, ..] = wording(test);
     let results = layouts::decode(test, Role::Results, &chan.recv(RESPONSE_WAIT)?);
     if results.serv_errno != 0 {
         return Err(Failure::errno(remote_results, results.serv_errno));
     }
-    drop(s);
-    // DG_STREAM's netperf keeps its own idea of whether netserver measures.
-    let remote_measures = match test {
-        UnixTest::DgStream => g.remote_cpu,
-        _ => answer.measure_cpu != 0,
-    };
-    let local_cpus = local_cpu.as_ref().map_or(cpu::num_cpus(), |c| c.num_cpus);
-    let remote_cpu = remote_measures.then(|| CpuUsage {
-        util: f64::from(results.cpu_util),
-        num_cpus: remote_num_cpus(results.num_cpus, local_cpus.max(1)),
-        ..CpuUsage::default()
-    });
+    Ok(results)
+}
+
+/// Our end's figures: the data socket's buffers, the send size, and what
+/// the data phase measured (see `Local`).
+struct Ours {
+    send_buf: i32,
+    recv_buf: i32,
+    send_size: i32,
+    counters: Counters,
+    elapsed: f32,
+    cpu: Option<CpuUsage>,
+    cpu_rate: f32,
+}
+
+/// The test as both ends measured it: our figures, and netserver's from
+/// its `answer` (buffers, CPU rate) and `results`.
+fn measured(
+    test: UnixTest,
+    spec: &TestSpec,
+    g: &GlobalOptions,
+    ours: Ours,
+    answer: &Fields,
+    results: &Fields,
+) -> Measured {
+    let c = &ours.counters;
+    let remote_cpu = remote_cpu(test, g, answer, results, ours.cpu.as_ref());
     let remote_messages = u64::from(results.messages_recvd.max(0) as u32);
-    // The work each end's service demand is charged for (see `Measured`).
-    let (sent, received) = match test {
-        UnixTest::StreamStream => (c.bytes_sent, c.bytes_sent),
-        UnixTest::DgStream => {
-            let size = send_size as u64;
-            (size * c.send_calls, size * remote_messages)
-        }
-        UnixTest::StreamRr | UnixTest::DgRr => (c.transactions * 1024, c.transactions * 1024),
-    };
+    let (sent, received) = charged_work(test, c, ours.send_size, remote_messages);
     let outcome = Outcome {
-        elapsed: f64::from(elapsed),
+        elapsed: f64::from(ours.elapsed),
         local: SideStats {
             bytes_sent: sent,
             send_calls: c.send_calls,
             failed_sends: c.failed_sends,
             transactions: c.transactions,
-            send_buf: lss,
-            recv_buf: lsr,
-            send_size,
+            send_buf: ours.send_buf,
+            recv_buf: ours.recv_buf,
+            send_size: ours.send_size,
             send_align: spec.local_send_align,
             send_offset: spec.local_send_offset,
-            cpu: local_cpu,
+            cpu: ours.cpu,
             ..SideStats::default()
         },
         remote: SideStats {
@@ -412,12 +467,46 @@ pub fn run_test(
         response_size: spec.response_size,
         ..Outcome::default()
     };
-    Ok(Measured {
+    Measured {
         test,
         outcome,
-        local_cpu_rate,
+        local_cpu_rate: ours.cpu_rate,
         remote_cpu_rate: answer.cpu_rate,
+    }
+}
+
+/// netserver's CPU usage, when it measured it. DG_STREAM's netperf keeps
+/// its own idea of whether netserver measures.
+fn remote_cpu(
+    test: UnixTest,
+    g: &GlobalOptions,
+    answer: &Fields,
+    results: &Fields,
+    local_cpu: Option<&CpuUsage>,
+) -> Option<CpuUsage> {
+    let remote_measures = match test {
+        UnixTest::DgStream => g.remote_cpu,
+        _ => answer.measure_cpu != 0,
+    };
+    let local_cpus = local_cpu.map_or(cpu::num_cpus(), |c| c.num_cpus);
+    remote_measures.then(|| CpuUsage {
+        util: f64::from(results.cpu_util),
+        num_cpus: remote_num_cpus(results.num_cpus, local_cpus.max(1)),
+        ..CpuUsage::default()
     })
+}
+
+/// The work each end's service demand is charged for (see `Measured`):
+/// what was sent and what was received.
+fn charged_work(test: UnixTest, c: &Counters, send_size: i32, remote_messages: u64) -> (u64, u64) {
+    match test {
+        UnixTest::StreamStream => (c.bytes_sent, c.bytes_sent),
+        UnixTest::DgStream => {
+            let size = send_size as u64;
+            (size * c.send_calls, size * remote_messages)
+        }
+        UnixTest::StreamRr | UnixTest::DgRr => (c.transactions * 1024, c.transactions * 1024),
+    }
 }
 
 #[cfg(test)]

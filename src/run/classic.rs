@@ -4,11 +4,12 @@
 
 use super::omni::{Measured, OmniOutput};
 use super::EXIT_FAILURE;
-use crate::cli::config::Config;
+use crate::cli::config::{Config, GlobalOptions};
 use crate::control::client::{self, ClientError, Iteration, RunOptions};
 use crate::control::interim::InterimOptions;
 use crate::measure::confidence::Confidence;
 use crate::measure::outcome::Outcome;
+use crate::net::channel::Channel;
 use crate::net::resolve::af_text;
 use crate::report::banner::{render_banner, Banner, BannerConfidence, BannerEndpoint};
 use crate::report::classic::{render_classic, ClassicOptions, HeadlineFigures};
@@ -223,19 +224,46 @@ fn run_iterations(
     omni: Option<&OmniOutput>,
 ) -> Result<Finished, ClientError> {
     let g = &config.global;
-    // -N: no control connection, only the data connection to an inetd service.
-    let mut chan = if g.no_control {
-        None
-    } else {
-        let mut chan = client::establish(g)?;
-        chan.set_debug(g.debug);
-        Some(chan)
-    };
+    let mut chan = open_control(g)?;
     if g.print_headers {
         super::out(&render_banner(&banner(config, spec, kind)?));
         let _ = std::io::stdout().flush();
     }
-    let mut opts = ClassicOptions {
+    let mut opts = classic_options(g);
+    let run = run_options(config, spec, omni);
+    let explicit_remote = config.test.data_host.is_some();
+    let mut rounds = Rounds::new(config, spec);
+    while rounds.go_on() {
+        let it = client::run_iteration(chan.as_mut(), spec, &run, explicit_remote)?;
+        rounds.add(HeadlineFigures::from_outcome(kind, &it.outcome, &opts), it);
+    }
+    if let Some(chan) = chan {
+        chan.shutdown();
+    }
+    let widths = rounds.summarize(&mut opts);
+    let test = Test {
+        config,
+        spec,
+        kind,
+        omni,
+    };
+    Ok(finish(&test, &opts, rounds, widths))
+}
+
+/// The control connection, with netperf's -d; none with -N, where only the
+/// data connection goes to an inetd service.
+fn open_control(g: &GlobalOptions) -> Result<Option<Channel>, ClientError> {
+    if g.no_control {
+        return Ok(None);
+    }
+    let mut chan = client::establish(g)?;
+    chan.set_debug(g.debug);
+    Ok(Some(chan))
+}
+
+/// The classic result block's options as the command line sets them.
+fn classic_options(g: &GlobalOptions) -> ClassicOptions {
+    ClassicOptions {
         print_headers: g.print_headers,
         verbosity: g.verbosity,
         unit: g.format_units,
@@ -244,8 +272,14 @@ fn run_iterations(
         remote_cpu: g.remote_cpu,
         confidence_warning: None,
         averaged: None,
-    };
-    let mut run = RunOptions::from_global(g);
+    }
+}
+
+/// What each iteration runs with: the command line's options, the omni
+/// output's wants, -D's sampling, and for `--report` both ends' interfaces
+/// and drivers.
+fn run_options(config: &Config, spec: &TestSpec, omni: Option<&OmniOutput>) -> RunOptions {
+    let mut run = RunOptions::from_global(&config.global);
     if let Some(o) = omni {
         o.prepare_run(&mut run, spec);
     }
@@ -255,111 +289,180 @@ fn run_iterations(
         run.extra_flags |=
             crate::wire::omni::flag::WANT_IFNAME | crate::wire::omni::flag::WANT_DRVINFO;
     }
-    let explicit_remote = config.test.data_host.is_some();
-    let (min, max) = if g.iterations_max > 1 {
-        (g.iterations_min.max(1), g.iterations_max)
-    } else {
-        (1, 1)
-    };
-    let mut confidence = Confidence::new(g.confidence_level, g.confidence_width)
-        .with_result_only(g.result_confidence_only);
-    let classic_loop = matches!(spec.test, TestName::TcpCc | TestName::TcpSendfile);
-    let mut figures = Vec::new();
-    let mut last: Option<Iteration> = None;
-    let mut iteration = 1;
-    loop {
-        let go_on = if classic_loop {
-            confidence.should_continue_classic(iteration, min, max)
+    run
+}
+
+/// A run's iterations (-i max,min; one without it): the confidence their
+/// figures build, each one's headline figures, and the last iteration.
+struct Rounds {
+    min: u32,
+    max: u32,
+    confidence: Confidence,
+    /// TCP_CC and TCP_SENDFILE count iterations as netperf's classic loop.
+    classic_loop: bool,
+    /// Whether -c and -C measured each end's CPU (its figure counts then).
+    local_cpu: bool,
+    remote_cpu: bool,
+    /// The number of the next iteration, from 1.
+    iteration: u32,
+    figures: Vec<HeadlineFigures>,
+    last: Option<Iteration>,
+}
+
+impl Rounds {
+    fn new(config: &Config, spec: &TestSpec) -> Rounds {
+        let g = &config.global;
+        let (min, max) = if g.iterations_max > 1 {
+            (g.iterations_min.max(1), g.iterations_max)
         } else {
-            confidence.should_continue(iteration, min, max)
+            (1, 1)
         };
-        // A stop signal ends the run after the iteration it cut short.
-        if (!go_on || crate::engine::signals::stop_requested()) && last.is_some() {
-            break;
+        Rounds {
+            min,
+            max,
+            confidence: Confidence::new(g.confidence_level, g.confidence_width)
+                .with_result_only(g.result_confidence_only),
+            classic_loop: matches!(spec.test, TestName::TcpCc | TestName::TcpSendfile),
+            local_cpu: g.local_cpu,
+            remote_cpu: g.remote_cpu,
+            iteration: 1,
+            figures: Vec::new(),
+            last: None,
         }
-        let it = client::run_iteration(chan.as_mut(), spec, &run, explicit_remote)?;
-        let f = HeadlineFigures::from_outcome(kind, &it.outcome, &opts);
+    }
+
+    /// Whether another iteration runs: the first always does, the others
+    /// until the confidence interval is met or the most have run. A stop
+    /// signal ends the run after the iteration it cut short.
+    fn go_on(&self) -> bool {
+        let (iteration, min, max) = (self.iteration, self.min, self.max);
+        let go_on = if self.classic_loop {
+            self.confidence.should_continue_classic(iteration, min, max)
+        } else {
+            self.confidence.should_continue(iteration, min, max)
+        };
+        !((!go_on || crate::engine::signals::stop_requested()) && self.last.is_some())
+    }
+
+    /// Count an iteration and its headline figures `f`.
+    fn add(&mut self, f: HeadlineFigures, it: Iteration) {
         let cpu = |measured: bool, v: f64| if measured { v } else { -1.0 };
-        confidence.add(
+        self.confidence.add(
             f.throughput,
-            cpu(g.local_cpu, f.local_cpu_util),
-            cpu(g.remote_cpu, f.remote_cpu_util),
+            cpu(self.local_cpu, f.local_cpu_util),
+            cpu(self.remote_cpu, f.remote_cpu_util),
         );
-        figures.push(f);
-        last = Some(it);
-        iteration += 1;
+        self.figures.push(f);
+        self.last = Some(it);
+        self.iteration += 1;
     }
-    if let Some(chan) = chan {
-        chan.shutdown();
-    }
-    let mut widths = None;
-    if max > 1 {
-        opts.averaged = HeadlineFigures::mean(&figures);
-        let (t, l, r) = confidence.interval_widths();
-        widths = Some((t, l, r));
-        if should_warn(max, confidence.met()) {
+
+    /// A confidence run's summary: the mean figures into `opts`, with the
+    /// warning when the interval was not met, and the interval widths.
+    fn summarize(&self, opts: &mut ClassicOptions) -> Option<(f64, f64, f64)> {
+        if self.max <= 1 {
+            return None;
+        }
+        opts.averaged = HeadlineFigures::mean(&self.figures);
+        let (t, l, r) = self.confidence.interval_widths();
+        if should_warn(self.max, self.confidence.met()) {
             opts.confidence_warning = Some(ConfidenceWidths {
                 throughput: t,
                 local_cpu: l,
                 remote_cpu: r,
             });
         }
+        Some((t, l, r))
     }
-    let Some(last) = last else {
-        return Ok(Finished {
-            text: render_classic(kind, &Outcome::default(), &opts),
+}
+
+/// The test a run repeated, and how it is reported.
+struct Test<'a> {
+    config: &'a Config,
+    spec: &'a TestSpec,
+    kind: ClassicKind,
+    omni: Option<&'a OmniOutput>,
+}
+
+/// The finished run: its output from the last iteration and the summary,
+/// with what `--store`, `--latency-histogram` and `--report` take.
+fn finish(
+    test: &Test,
+    opts: &ClassicOptions,
+    rounds: Rounds,
+    widths: Option<(f64, f64, f64)>,
+) -> Finished {
+    let Rounds { figures, last, .. } = rounds;
+    let Some(mut last) = last else {
+        return Finished {
+            text: render_classic(test.kind, &Outcome::default(), opts),
             stored: None,
             latency: None,
             report: None,
-        });
+        };
     };
-    let mut last = last;
-    let latency = last
-        .latency
-        .take()
-        .map(|recorder| super::latency_file::Recorded {
-            recorder,
-            started: last.data_started,
-            elapsed: Duration::try_from_secs_f64(last.outcome.elapsed).unwrap_or_default(),
-        });
+    let latency = take_latency(&mut last);
     let measured = Measured {
         last: &last,
         iterations: figures.len() as u32,
         averaged: opts.averaged,
         widths,
     };
-    // What is stored is what the output showed: the omni selection, or
-    // for the classic block the omni default of the same test (its figures).
-    let store_selection = config.test.store.is_some().then(|| match omni {
-        Some(o) => o.selection.clone(),
-        None => super::omni::default_selection(config, spec),
-    });
+    let (config, spec) = (test.config, test.spec);
     let report_record =
         config.test.report.is_some().then(|| {
             super::omni::record(&crate::report::omni::select::all(), config, spec, &measured)
         });
-    let (text, stored) = match omni {
-        Some(o) => {
-            let record = super::omni::record(&o.selection, config, spec, &measured);
-            let text = super::omni::render_record(o, config, spec, &measured, &record);
-            (text, store_selection.map(|s| (record, s)))
-        }
-        None => {
-            let text = render_classic(kind, &last.outcome, &opts);
-            let stored =
-                store_selection.map(|s| (super::omni::record(&s, config, spec, &measured), s));
-            (text, stored)
-        }
-    };
+    let (text, stored) = render(test, opts, &measured);
     let report = report_record.map(|record| ReportInput {
         result: figures.last().map_or(0.0, |f| f.throughput),
         last,
         record,
     });
-    Ok(Finished {
+    Finished {
         text,
         stored,
         latency,
         report,
-    })
+    }
+}
+
+/// The last iteration's latency recording, for `--latency-histogram`.
+fn take_latency(last: &mut Iteration) -> Option<super::latency_file::Recorded> {
+    last.latency
+        .take()
+        .map(|recorder| super::latency_file::Recorded {
+            recorder,
+            started: last.data_started,
+            elapsed: Duration::try_from_secs_f64(last.outcome.elapsed).unwrap_or_default(),
+        })
+}
+
+/// The output (the omni output, or the classic block), and with `--store`
+/// the record and selection stored: what the output showed, the omni
+/// selection or for the classic block the omni default of the same test
+/// (its figures).
+fn render(
+    test: &Test,
+    opts: &ClassicOptions,
+    measured: &Measured,
+) -> (String, Option<(OmniRecord, Selection)>) {
+    let (config, spec) = (test.config, test.spec);
+    let store_selection = config.test.store.is_some().then(|| match test.omni {
+        Some(o) => o.selection.clone(),
+        None => super::omni::default_selection(config, spec),
+    });
+    match test.omni {
+        Some(o) => {
+            let record = super::omni::record(&o.selection, config, spec, measured);
+            let text = super::omni::render_record(o, config, spec, measured, &record);
+            (text, store_selection.map(|s| (record, s)))
+        }
+        None => {
+            let text = render_classic(test.kind, &measured.last.outcome, opts);
+            let stored =
+                store_selection.map(|s| (super::omni::record(&s, config, spec, measured), s));
+            (text, stored)
+        }
+    }
 }
