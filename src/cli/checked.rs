@@ -86,6 +86,15 @@ pub fn decimal(option: OptionName, text: &str) -> Result<f64, CliError> {
     sizespec::parse_decimal(text).map_err(|reason| CliError::invalid(option, text, reason))
 }
 
+/// A flag written as `0` or `1` (netperf's `-P`, `-R`).
+pub fn zero_or_one(option: OptionName, text: &str) -> Result<bool, CliError> {
+    match text.trim() {
+        "0" => Ok(false),
+        "1" => Ok(true),
+        _ => Err(CliError::invalid(option, text, "must be 0 or 1")),
+    }
+}
+
 /// Splits a two-value option with `split` and refuses a value with neither
 /// half (`""` or `","`): netperf's usage says at least one must be given.
 pub fn pair<'a>(

@@ -2,12 +2,15 @@
 //! accepts, what each one sets in [`GlobalOptions`], and the defaults it
 //! derives once all of them are read (host name, `-N` resets, output units).
 
-use super::checked::{self, INT_MAX};
+use super::checked;
 use super::config::GlobalOptions;
 use super::error::{CliError, OptionName, Section};
 use super::getopt::{OptionTable, ValueKind};
-use super::sizespec::{self, split_pair, split_pair_explicit};
-use super::values;
+use super::global_setters::{
+    apply_burst, apply_confidence, apply_cpu, apply_fill_files, apply_format_units, apply_host,
+    apply_interim, apply_interval, apply_iterations, apply_local_host, apply_ports, ints, set_both,
+    set_families, sizes, test_length, tos_pair,
+};
 use crate::net::resolve::Family;
 
 use ValueKind::{Flag, OptionalNumber, Required};
@@ -56,17 +59,6 @@ pub const GLOBAL_OPTIONS: &OptionTable = &[
     ('Z', Required),
 ];
 
-/// netperf's limit for the remote fill file name (it travels in a
-/// fixed 32-byte field of the control message, NUL included).
-const REMOTE_FILL_FILE_MAX: usize = 31;
-
-/// Default interim interval in seconds when `-D ,units` omits the time.
-const DEFAULT_INTERIM_SECS: f64 = 1.0;
-
-/// Iteration bounds netperf silently clamps -i into.
-const ITERATIONS_FLOOR: u32 = 3;
-const ITERATIONS_CEILING: u32 = 30;
-
 /// What the global pass remembers beyond the options themselves.
 #[derive(Debug, Default)]
 pub struct GlobalScanState {
@@ -87,333 +79,80 @@ pub fn apply_global(
     let option = OptionName { letter, section };
     // Required values are always present; flags ignore this.
     let text = value.unwrap_or("");
-    let size_u32 = |min: u32| move |half: &str| checked::size_u32(option, half, min);
+    let g = global;
     match letter {
-        '4' => {
-            global.host_family = Family::Inet;
-            global.local_family = Family::Inet;
-        }
-        '6' => {
-            global.host_family = Family::Inet6;
-            global.local_family = Family::Inet6;
-        }
-        'a' => {
-            let (send, recv) = checked::pair_of(option, text, split_pair, size_u32(1))?;
-            set(&mut global.local_send_align, send);
-            set(&mut global.local_recv_align, recv);
-        }
-        'A' => {
-            let (send, recv) = checked::pair_of(option, text, split_pair, size_u32(1))?;
-            set(&mut global.remote_send_align, send);
-            set(&mut global.remote_recv_align, recv);
-        }
-        'b' => apply_burst(global, option, text)?,
-        'B' => global.brand = Some(text.to_string()),
-        'c' => {
-            global.local_cpu = true;
-            if let Some(rate) = value {
-                global.local_cpu_rate = cpu_rate(option, rate)?;
-            }
-        }
-        'C' => {
-            global.remote_cpu = true;
-            if let Some(rate) = value {
-                global.remote_cpu_rate = cpu_rate(option, rate)?;
-            }
-        }
-        'd' => global.debug = global.debug.saturating_add(1),
-        'D' => apply_interim(global, option, text)?,
-        'f' => {
-            global.format_units =
-                values::parse_format_units(text).map_err(|r| CliError::invalid(option, text, r))?;
-            global.format_units_explicit = true;
-        }
-        'F' => {
-            let halves = checked::pair(option, text, split_pair_explicit)?;
-            if let Some(remote) = halves.second {
-                if remote.len() > REMOTE_FILL_FILE_MAX {
-                    return Err(CliError::invalid(
-                        option,
-                        text,
-                        format!("the remote fill file name must be at most {REMOTE_FILL_FILE_MAX} bytes"),
-                    ));
-                }
-                global.remote_fill_file = Some(remote.to_string());
-            }
-            if let Some(local) = halves.first {
-                global.local_fill_file = Some(local.to_string());
-            }
-        }
-        'H' => {
-            let halves = checked::pair(option, text, split_pair_explicit)?;
-            if let Some(family) = halves.second {
-                global.host_family = family_of(option, text, family)?;
-            }
-            if let Some(host) = halves.first {
-                global.host = host.to_string();
-                state.host_given = true;
-            }
-        }
-        'i' => apply_iterations(global, option, text)?,
-        'I' => apply_confidence(global, option, text)?,
-        'j' => global.keep_statistics = true,
+        '4' => set_families(g, Family::Inet),
+        '6' => set_families(g, Family::Inet6),
+        'a' => set_both(
+            sizes(option, text, 1)?,
+            &mut g.local_send_align,
+            &mut g.local_recv_align,
+        ),
+        'A' => set_both(
+            sizes(option, text, 1)?,
+            &mut g.remote_send_align,
+            &mut g.remote_recv_align,
+        ),
+        'b' => apply_burst(g, option, text)?,
+        'B' => g.brand = Some(text.to_string()),
+        'c' => apply_cpu(option, value, &mut g.local_cpu, &mut g.local_cpu_rate)?,
+        'C' => apply_cpu(option, value, &mut g.remote_cpu, &mut g.remote_cpu_rate)?,
+        'd' => g.debug = g.debug.saturating_add(1),
+        'D' => apply_interim(g, option, text)?,
+        'f' => apply_format_units(g, option, text)?,
+        'F' => apply_fill_files(g, option, text)?,
+        'H' => apply_host(g, state, option, text)?,
+        'i' => apply_iterations(g, option, text)?,
+        'I' => apply_confidence(g, option, text)?,
+        'j' => g.keep_statistics = true,
         // netperf parses these "dirty buffer" counts only when built with
         // DIRTY, and otherwise prints "I don't know how to get dirty."
         'k' | 'K' => unsupported.push(format!("-{letter} {text}")),
-        'l' => {
-            let length = sizespec::parse_signed_size(text)
-                .map_err(|reason| CliError::invalid(option, text, reason))?;
-            // 0 runs until a signal (SIGALRM, SIGINT, SIGTERM) stops the test.
-            if i32::try_from(length).is_err() {
-                return Err(CliError::invalid(
-                    option,
-                    text,
-                    "must be seconds, 0 (until stopped) or a negative byte/transaction count that fits 32 bits",
-                ));
-            }
-            global.test_length = length;
-        }
-        'L' => {
-            let halves = checked::pair(option, text, split_pair_explicit)?;
-            if let Some(family) = halves.second {
-                global.local_family = family_of(option, text, family)?;
-            }
-            if let Some(host) = halves.first {
-                global.local_host = Some(host.to_string());
-            }
-        }
-        'n' => global.num_cpus = Some(checked::plain(option, text, 1, i64::from(i32::MAX))?),
-        'N' => global.no_control = true,
-        'o' => {
-            let (send, recv) = checked::pair_of(option, text, split_pair, size_u32(0))?;
-            set(&mut global.local_send_offset, send);
-            set(&mut global.local_recv_offset, recv);
-        }
-        'O' => {
-            let (send, recv) = checked::pair_of(option, text, split_pair, size_u32(0))?;
-            set(&mut global.remote_send_offset, send);
-            set(&mut global.remote_recv_offset, recv);
-        }
-        'p' => {
-            let halves = checked::pair(option, text, split_pair_explicit)?;
-            set(&mut global.port, halves.first.map(String::from));
-            if let Some(local_port) = halves.second {
-                global.local_port = Some(local_port.to_string());
-            }
-        }
-        'P' => {
-            global.print_headers = match text.trim() {
-                "0" => false,
-                "1" => true,
-                _ => return Err(CliError::invalid(option, text, "must be 0 or 1")),
-            };
-        }
-        'r' => global.result_confidence_only = true,
-        's' => global.wait_secs = checked::size_u32(option, text, 0)?,
-        'S' => global.keepalive = true,
-        't' => global.test_name = text.to_ascii_uppercase(),
-        'T' => {
-            let cpu = |half: &str| checked::size_i32(option, half, 0);
-            let (local, remote) = checked::pair_of(option, text, split_pair, cpu)?;
-            set(&mut global.local_cpu_bind, local);
-            set(&mut global.remote_cpu_bind, remote);
-        }
-        'v' => global.verbosity = checked::size_i32(option, text, 0)?,
-        'w' => {
-            let usecs = |half: &str| interval_usecs(option, half);
-            let (local, remote) = checked::pair_of(option, text, split_pair_explicit, usecs)?;
-            if let Some(local) = local {
-                global.interval_usecs = local;
-                global.interval_wait_ms = local / 1000;
-            }
-            set(&mut global.remote_interval_usecs, remote);
-        }
-        'W' => {
-            let (send, recv) = checked::pair_of(option, text, split_pair, size_u32(0))?;
-            set(&mut global.send_width, send);
-            set(&mut global.recv_width, recv);
-        }
-        'y' => {
-            let prio = |half: &str| checked::size_i32(option, half, 0);
-            let (local, remote) = checked::pair_of(option, text, split_pair, prio)?;
-            set(&mut global.local_socket_prio, local);
-            set(&mut global.remote_socket_prio, remote);
-        }
-        'Y' => {
-            let tos = |half: &str| {
-                values::parse_tos(half).map_err(|r| CliError::invalid(option, half, r))
-            };
-            let (local, remote) = checked::pair_of(option, text, split_pair, tos)?;
-            set(&mut global.local_socket_tos, local);
-            set(&mut global.remote_socket_tos, remote);
-        }
-        'Z' => global.passphrase = Some(text.to_string()),
+        'l' => g.test_length = test_length(option, text)?,
+        'L' => apply_local_host(g, option, text)?,
+        'n' => g.num_cpus = Some(checked::plain(option, text, 1, i64::from(i32::MAX))?),
+        'N' => g.no_control = true,
+        'o' => set_both(
+            sizes(option, text, 0)?,
+            &mut g.local_send_offset,
+            &mut g.local_recv_offset,
+        ),
+        'O' => set_both(
+            sizes(option, text, 0)?,
+            &mut g.remote_send_offset,
+            &mut g.remote_recv_offset,
+        ),
+        'p' => apply_ports(g, option, text)?,
+        'P' => g.print_headers = checked::zero_or_one(option, text)?,
+        'r' => g.result_confidence_only = true,
+        's' => g.wait_secs = checked::size_u32(option, text, 0)?,
+        'S' => g.keepalive = true,
+        // The last -t wins.
+        't' => g.test_name = text.to_ascii_uppercase(),
+        'T' => set_both(
+            ints(option, text)?,
+            &mut g.local_cpu_bind,
+            &mut g.remote_cpu_bind,
+        ),
+        'v' => g.verbosity = checked::size_i32(option, text, 0)?,
+        'w' => apply_interval(g, option, text)?,
+        'W' => set_both(
+            sizes(option, text, 0)?,
+            &mut g.send_width,
+            &mut g.recv_width,
+        ),
+        'y' => set_both(
+            ints(option, text)?,
+            &mut g.local_socket_prio,
+            &mut g.remote_socket_prio,
+        ),
+        'Y' => set_both(
+            tos_pair(option, text)?,
+            &mut g.local_socket_tos,
+            &mut g.remote_socket_tos,
+        ),
+        'Z' => g.passphrase = Some(text.to_string()),
         _ => return Err(CliError::UnknownOption { letter, section }),
-    }
-    Ok(())
-}
-
-fn set<T>(field: &mut T, value: Option<T>) {
-    if let Some(value) = value {
-        *field = value;
-    }
-}
-
-fn family_of(option: OptionName, whole: &str, family: &str) -> Result<Family, CliError> {
-    values::parse_family(family).map_err(|reason| CliError::invalid(option, whole, reason))
-}
-
-fn cpu_rate(option: OptionName, text: &str) -> Result<f32, CliError> {
-    let rate = checked::decimal(option, text)?;
-    if rate < 0.0 || rate > f64::from(f32::MAX) {
-        return Err(CliError::invalid(
-            option,
-            text,
-            "must be a non-negative rate",
-        ));
-    }
-    // The range check above makes the narrowing exact enough for a hint.
-    Ok(rate as f32)
-}
-
-fn interval_usecs(option: OptionName, text: &str) -> Result<u32, CliError> {
-    let usecs = sizespec::parse_timespec_usecs(text)
-        .map_err(|reason| CliError::invalid(option, text, reason))?;
-    match u32::try_from(usecs) {
-        Ok(usecs) if usecs > 0 && u64::from(usecs) <= INT_MAX => Ok(usecs),
-        _ => Err(CliError::invalid(
-            option,
-            text,
-            "must be a positive interval",
-        )),
-    }
-}
-
-/// `-b local[,remote]`: sends per pacing interval. Without `-w` netperf
-/// paces every millisecond.
-fn apply_burst(global: &mut GlobalOptions, option: OptionName, text: &str) -> Result<(), CliError> {
-    let burst = |half: &str| checked::size_u32(option, half, 1);
-    let (local, remote) = checked::pair_of(option, text, split_pair_explicit, burst)?;
-    if let Some(local) = local {
-        global.interval_burst = local;
-        if global.interval_usecs == 0 {
-            global.interval_usecs = 1000;
-            global.interval_wait_ms = 1;
-        }
-    }
-    if let Some(remote) = remote {
-        global.remote_interval_burst = remote;
-        if global.remote_interval_usecs == 0 {
-            global.remote_interval_usecs = 1000;
-        }
-    }
-    Ok(())
-}
-
-/// `-D time[,units]`.
-fn apply_interim(
-    global: &mut GlobalOptions,
-    option: OptionName,
-    text: &str,
-) -> Result<(), CliError> {
-    let halves = checked::pair(option, text, split_pair_explicit)?;
-    global.interim_always_timestamp = false;
-    match halves.first {
-        Some(time_text) => {
-            let secs = checked::decimal(option, time_text)?;
-            if secs == 0.0 {
-                return Err(CliError::invalid(
-                    option,
-                    text,
-                    "the interval must not be 0",
-                ));
-            }
-            // A sampler waking more than a thousand times a second, or once
-            // a day, is a typing mistake rather than a test.
-            if !(0.001..=86_400.0).contains(&secs.abs()) {
-                return Err(CliError::invalid(
-                    option,
-                    text,
-                    "the interval must be between 0.001 and 86400 seconds",
-                ));
-            }
-            global.interim_always_timestamp = secs < 0.0;
-            global.interim_interval = Some(secs.abs());
-        }
-        None => {
-            global.interim_interval = Some(global.interim_interval.unwrap_or(DEFAULT_INTERIM_SECS));
-        }
-    }
-    if let Some(units_text) = halves.second {
-        global.interim_units_value = Some(checked::size_u32(option, units_text, 1)?);
-        global.interim_units = Some(units_text.to_string());
-    }
-    Ok(())
-}
-
-/// `-i max,min`, with netperf's silent clamping.
-fn apply_iterations(
-    global: &mut GlobalOptions,
-    option: OptionName,
-    text: &str,
-) -> Result<(), CliError> {
-    let count = |half: &str| checked::size_u32(option, half, 0);
-    let (max, min) = checked::pair_of(option, text, split_pair, count)?;
-    set(&mut global.iterations_max, max);
-    set(&mut global.iterations_min, min);
-    global.iterations_max = global.iterations_max.max(global.iterations_min);
-    global.iterations_max = global
-        .iterations_max
-        .clamp(ITERATIONS_FLOOR, ITERATIONS_CEILING);
-    global.iterations_min = global
-        .iterations_min
-        .clamp(ITERATIONS_FLOOR, ITERATIONS_CEILING);
-    if global.confidence_level == 0 {
-        global.confidence_level = 99;
-    }
-    if global.confidence_width == 0.0 {
-        global.confidence_width = 5.0;
-    }
-    Ok(())
-}
-
-/// `-I level[,width]`. As in netperf a single value sets both halves, so
-/// `-I 99` asks for a 99% wide interval too.
-fn apply_confidence(
-    global: &mut GlobalOptions,
-    option: OptionName,
-    text: &str,
-) -> Result<(), CliError> {
-    let halves = checked::pair(option, text, split_pair)?;
-    if let Some(level) = halves.first {
-        global.confidence_level = checked::size_u32(option, level, 0)?;
-    }
-    if global.confidence_level != 95 && global.confidence_level != 99 {
-        return Err(CliError::invalid(
-            option,
-            text,
-            "only 95% and 99% confidence levels are supported",
-        ));
-    }
-    if let Some(width) = halves.second {
-        let percent = checked::decimal(option, width)?;
-        if percent <= 0.0 {
-            return Err(CliError::invalid(
-                option,
-                text,
-                "the interval width must be > 0",
-            ));
-        }
-        global.confidence_width = percent;
-    }
-    if global.iterations_min == 1 {
-        global.iterations_min = ITERATIONS_FLOOR;
-    }
-    if global.iterations_max == 1 {
-        global.iterations_max = 10;
-    }
-    if global.confidence_width == 0.0 {
-        global.confidence_width = 5.0;
     }
     Ok(())
 }

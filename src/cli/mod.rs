@@ -9,6 +9,7 @@ pub mod error;
 pub mod extensions;
 pub mod getopt;
 pub mod global_opts;
+mod global_setters;
 pub mod parse;
 pub mod sizespec;
 pub mod test_opts;
