@@ -100,6 +100,9 @@ const NATIVE_OMNI_TEST: &str = "OMNI";
 /// Longest UUID netperf keeps (its buffer holds 37 characters).
 const UUID_MAX: usize = 37;
 
+/// netperf's largest `int`, as the `i64` bound `checked::plain` takes.
+const INT_MAX: i64 = i32::MAX as i64;
+
 /// Which omni output style an option selects.
 #[derive(Clone, Copy)]
 enum OutputStyle {
@@ -118,9 +121,6 @@ pub fn apply_test(config: &mut Config, letter: char, value: Option<&str>) -> Res
     let is_native_omni = config.global.test_name == NATIVE_OMNI_TEST;
     let is_unix_domain = crate::wire::unix::UnixTest::lookup(&config.global.test_name).is_some();
     let test = &mut config.test;
-    let positive_size = |half: &str| checked::size_u32(option, half, 1);
-    let buffer_size = |half: &str| checked::buffer_request(option, half);
-    let port = |half: &str| checked::plain::<u16>(option, half, 0, i64::from(u16::MAX));
     if unsupported_purpose(letter).is_some() {
         test.unsupported.push(option_text(letter, value));
         return Ok(());
@@ -128,139 +128,233 @@ pub fn apply_test(config: &mut Config, letter: char, value: Option<&str>) -> Res
     match letter {
         '4' => set_data_family(test, Family::Inet),
         '6' => set_data_family(test, Family::Inet6),
-        'b' => {
-            test.first_burst =
-                checked::plain(option, text, -i64::from(i32::MAX), i64::from(i32::MAX))?;
-        }
+        'b' => test.first_burst = checked::plain(option, text, -INT_MAX, INT_MAX)?,
         'c' => test.connection_test = true,
         'C' => test.cork = true,
-        'd' => {
-            let mask = values::parse_direction(text)
-                .map_err(|reason| CliError::invalid(option, text, reason))?;
-            if is_native_omni {
-                test.direction = Some(text.to_string());
-                test.direction_mask = Some(mask);
-            } else {
-                test.unsupported.push(option_text(letter, value));
-            }
-        }
-        'D' => {
-            test.local_nodelay = true;
-            test.remote_nodelay = true;
-            if value.is_some() {
-                test.unsupported.push(option_text(letter, value));
-            }
-        }
-        'e' => test.receive_timeout = Some(checked::plain(option, text, 0, i64::from(i32::MAX))?),
+        'd' => apply_direction(test, option, value, is_native_omni)?,
+        'D' => apply_nodelay(test, letter, value),
+        'e' => test.receive_timeout = Some(checked::plain(option, text, 0, INT_MAX)?),
         'f' => test.mtu_discover = true,
         'F' => test.fastopen = true,
-        'G' => test.maxseg = Some(checked::plain(option, text, 1, i64::from(i32::MAX))?),
-        'H' => {
-            let (address, family) = data_address(test, option, letter, text)?;
-            set_some(&mut test.data_host, address);
-            test.data_host_family = family.unwrap_or(test.data_host_family);
-        }
-        'L' => {
-            let (address, family) = data_address(test, option, letter, text)?;
-            set_some(&mut test.data_local, address);
-            test.data_local_family = family.unwrap_or(test.data_local_family);
-        }
+        'G' => test.maxseg = Some(checked::plain(option, text, 1, INT_MAX)?),
+        'H' => apply_data_host(test, option, text)?,
+        'L' => apply_data_local(test, option, text)?,
         'J' => select_output(test, OutputStyle::Json, value),
         'k' => select_output(test, OutputStyle::Keyval, value),
         'o' => select_output(test, OutputStyle::Csv, value),
         'O' => select_output(test, OutputStyle::Human, value),
-        'K' => {
-            let halves = checked::pair(option, text, split_pair)?;
-            set_some(&mut test.local_cong_control, halves.first.map(String::from));
-            set_some(
-                &mut test.remote_cong_control,
-                halves.second.map(String::from),
-            );
-        }
-        'm' => {
-            let (local, remote) =
-                checked::pair_of(option, text, split_pair_explicit, positive_size)?;
-            imply(test, is_native_omni, local.is_some(), XMIT);
-            imply(test, is_native_omni, remote.is_some(), RECV);
-            set_some(&mut test.local_send_size, local);
-            set_some(&mut test.remote_send_size, remote);
-        }
-        'M' => {
-            // netperf's omni parser: the first value is the netserver's.
-            let (remote, local) =
-                checked::pair_of(option, text, split_pair_explicit, positive_size)?;
-            imply(test, is_native_omni, remote.is_some(), XMIT);
-            imply(test, is_native_omni, local.is_some(), RECV);
-            set_some(&mut test.remote_recv_size, remote);
-            set_some(&mut test.local_recv_size, local);
-        }
+        'K' => apply_cong_control(test, option, text)?,
+        'm' => apply_send_sizes(test, option, text, is_native_omni)?,
+        'M' => apply_recv_sizes(test, option, text, is_native_omni)?,
         'n' => test.local_connected = true,
         'N' => test.remote_connected = true,
         // The Unix-domain tests take a directory for their socket files.
         'p' if is_unix_domain => test.unix_dir = Some(text.to_string()),
-        'p' => {
-            let (min, max) = checked::pair_of(option, text, split_pair, port)?;
-            set_some(&mut test.port_min, min);
-            set_some(&mut test.port_max, max);
-        }
-        'P' => {
-            let (local, remote) = checked::pair_of(option, text, split_pair, port)?;
-            set_some(&mut test.local_data_port, local);
-            set_some(&mut test.remote_data_port, remote);
-        }
+        'p' => set_both(ports(option, text)?, &mut test.port_min, &mut test.port_max),
+        'P' => set_both(
+            ports(option, text)?,
+            &mut test.local_data_port,
+            &mut test.remote_data_port,
+        ),
         'q' => test.pacing_rate = Some(checked::plain(option, text, 1, i64::from(u32::MAX))?),
-        'r' => {
-            let (request, response) = checked::pair_of(option, text, split_pair, positive_size)?;
-            imply(test, is_native_omni, true, XMIT | RECV);
-            set_some(&mut test.request_size, request);
-            set_some(&mut test.response_size, response);
-        }
-        'R' => {
-            test.routing_allowed = match text.trim() {
-                "0" => Some(false),
-                "1" => Some(true),
-                _ => return Err(CliError::invalid(option, text, "must be 0 or 1")),
-            }
-        }
-        's' => {
-            let (send, recv) = checked::pair_of(option, text, split_pair, buffer_size)?;
-            set_some(&mut test.local_send_buf, send);
-            set_some(&mut test.local_recv_buf, recv);
-        }
-        'S' => {
-            let (send, recv) = checked::pair_of(option, text, split_pair, buffer_size)?;
-            set_some(&mut test.remote_send_buf, send);
-            set_some(&mut test.remote_recv_buf, recv);
-        }
-        't' => {
-            let socket_type = values::parse_socket_type(text)
-                .map_err(|reason| CliError::invalid(option, text, reason))?;
-            test.socket_type = Some(socket_type.to_string());
-        }
-        'T' => {
-            let (protocol, implied_type) = values::parse_protocol(text)
-                .map_err(|reason| CliError::invalid(option, text, reason))?;
-            test.protocol = Some(protocol.to_string());
-            if let Some(socket_type) = implied_type {
-                test.socket_type = Some(socket_type.to_string());
-            }
-        }
-        'u' => {
-            if text.is_empty() || text.len() > UUID_MAX {
-                return Err(CliError::invalid(
-                    option,
-                    text,
-                    format!("a UUID must be 1 to {UUID_MAX} characters"),
-                ));
-            }
-            test.uuid = Some(text.to_string());
-        }
+        'r' => apply_rr_sizes(test, option, text, is_native_omni)?,
+        'R' => test.routing_allowed = Some(checked::zero_or_one(option, text)?),
+        's' => set_both(
+            buffers(option, text)?,
+            &mut test.local_send_buf,
+            &mut test.local_recv_buf,
+        ),
+        'S' => set_both(
+            buffers(option, text)?,
+            &mut test.remote_send_buf,
+            &mut test.remote_recv_buf,
+        ),
+        't' => apply_socket_type(test, option, text)?,
+        'T' => apply_protocol(test, option, text)?,
+        'u' => test.uuid = Some(uuid(option, text)?),
         'V' => test.copy_avoidance = true,
         // netperf's omni -W shares the global send ring width.
         'W' => config.global.send_width = checked::size_u32(option, text, 0)?,
         _ => return Err(CliError::UnknownOption { letter, section }),
     }
     Ok(())
+}
+
+/// Sets each field whose half of a two-value option was given.
+fn set_both<T>(
+    (first, second): (Option<T>, Option<T>),
+    first_field: &mut Option<T>,
+    second_field: &mut Option<T>,
+) {
+    set_some(first_field, first);
+    set_some(second_field, second);
+}
+
+/// `min[,max]` or `local[,remote]` port numbers.
+fn ports(option: OptionName, text: &str) -> Result<(Option<u16>, Option<u16>), CliError> {
+    let port = |half: &str| checked::plain::<u16>(option, half, 0, i64::from(u16::MAX));
+    checked::pair_of(option, text, split_pair, port)
+}
+
+/// `-s`, `-S send[,recv]` socket buffer requests.
+fn buffers(option: OptionName, text: &str) -> Result<(Option<i32>, Option<i32>), CliError> {
+    let buffer_size = |half: &str| checked::buffer_request(option, half);
+    checked::pair_of(option, text, split_pair, buffer_size)
+}
+
+/// `-m`/`-M`/`-r` `first[,second]` message sizes of at least one byte.
+fn message_sizes(
+    option: OptionName,
+    text: &str,
+    split: fn(&str) -> sizespec::Halves<'_>,
+) -> Result<(Option<u32>, Option<u32>), CliError> {
+    let positive_size = |half: &str| checked::size_u32(option, half, 1);
+    checked::pair_of(option, text, split, positive_size)
+}
+
+/// `-d`: omni's direction; every other test keeps its preset's, so there
+/// it is only listed as unsupported (once it has been checked).
+fn apply_direction(
+    test: &mut TestOptions,
+    option: OptionName,
+    value: Option<&str>,
+    is_native_omni: bool,
+) -> Result<(), CliError> {
+    let text = value.unwrap_or("");
+    let mask =
+        values::parse_direction(text).map_err(|reason| CliError::invalid(option, text, reason))?;
+    if is_native_omni {
+        test.direction = Some(text.to_string());
+        test.direction_mask = Some(mask);
+    } else {
+        test.unsupported.push(option_text(option.letter, value));
+    }
+    Ok(())
+}
+
+/// `-D [L][,R]`: TCP_NODELAY at both ends; a per-end selection is listed
+/// as unsupported.
+fn apply_nodelay(test: &mut TestOptions, letter: char, value: Option<&str>) {
+    test.local_nodelay = true;
+    test.remote_nodelay = true;
+    if value.is_some() {
+        test.unsupported.push(option_text(letter, value));
+    }
+}
+
+/// `-H name[/mask][,family]`: the netserver's data address.
+fn apply_data_host(test: &mut TestOptions, option: OptionName, text: &str) -> Result<(), CliError> {
+    let (address, family) = data_address(test, option, option.letter, text)?;
+    set_some(&mut test.data_host, address);
+    test.data_host_family = family.unwrap_or(test.data_host_family);
+    Ok(())
+}
+
+/// `-L name[/mask][,family]`: the local data address.
+fn apply_data_local(
+    test: &mut TestOptions,
+    option: OptionName,
+    text: &str,
+) -> Result<(), CliError> {
+    let (address, family) = data_address(test, option, option.letter, text)?;
+    set_some(&mut test.data_local, address);
+    test.data_local_family = family.unwrap_or(test.data_local_family);
+    Ok(())
+}
+
+/// `-K local[,remote]` congestion control algorithms.
+fn apply_cong_control(
+    test: &mut TestOptions,
+    option: OptionName,
+    text: &str,
+) -> Result<(), CliError> {
+    let halves = checked::pair(option, text, split_pair)?;
+    set_some(&mut test.local_cong_control, halves.first.map(String::from));
+    set_some(
+        &mut test.remote_cong_control,
+        halves.second.map(String::from),
+    );
+    Ok(())
+}
+
+/// `-m local[,remote]` send sizes; in an omni test each implies a direction.
+fn apply_send_sizes(
+    test: &mut TestOptions,
+    option: OptionName,
+    text: &str,
+    is_native_omni: bool,
+) -> Result<(), CliError> {
+    let (local, remote) = message_sizes(option, text, split_pair_explicit)?;
+    imply(test, is_native_omni, local.is_some(), XMIT);
+    imply(test, is_native_omni, remote.is_some(), RECV);
+    set_some(&mut test.local_send_size, local);
+    set_some(&mut test.remote_send_size, remote);
+    Ok(())
+}
+
+/// `-M remote[,local]` receive sizes: netperf's omni parser takes the
+/// netserver's first. In an omni test each implies a direction.
+fn apply_recv_sizes(
+    test: &mut TestOptions,
+    option: OptionName,
+    text: &str,
+    is_native_omni: bool,
+) -> Result<(), CliError> {
+    let (remote, local) = message_sizes(option, text, split_pair_explicit)?;
+    imply(test, is_native_omni, remote.is_some(), XMIT);
+    imply(test, is_native_omni, local.is_some(), RECV);
+    set_some(&mut test.remote_recv_size, remote);
+    set_some(&mut test.local_recv_size, local);
+    Ok(())
+}
+
+/// `-r request[,response]` sizes; in an omni test they imply both directions.
+fn apply_rr_sizes(
+    test: &mut TestOptions,
+    option: OptionName,
+    text: &str,
+    is_native_omni: bool,
+) -> Result<(), CliError> {
+    let (request, response) = message_sizes(option, text, split_pair)?;
+    imply(test, is_native_omni, true, XMIT | RECV);
+    set_some(&mut test.request_size, request);
+    set_some(&mut test.response_size, response);
+    Ok(())
+}
+
+/// `-t stream|dgram`.
+fn apply_socket_type(
+    test: &mut TestOptions,
+    option: OptionName,
+    text: &str,
+) -> Result<(), CliError> {
+    let socket_type = values::parse_socket_type(text)
+        .map_err(|reason| CliError::invalid(option, text, reason))?;
+    test.socket_type = Some(socket_type.to_string());
+    Ok(())
+}
+
+/// `-T protocol`, and the socket type it implies.
+fn apply_protocol(test: &mut TestOptions, option: OptionName, text: &str) -> Result<(), CliError> {
+    let (protocol, implied_type) =
+        values::parse_protocol(text).map_err(|reason| CliError::invalid(option, text, reason))?;
+    test.protocol = Some(protocol.to_string());
+    if let Some(socket_type) = implied_type {
+        test.socket_type = Some(socket_type.to_string());
+    }
+    Ok(())
+}
+
+/// `-u uuid`, as long as netperf keeps.
+fn uuid(option: OptionName, text: &str) -> Result<String, CliError> {
+    if text.is_empty() || text.len() > UUID_MAX {
+        return Err(CliError::invalid(
+            option,
+            text,
+            format!("a UUID must be 1 to {UUID_MAX} characters"),
+        ));
+    }
+    Ok(text.to_string())
 }
 
 /// What netperf does with a test-specific option this build accepts but
