@@ -5,7 +5,7 @@
 
 use super::error::DbError;
 use super::schema;
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::{params, Connection, OpenFlags};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -96,7 +96,7 @@ impl Db {
         db.refuse_newer(found)?;
         db.setup_for_writing()?;
         if found < schema::VERSION {
-            schema::migrate(&db)?;
+            migrate(&db)?;
         }
         db.probe()?;
         Ok(db)
@@ -283,6 +283,39 @@ fn writable(dir: &Path) -> bool {
     };
     // SAFETY: a valid NUL-terminated path.
     unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+}
+
+/// Applies the missing steps of `schema`. The version is read again under the write
+/// lock: another process may have migrated the file meanwhile.
+fn migrate(db: &Db) -> Result<(), DbError> {
+    db.write(|conn| {
+        let found: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(|e| db.error(e))?;
+        if found > schema::VERSION {
+            return Err(DbError::TooNew {
+                path: db.path().to_path_buf(),
+                found,
+                supported: schema::VERSION,
+            });
+        }
+        for (step, sql) in schema::MIGRATIONS.iter().enumerate().skip(found as usize) {
+            let version = step as i64 + 1;
+            conn.execute_batch(sql).map_err(|e| db.error(e))?;
+            conn.execute(
+                "INSERT INTO migrations (version, applied, tool_version) VALUES (?1, ?2, ?3)",
+                params![
+                    version,
+                    crate::timefmt::now_utc(),
+                    env!("CARGO_PKG_VERSION")
+                ],
+            )
+            .map_err(|e| db.error(e))?;
+        }
+        // PRAGMA takes no parameters; schema::VERSION is a constant.
+        conn.execute_batch(&format!("PRAGMA user_version = {}", schema::VERSION))
+            .map_err(|e| db.error(e))
+    })
 }
 
 #[cfg(test)]

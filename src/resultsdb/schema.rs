@@ -1,12 +1,9 @@
-//! The schema and its migrations. `PRAGMA user_version` is the number of
-//! steps applied; [`MIGRATIONS`] holds the SQL of each step, in order, and
-//! is only ever appended to. The missing steps run in one transaction with
-//! the version bump, so a file is at one version or the next, never between;
-//! each applied step is also logged in the `migrations` table.
-
-use super::db::Db;
-use super::error::DbError;
-use rusqlite::params;
+//! The schema and its migrations, as data. `PRAGMA user_version` is the
+//! number of steps applied; [`MIGRATIONS`] holds the SQL of each step, in
+//! order, and is only ever appended to. `db` applies the missing steps in
+//! one transaction with the version bump, so a file is at one version or the
+//! next, never between; each applied step is also logged in the
+//! `migrations` table.
 
 /// Step `i` takes a database from version `i` to `i + 1`.
 pub const MIGRATIONS: &[&str] = &[
@@ -63,36 +60,3 @@ pub const MIGRATIONS: &[&str] = &[
 
 /// The schema version this build writes and reads.
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
-
-/// Applies the missing steps. The version is read again under the write
-/// lock: another process may have migrated the file meanwhile.
-pub fn migrate(db: &Db) -> Result<(), DbError> {
-    db.write(|conn| {
-        let found: i64 = conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(|e| db.error(e))?;
-        if found > VERSION {
-            return Err(DbError::TooNew {
-                path: db.path().to_path_buf(),
-                found,
-                supported: VERSION,
-            });
-        }
-        for (step, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
-            let version = step as i64 + 1;
-            conn.execute_batch(sql).map_err(|e| db.error(e))?;
-            conn.execute(
-                "INSERT INTO migrations (version, applied, tool_version) VALUES (?1, ?2, ?3)",
-                params![
-                    version,
-                    crate::timefmt::now_utc(),
-                    env!("CARGO_PKG_VERSION")
-                ],
-            )
-            .map_err(|e| db.error(e))?;
-        }
-        // PRAGMA takes no parameters; VERSION is a constant.
-        conn.execute_batch(&format!("PRAGMA user_version = {VERSION}"))
-            .map_err(|e| db.error(e))
-    })
-}
