@@ -4,7 +4,8 @@
 //! found without nightly. `write_seeds` (ignored) regenerates the seeds;
 //! docs/fuzzing.md says when.
 
-use netperf_ng::fuzzing::{decode, session, session::Step};
+use netperf_ng::fuzzing::script::{self, Step};
+use netperf_ng::fuzzing::{decode, session, templates};
 use netperf_ng::wire::extension::Extension;
 use netperf_ng::wire::legacy;
 use netperf_ng::wire::offload::Offload;
@@ -57,9 +58,9 @@ fn session_scripts_parse_and_reencode() {
     let all = inputs("session");
     assert!(all.len() >= 10, "the seeds are in git: {}", all.len());
     for (name, data) in &all {
-        let script = session::parse(data);
+        let script = script::parse(data);
         assert!(!script.steps.is_empty(), "{name} does nothing");
-        assert_eq!(session::parse(&session::encode(&script)), script, "{name}");
+        assert_eq!(script::parse(&script::encode(&script)), script, "{name}");
     }
 }
 
@@ -297,18 +298,18 @@ fn offload_set_naming(name: &[u8]) -> Message {
 /// The session target's TCP_MAERTS template (netserver sends, from a fill
 /// file when one is named) asking for fill file `name`.
 fn omni_with_fill(name: &str) -> Message {
-    let mut r = OmniRequest::decode(&session::templates::templates()[1]);
+    let mut r = OmniRequest::decode(&templates::templates()[1]);
     r.fill_file = name.to_string();
     r.encode()
 }
 
-fn session_seeds(stock: &[(String, [u8; MESSAGE_LEN])]) -> Vec<(String, session::Script)> {
+fn session_seeds(stock: &[(String, [u8; MESSAGE_LEN])]) -> Vec<(String, script::Script)> {
     use Step::{Await, Data, Pause};
     let t = |index: u8| Step::Template {
         index,
         edits: vec![],
     };
-    let script = |passphrase: bool, steps: Vec<Step>| session::Script { passphrase, steps };
+    let script = |passphrase: bool, steps: Vec<Step>| script::Script { passphrase, steps };
     let mut seeds = vec![
         (
             "omni-tcp-stream-with-data",
@@ -554,13 +555,13 @@ fn session_seeds(stock: &[(String, [u8; MESSAGE_LEN])]) -> Vec<(String, session:
 
 /// Sessions of a hostile client: offload changes beyond its route and with
 /// absurd names; fill names that try to leave the directory, then one in it.
-fn hostile_session_seeds() -> Vec<(String, session::Script)> {
+fn hostile_session_seeds() -> Vec<(String, script::Script)> {
     use Step::{Await, Data};
     let t = |index: u8| Step::Template {
         index,
         edits: vec![],
     };
-    let script = |steps: Vec<Step>| session::Script {
+    let script = |steps: Vec<Step>| script::Script {
         passphrase: false,
         steps,
     };
@@ -634,6 +635,6 @@ fn write_seeds() {
         .into_iter()
         .chain(hostile_session_seeds())
     {
-        std::fs::write(session_dir.join(name), session::encode(&script)).unwrap();
+        std::fs::write(session_dir.join(name), script::encode(&script)).unwrap();
     }
 }

@@ -2,7 +2,7 @@
 //! connections and datagrams it opens, each wait bounded so that a script
 //! cannot stall the fuzzer whatever the server does.
 
-use super::session::Step;
+use super::script::Step;
 use super::templates;
 use crate::wire::message::MESSAGE_WORDS;
 use crate::wire::unix;

@@ -5,5 +5,6 @@
 
 pub mod client;
 pub mod decode;
+pub mod script;
 pub mod session;
 pub mod templates;
