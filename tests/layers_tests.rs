@@ -142,11 +142,10 @@ fn ident_before(chars: &[char], i: usize) -> bool {
 
 /// 'x', '\n', '\'' or '\u{1F600}', not a lifetime ('a).
 fn is_char_literal(chars: &[char], i: usize) -> bool {
-    match (chars.get(i + 1), chars.get(i + 2)) {
-        (Some('\\'), _) => true,
-        (Some(_), Some('\'')) => true,
-        _ => false,
-    }
+    matches!(
+        (chars.get(i + 1), chars.get(i + 2)),
+        (Some('\\'), _) | (Some(_), Some('\''))
+    )
 }
 
 /// The module path of a file under src/: src/a/b.rs is [a, b], src/a/mod.rs
