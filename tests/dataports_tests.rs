@@ -481,13 +481,7 @@ fn bad_ranges_are_refused_at_start() {
 /// A stock netperf 2.7.1 built locally (NETPERF_STOCK_DIR), for the legacy
 /// requests it still sends (TCP_SENDFILE as DO_TCP_STREAM, TCP_CC).
 fn stock_netperf() -> Option<String> {
-    match std::env::var("NETPERF_STOCK_DIR") {
-        Ok(d) if std::path::Path::new(&d).join("netperf").exists() => Some(format!("{d}/netperf")),
-        _ => {
-            eprintln!("skipping: set NETPERF_STOCK_DIR to a directory with a stock netperf 2.7.1");
-            None
-        }
-    }
+    stock_dir().map(|d| format!("{d}/netperf"))
 }
 
 #[test]
@@ -538,8 +532,7 @@ fn stock_netperf_s_legacy_tests_use_the_range() {
 #[test]
 fn ipv6_data_sockets_are_in_the_range_too() {
     if !have_ipv6() {
-        eprintln!("skipping: no IPv6 loopback here");
-        return;
+        return skip("no IPv6 loopback here");
     }
     let range = free_range(2);
     let server = Server::start_with("::1", &["--data-ports", &range_arg(range)]);

@@ -274,8 +274,7 @@ fn streams_that_cannot_start_are_reported_per_host_and_the_window_follows_the_st
     let roomy = Server::start_with("127.0.0.1", &["--max-tests", "100"]);
     let port = roomy.port;
     let Some(_tight) = Server::start_on("127.0.0.2", port, &["--max-tests", "8"]) else {
-        eprintln!("skipped: no second netserver on 127.0.0.2:{port}");
-        return;
+        return skip(format!("no second netserver on 127.0.0.2:{port}"));
     };
     let out_dir =
         OutDir(std::env::temp_dir().join(format!("netagg-limits-{}", std::process::id())));

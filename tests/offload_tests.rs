@@ -7,10 +7,11 @@
 //!
 //! Each test makes its own namespace and veth pair (198.18.200.0/24 and up,
 //! one /24 per test) and removes them also when it fails. Skipped, saying so,
-//! when not root, without `ip netns`, or on a kernel without ethtool netlink.
+//! when not root, without `ip netns`, on a kernel without ethtool netlink,
+//! and in the fast tier.
 
 mod common;
-use common::ip;
+use common::{ip, skip};
 
 use netperf_ng::control::offload::{NetserverAt, RemoteOffloadError, RemoteOffloads};
 use netperf_ng::experiment::model::OffloadSnapshot;
@@ -24,7 +25,6 @@ use std::time::{Duration, Instant};
 /// Port netserver listens on inside a test's own namespace (nothing else
 /// is there).
 const PORT: u16 = 12865;
-const STOCK_NETSERVER: &str = "/opt/netperf-stock/netserver";
 /// Set in the environment of the child that plays a runner killed mid-experiment.
 const KILLED_CLIENT_ENV: &str = "NETPERF_NG_OFFLOAD_KILLED_CLIENT";
 
@@ -37,17 +37,20 @@ struct Bed {
 }
 
 impl Bed {
-    /// The bed for test `tag` on 198.18.`subnet`.0/24, or None (after saying
-    /// why) where this host cannot make one.
+    /// The bed for test `tag` on 198.18.`subnet`.0/24, or None (after
+    /// skipping) where this host, or the fast tier, cannot make one.
     fn up(tag: char, subnet: u8) -> Option<Bed> {
+        if common::fast_tier_skips("needs root (network namespaces, ethtool -K)") {
+            return None;
+        }
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } != 0 {
-            eprintln!("skipping: offload tests need root (network namespaces, ethtool -K)");
+            skip("offload tests need root (network namespaces, ethtool -K)");
             return None;
         }
         match offload::read("lo") {
             Err(OffloadError::KernelUnsupported) => {
-                eprintln!("skipping: this kernel has no ethtool netlink interface");
+                skip("this kernel has no ethtool netlink interface");
                 return None;
             }
             Err(e) => panic!("reading the offloads of lo: {e}"),
@@ -61,7 +64,7 @@ impl Bed {
             subnet,
         };
         if !ip(&["netns", "add", &bed.ns]) {
-            eprintln!("skipping: 'ip netns add' does not work here");
+            skip("'ip netns add' does not work here");
             return None;
         }
         let cidr = |host: u8| format!("198.18.{subnet}.{host}/24");
@@ -609,8 +612,7 @@ fn netserver_restores_at_shutdown_what_open_connections_changed() {
     let Some(bed) = Bed::up('k', 210) else { return };
     let server = serve_in(&bed, common::NETSERVER, &[], &["--allow-offload-changes"]);
     let Some(original) = bed.ethtool(true) else {
-        eprintln!("skipping: no ethtool binary to watch the namespace's interface");
-        return;
+        return skip("no ethtool binary to watch the namespace's interface");
     };
     let mut remote = RemoteOffloads::connect(&bed.remote_ip(), PORT).unwrap();
     remote
@@ -684,8 +686,7 @@ fn a_killed_client_leaves_nothing_changed() {
     let Some(bed) = Bed::up('g', 206) else { return };
     let _server = serve_in(&bed, common::NETSERVER, &[], &["--allow-offload-changes"]);
     let Some(original) = bed.ethtool(true) else {
-        eprintln!("skipping: no ethtool binary to watch the namespace's interface");
-        return;
+        return skip("no ethtool binary to watch the namespace's interface");
     };
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "killed_client_child", "--ignored", "--nocapture"])
@@ -730,8 +731,9 @@ fn a_netserver_without_privilege_says_so() {
         .status()
         .is_ok_and(|s| s.success());
     if !usable {
-        eprintln!("skipping: cannot run netserver as nobody (setpriv, or the build directory's permissions)");
-        return;
+        return skip(
+            "cannot run netserver as nobody (setpriv, or the build directory's permissions)",
+        );
     }
     let _server = serve_in(
         &bed,
@@ -752,12 +754,11 @@ fn a_netserver_without_privilege_says_so() {
 
 #[test]
 fn a_stock_netserver_cannot_change_offloads() {
-    if !std::path::Path::new(STOCK_NETSERVER).exists() {
-        eprintln!("skipping: no stock netserver at {STOCK_NETSERVER}");
+    let Some(stock) = common::stock_dir() else {
         return;
-    }
+    };
     let Some(bed) = Bed::up('j', 209) else { return };
-    let _server = serve_in(&bed, STOCK_NETSERVER, &[], &[]);
+    let _server = serve_in(&bed, &format!("{stock}/netserver"), &[], &[]);
     let host = bed.remote_ip();
     let mut remote = RemoteOffloads::connect(&host, PORT).unwrap();
     let e = remote.read().unwrap_err();

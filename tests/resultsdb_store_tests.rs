@@ -9,7 +9,7 @@ mod common;
 use common::results::{
     code, experiment, ids, is_root, netagg, one_error_line, run_as, uuid, TempDir, NOBODY,
 };
-use common::{text, Server, NETPERF};
+use common::{skip, text, Server, NETPERF};
 use netperf_ng::resultsdb::{self, query, Db, DbError, Filter, Kind};
 use std::path::Path;
 use std::process::Output;
@@ -141,8 +141,7 @@ fn read_only_files_and_directories_are_refused_before_the_test() {
     chmod(&path, 0o444);
     let before = digest(&path);
     let Some(out) = netperf_store_as(&path, uid) else {
-        eprintln!("SKIPPED: read-only checks: netperf cannot run as an unprivileged user here");
-        return;
+        return skip("read-only checks: netperf cannot run as an unprivileged user here");
     };
     assert_eq!(code(&out), 2, "{}", text(&out.stderr));
     one_error_line(&out, "is read-only (the file is not writable)");
