@@ -17,16 +17,14 @@ use netperf_ng::control::offload::{NetserverAt, RemoteOffloadError, RemoteOffloa
 use netperf_ng::experiment::model::OffloadSnapshot;
 use netperf_ng::net::offload::{self, on_off, Offload, OffloadError, RestoreGuard};
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, TcpStream};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Port netserver listens on inside a test's own namespace (nothing else
 /// is there).
 const PORT: u16 = 12865;
-/// Set in the environment of the child that plays a runner killed mid-experiment.
-const KILLED_CLIENT_ENV: &str = "NETPERF_NG_OFFLOAD_KILLED_CLIENT";
 
 /// A namespace holding one end of a veth pair; the other end stays here.
 struct Bed {
@@ -381,7 +379,12 @@ fn serve_logging_in(
 /// Poll the namespace's end until `ethtool -k` (or our read, without the
 /// binary) shows `wanted`; false after 10 s.
 fn remote_becomes(bed: &Bed, wanted: &BTreeMap<String, bool>) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(10);
+    remote_becomes_within(bed, wanted, Duration::from_secs(10))
+}
+
+/// As `remote_becomes`, waiting up to `limit`.
+fn remote_becomes_within(bed: &Bed, wanted: &BTreeMap<String, bool>, limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
     while Instant::now() < deadline {
         if bed.ethtool(true).as_ref() == Some(wanted) {
             return true;
@@ -665,22 +668,10 @@ fn a_malformed_request_is_refused_and_the_connection_lives() {
     }
 }
 
-/// Not a test on its own: the child of the next one, a runner that changes
-/// the remote offloads and is then killed (SIGKILL) before it can restore.
-#[test]
-#[ignore = "run by a_killed_client_leaves_nothing_changed"]
-fn killed_client_child() {
-    let Ok(host) = std::env::var(KILLED_CLIENT_ENV) else {
-        return;
-    };
-    let mut remote = RemoteOffloads::connect(&host, PORT).unwrap();
-    remote
-        .set(&[(Offload::Tso, false), (Offload::Gro, true)])
-        .unwrap();
-    println!("changed");
-    std::thread::sleep(Duration::from_secs(60));
-}
-
+/// A runner killed (SIGKILL, with the netperf it started) while its
+/// changes to the remote offloads stand: netserver puts them back when the
+/// connection drops. The runner is a real one, `netagg experiment`
+/// switching the remote end's tso and gro to what they are not.
 #[test]
 fn a_killed_client_leaves_nothing_changed() {
     let Some(bed) = Bed::up('g', 206) else { return };
@@ -688,26 +679,42 @@ fn a_killed_client_leaves_nothing_changed() {
     let Some(original) = bed.ethtool(true) else {
         return skip("no ethtool binary to watch the namespace's interface");
     };
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "killed_client_child", "--ignored", "--nocapture"])
-        .env(KILLED_CLIENT_ENV, bed.remote_ip())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+    let mut changed = original.clone();
+    for offload in ["tso", "gro"] {
+        changed.insert(offload.to_string(), !original[offload]);
+    }
+    let out = std::env::temp_dir().join(format!("ngoff-killed-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let runner = Command::new(env!("CARGO_BIN_EXE_netagg"))
+        .args(["experiment", "--host", &bed.remote_ip()])
+        .args(["--port", &PORT.to_string(), "--offload-ends", "remote"])
+        .args(["--factor", &format!("tso={}", on_off(changed["tso"]))])
+        .args(["--factor", &format!("gro={}", on_off(changed["gro"]))])
+        .args([
+            "--duration",
+            "30",
+            "--replicates",
+            "1",
+            "--no-store",
+            "--out",
+        ])
+        .arg(&out)
+        // Its own group, so that the kill takes its netperf too.
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if line.contains("changed") {
-                let _ = tx.send(());
-            }
-        }
-    });
-    let changed = rx.recv_timeout(Duration::from_secs(30)).is_ok();
-    let _ = child.kill();
-    let _ = child.wait();
-    assert!(changed, "the child did not change the offloads");
+    let switched = remote_becomes_within(&bed, &changed, Duration::from_secs(30));
+    // SAFETY: kill(2) on the process group our own child leads.
+    unsafe { libc::kill(-(runner.id() as i32), libc::SIGKILL) };
+    let said = runner
+        .wait_with_output()
+        .map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
+        .unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&out);
+    assert!(switched, "the runner did not change the offloads: {said}");
     assert!(
         remote_becomes(&bed, &original),
         "restored after the client was killed"
