@@ -325,6 +325,9 @@ fn an_explicit_remote_port_must_be_in_the_range() {
 
 #[test]
 fn netperf_opens_its_local_data_socket_in_its_range() {
+    if fast_tier_skips("slow (7 s)") {
+        return;
+    }
     let server_range = free_range(4);
     let local = free_range(4);
     let server = Server::start_with(HOST, &["--data-ports", &range_arg(server_range)]);

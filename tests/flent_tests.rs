@@ -407,6 +407,9 @@ fn tcp_info_fields(stderr: &str) -> Vec<(String, i64)> {
 
 #[test]
 fn dump_tcp_info_writes_netperfs_lines_for_tcp_tests_only() {
+    if fast_tier_skips("slow (7 s)") {
+        return;
+    }
     let server = Server::start("127.0.0.1");
     let port = server.port.to_string();
     let run = |test: &str, dump: bool| -> Output {

@@ -211,6 +211,9 @@ fn finish_rr(control: &mut TcpStream, response: &OmniResponse, transactions: usi
 /// normal netperf run meanwhile is served too.
 #[test]
 fn slow_client() {
+    if fast_tier_skips("slow (7 s)") {
+        return;
+    }
     let server = Server::start("127.0.0.1");
     let port = server.port;
     let slow = std::thread::spawn(move || {

@@ -10,6 +10,9 @@ const NETAGG: &str = env!("CARGO_BIN_EXE_netagg");
 
 #[test]
 fn a_short_ramp_writes_consistent_reports() {
+    if fast_tier_skips("slow (20 s)") {
+        return;
+    }
     let server = Server::start("127.0.0.1");
     let out_dir = std::env::temp_dir().join(format!("netagg-test-{}", std::process::id()));
     let port = server.port.to_string();
