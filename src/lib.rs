@@ -26,3 +26,10 @@ pub mod spec;
 pub mod stats;
 pub mod timefmt;
 pub mod wire;
+
+/// The test suite's one skip helper (tests/common/skip.rs), for the unit
+/// tests that depend on the machine too: a skip counts as one, not a pass.
+#[cfg(test)]
+#[path = "../tests/common/skip.rs"]
+#[allow(dead_code)]
+mod test_skip;

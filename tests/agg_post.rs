@@ -20,7 +20,7 @@ mod page {
 mod input;
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// A directory of its own under the system's temp dir, removed on drop.
 struct TempDir(PathBuf);
@@ -392,25 +392,4 @@ fn hostile_text_never_panics() {
     let files = vec![("wild".to_string(), wild), ("junk".to_string(), out)];
     let _ = post::analyze_parsed("netperf_tps", &run, &files);
     let _ = post::analyze_parsed("netperf_tps", &log, &files);
-}
-
-/// Prints the summary of the log named by AGG_POST_LOG, to compare with
-/// post_proc.py: `AGG_POST_LOG=dir/netperf_tps.log cargo test --test
-/// agg_post -- --ignored --nocapture print_summary` (AGG_POST_SERIES=1
-/// adds the series as CSV).
-#[test]
-#[ignore]
-fn print_summary() {
-    let Ok(log) = std::env::var("AGG_POST_LOG") else {
-        return;
-    };
-    match post::analyze(Path::new(&log)) {
-        Ok(a) => {
-            print!("{}", a.summary_text(true));
-            if std::env::var_os("AGG_POST_SERIES").is_some() {
-                print!("{}", a.series_csv());
-            }
-        }
-        Err(e) => println!("error: {e}"),
-    }
 }

@@ -50,10 +50,7 @@ impl Drop for Made<'_> {
 fn image_serves_netperf_and_netagg_between_containers() {
     let podman = match podman_for_image_tests() {
         Ok(p) => p,
-        Err(why) => {
-            eprintln!("container_tests: SKIPPED: {why}");
-            return;
-        }
+        Err(why) => return skip(why),
     };
     let pid = std::process::id();
     let image = format!("localhost/netperf-ng:test-{pid}");

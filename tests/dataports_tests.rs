@@ -325,6 +325,9 @@ fn an_explicit_remote_port_must_be_in_the_range() {
 
 #[test]
 fn netperf_opens_its_local_data_socket_in_its_range() {
+    if fast_tier_skips("slow (7 s)") {
+        return;
+    }
     let server_range = free_range(4);
     let local = free_range(4);
     let server = Server::start_with(HOST, &["--data-ports", &range_arg(server_range)]);
@@ -481,13 +484,7 @@ fn bad_ranges_are_refused_at_start() {
 /// A stock netperf 2.7.1 built locally (NETPERF_STOCK_DIR), for the legacy
 /// requests it still sends (TCP_SENDFILE as DO_TCP_STREAM, TCP_CC).
 fn stock_netperf() -> Option<String> {
-    match std::env::var("NETPERF_STOCK_DIR") {
-        Ok(d) if std::path::Path::new(&d).join("netperf").exists() => Some(format!("{d}/netperf")),
-        _ => {
-            eprintln!("skipping: set NETPERF_STOCK_DIR to a directory with a stock netperf 2.7.1");
-            None
-        }
-    }
+    stock_dir().map(|d| format!("{d}/netperf"))
 }
 
 #[test]
@@ -538,8 +535,7 @@ fn stock_netperf_s_legacy_tests_use_the_range() {
 #[test]
 fn ipv6_data_sockets_are_in_the_range_too() {
     if !have_ipv6() {
-        eprintln!("skipping: no IPv6 loopback here");
-        return;
+        return skip("no IPv6 loopback here");
     }
     let range = free_range(2);
     let server = Server::start_with("::1", &["--data-ports", &range_arg(range)]);

@@ -82,6 +82,9 @@ fn usage_and_version() {
 
 #[test]
 fn server_that_vanishes_mid_test() {
+    if fast_tier_skips("slow (9 s)") {
+        return;
+    }
     for test in ["TCP_STREAM", "TCP_RR", "TCP_MAERTS", "UDP_RR"] {
         let mut server = Server::start("127.0.0.1");
         let port = server.port.to_string();

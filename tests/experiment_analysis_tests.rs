@@ -5,6 +5,7 @@
 //! against what the data shows, failed runs kept out, and the tables' shape
 //! and values against the write-up's tables.
 
+mod common;
 mod experiment_fixture;
 
 use std::process::{Command, Stdio};
@@ -79,7 +80,7 @@ fn python_reference(json: &std::path::Path) -> Option<serde_json::Value> {
         .stderr(Stdio::piped())
         .spawn();
     let Ok(child) = child else {
-        eprintln!("SKIPPED: python3 is not available; the Python comparison did not run");
+        common::skip("python3 is not available; the Python comparison did not run");
         return None;
     };
     let out = child.wait_with_output().expect("python3 output");

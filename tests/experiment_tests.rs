@@ -44,6 +44,9 @@ fn read_json(path: &Path) -> serde_json::Value {
 
 #[test]
 fn a_loopback_experiment_records_every_run_of_every_cell() {
+    if fast_tier_skips("slow (9 s)") {
+        return;
+    }
     let server = Server::start("127.0.0.1");
     let scratch = Scratch::new("loop");
     let out = scratch.path("out");

@@ -407,6 +407,9 @@ fn tcp_info_fields(stderr: &str) -> Vec<(String, i64)> {
 
 #[test]
 fn dump_tcp_info_writes_netperfs_lines_for_tcp_tests_only() {
+    if fast_tier_skips("slow (7 s)") {
+        return;
+    }
     let server = Server::start("127.0.0.1");
     let port = server.port.to_string();
     let run = |test: &str, dump: bool| -> Output {
@@ -463,13 +466,13 @@ fn dump_tcp_info_writes_netperfs_lines_for_tcp_tests_only() {
 
 // ---------------------------------------------------------------- flent
 
-/// Whether flent and fping are here, installing them from Debian's
-/// packages once if not (flent tests skip, saying why, when they cannot).
+/// Whether flent, fping and iproute2 are here, installing flent and fping
+/// from Debian's packages once if not. Where they cannot be, and in the
+/// fast tier (flent runs in network namespaces, as root), the running test
+/// skips.
 fn flent_available() -> bool {
-    static CHECKED: Mutex<Option<bool>> = Mutex::new(None);
-    let mut checked = CHECKED.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(known) = *checked {
-        return known;
+    if fast_tier_skips("needs flent and root (network namespaces)") {
+        return false;
     }
     let have = |tool: &str| {
         Command::new("sh")
@@ -478,22 +481,14 @@ fn flent_available() -> bool {
             .status()
             .is_ok_and(|s| s.success())
     };
-    if !(have("flent") && have("fping")) {
-        let install = "apt-get install -y --no-install-recommends flent fping \
-             || (apt-get update && apt-get install -y --no-install-recommends flent fping)";
-        let _ = Command::new("timeout")
-            .args(["600", "sh", "-c", install])
-            .env("DEBIAN_FRONTEND", "noninteractive")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
+    let present = || have("flent") && have("fping") && have("ip");
+    match install::ensure(install::From::Apt, "flent fping", present) {
+        Ok(()) => true,
+        Err(why) => {
+            skip(format!("flent, fping or iproute2 missing: {why}"));
+            false
+        }
     }
-    let known = have("flent") && have("fping") && have("ip");
-    if !known {
-        eprintln!("flent tests skipped: flent, fping or iproute2 missing and not installable");
-    }
-    *checked = Some(known);
-    known
 }
 
 /// A network namespace with loopback up and a veth with addresses in the
@@ -847,8 +842,7 @@ fn check_flent(
     let ours = loop {
         tries += 1;
         let Some(ours) = run_flent(test, args, &ours_dir, slot) else {
-            eprintln!("flent {test} skipped: no network namespaces here");
-            return;
+            return skip(format!("flent {test}: no network namespaces here"));
         };
         check_metadata(test, &ours);
         match counts_match(test, &ours, recorded, empty_with_stock) {
@@ -968,11 +962,10 @@ flent_case! {
 fn the_rest_of_flents_netperf_tests_with_netperf_ng_flent_all() {
     // "1" runs them all; a comma-separated list runs those.
     let Some(wanted) = std::env::var("NETPERF_NG_FLENT_ALL").ok() else {
-        eprintln!(
+        return skip(format!(
             "{} more flent tests run with NETPERF_NG_FLENT_ALL=1 (about 11 s each)",
             MORE.len()
-        );
-        return;
+        ));
     };
     // Every test is run and the failures are listed together.
     let chosen = |test: &str| wanted == "1" || wanted.split(',').any(|w| w.trim() == test);

@@ -1,8 +1,8 @@
 //! The fuzz corpora (fuzz/corpus/) on the stable toolchain: every
 //! decode_message input through the fuzz target's own checks, and a few
 //! session scripts against a live session, so CI exercises what the fuzzers
-//! found without nightly. `write_seeds` (ignored) regenerates the seeds;
-//! docs/fuzzing.md says when.
+//! found without nightly; and the seeds are current (NETPERF_NG_WRITE_SEEDS=1
+//! writes them again; docs/fuzzing.md says when).
 
 use netperf_ng::fuzzing::script::{self, Step};
 use netperf_ng::fuzzing::{decode, session, templates};
@@ -615,26 +615,40 @@ fn hostile_session_seeds() -> Vec<(String, script::Script)> {
     .collect()
 }
 
-/// Rewrite the seed files: `cargo test --test fuzz_corpus -- --ignored`.
-/// Inputs the fuzzers found (regress-*) are kept.
+/// The seed files are what the capture and our encoders give now: a stale
+/// seed fuzzes a message nothing sends any more. With
+/// NETPERF_NG_WRITE_SEEDS=1 the test writes them instead. Inputs the
+/// fuzzers found (regress-*) are not seeds: kept, never compared.
 #[test]
-#[ignore]
-fn write_seeds() {
+fn the_seeds_are_what_the_encoders_write() {
+    let write = std::env::var_os("NETPERF_NG_WRITE_SEEDS").is_some_and(|v| v == "1");
+    let mut stale = Vec::new();
+    let mut seed = |target: &str, name: &str, bytes: &[u8]| {
+        let dir = corpus(target);
+        let path = dir.join(name);
+        if write {
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(&path, bytes).unwrap();
+        } else if std::fs::read(&path).ok().as_deref() != Some(bytes) {
+            stale.push(format!("{target}/{name}"));
+        }
+    };
     let stock = captured();
-    let decode_dir = corpus("decode_message");
-    std::fs::create_dir_all(&decode_dir).unwrap();
     for (name, bytes) in &stock {
-        std::fs::write(decode_dir.join(name), bytes).unwrap();
+        seed("decode_message", name, bytes);
     }
     for (name, m) in encoded_messages().into_iter().chain(hostile_messages()) {
-        std::fs::write(decode_dir.join(name), m.bytes).unwrap();
+        seed("decode_message", name, &m.bytes);
     }
-    let session_dir = corpus("session");
-    std::fs::create_dir_all(&session_dir).unwrap();
     for (name, script) in session_seeds(&stock)
         .into_iter()
         .chain(hostile_session_seeds())
     {
-        std::fs::write(session_dir.join(name), script::encode(&script)).unwrap();
+        seed("session", &name, &script::encode(&script));
     }
+    assert!(
+        stale.is_empty(),
+        "seeds missing or stale in fuzz/corpus (NETPERF_NG_WRITE_SEEDS=1 cargo test --test \
+         fuzz_corpus writes them again): {stale:?}"
+    );
 }

@@ -270,6 +270,9 @@ fn finish_within(
 /// Unix-domain tests watch the signal as the others do (they ran on).
 #[test]
 fn a_signal_ends_a_long_test_at_once_whichever_end_sends() {
+    if fast_tier_skips("slow (12 s)") {
+        return;
+    }
     let server = Server::start("127.0.0.1");
     let cases: [&[&str]; 8] = [
         &["-t", "TCP_MAERTS"],
@@ -368,6 +371,9 @@ fn rr_rate(server: &Server, burst: &str) -> f64 {
 
 #[test]
 fn a_burst_of_eight_raises_the_transaction_rate() {
+    if fast_tier_skips("slow (7 s)") {
+        return;
+    }
     let server = Server::start("127.0.0.1");
     // About twice the rate on an idle loopback, less when the suite loads
     // the machine (1.2 to 1.5 seen); no burst at all is 1.0. A few tries

@@ -20,18 +20,6 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-fn stock_dir() -> Option<String> {
-    match std::env::var("NETPERF_STOCK_DIR") {
-        Ok(d) if std::path::Path::new(&d).join("netperf").exists() => Some(d),
-        _ => {
-            eprintln!(
-                "skipping: set NETPERF_STOCK_DIR to a directory with a stock netperf 2.7.1 build"
-            );
-            None
-        }
-    }
-}
-
 /// A stock netserver; it forks a child per control connection, which ends
 /// with its connection, so killing the parent cleans up.
 struct StockServer {

@@ -8,45 +8,28 @@
 //! service account allowed to list them, a writable /tmp for the matrix).
 //! A broken copy must fail both, so the checks are known to bite; and every
 //! overlay must build with kustomize where kubectl is installed. Skipped,
-//! saying so, where the validator cannot be installed. No cluster is
+//! saying so, where the validator cannot be installed (in the fast tier,
+//! where it is not installed already). No cluster is
 //! involved: this checks the files, not a cluster.
 
 mod common;
 use common::*;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 const MANIFESTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/kubernetes");
 const CHECKER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/k8s/check_manifests.py");
 
+/// kubernetes-validate, installed from PyPI when missing; where it cannot
+/// be, the running test skips.
 fn have_validator() -> bool {
-    let present = || {
-        Command::new("kubernetes-validate")
-            .arg("--version")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    if !present() {
-        let _ = Command::new("timeout")
-            .args([
-                "300",
-                "python3",
-                "-m",
-                "pip",
-                "install",
-                "-q",
-                "kubernetes-validate",
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-    }
-    present() || {
-        eprintln!("SKIPPED: kubernetes-validate is not installed and pip could not install it");
-        false
+    let present = || install::runs("kubernetes-validate", &["--version"]);
+    match install::ensure(install::From::Pip, "kubernetes-validate", present) {
+        Ok(()) => true,
+        Err(why) => {
+            skip(why);
+            false
+        }
     }
 }
 
@@ -208,15 +191,8 @@ fn broken_manifests_are_caught() {
 /// so, where kubectl is not installed (it is not in the registries here).
 #[test]
 fn every_overlay_builds_with_kustomize() {
-    let works = Command::new("kubectl")
-        .args(["version", "--client"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !works {
-        eprintln!("SKIPPED: no kubectl to run kustomize");
-        return;
+    if !install::runs("kubectl", &["version", "--client"]) {
+        return skip("no kubectl to run kustomize");
     }
     for overlay in ["base", "hostnetwork", "matrix"] {
         let out = run_with_limit(

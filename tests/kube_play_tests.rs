@@ -106,24 +106,6 @@ impl Drop for Played<'_> {
     }
 }
 
-fn have_pyyaml() -> bool {
-    let present = || {
-        Command::new("python3")
-            .args(["-c", "import yaml"])
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    if !present() {
-        let _ = Command::new("timeout")
-            .args(["300", "python3", "-m", "pip", "install", "-q", "pyyaml"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-    }
-    present()
-}
-
 fn script(podman: &Podman, args: &[&str]) -> Output {
     let mut command = Command::new(SCRIPT);
     command
@@ -243,14 +225,12 @@ fn ports_during_stream(address: &str, netserver_pid: &str) -> Vec<u16> {
 fn pod_specs_serve_under_podman_kube_play() {
     let podman = match podman_for_image_tests() {
         Ok(p) => p,
-        Err(why) => {
-            eprintln!("kube_play_tests: SKIPPED: {why}");
-            return;
-        }
+        Err(why) => return skip(why),
     };
-    if !have_pyyaml() {
-        eprintln!("kube_play_tests: SKIPPED: python3 has no PyYAML and pip could not install it");
-        return;
+    if let Err(why) = install::ensure(install::From::Pip, "pyyaml", || {
+        install::python_imports("yaml")
+    }) {
+        return skip(format!("python3 has no PyYAML: {why}"));
     }
     let pid = std::process::id();
     let image = format!("localhost/netperf-ng:kube-{pid}");

@@ -10,7 +10,6 @@
 mod common;
 use common::*;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 const NETAGG: &str = env!("CARGO_BIN_EXE_netagg");
@@ -52,38 +51,24 @@ struct Reading {
     mean_ns: f64,
 }
 
-fn python_has_hdrh() -> bool {
-    Command::new("python3")
-        .args(["-c", "import hdrh.log"])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-/// The Python package, installed from PyPI when missing (once per test
-/// binary; a failed install leaves the crate's own reader as the fallback).
+/// The Python package, installed from PyPI when missing. Where it cannot
+/// be, the running test skips the independent reading and netperf-ng's own
+/// log reader stands in (the same code that wrote the logs).
 fn python_reader_usable() -> bool {
-    static USABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *USABLE.get_or_init(|| {
-        if python_has_hdrh() {
-            return true;
+    let present = || install::python_imports("hdrh.log");
+    match install::ensure(install::From::Pip, "hdrhistogram", present) {
+        Ok(()) => true,
+        Err(why) => {
+            skip(format!(
+                "the independent reading (Python hdrhistogram); netperf-ng's own reader read the logs instead: {why}"
+            ));
+            false
         }
-        let install = run_with_limit(
-            "python3",
-            &["-m", "pip", "install", "--quiet", "hdrhistogram"],
-            Duration::from_secs(300),
-        );
-        if !install.status.success() {
-            eprintln!(
-                "note: pip install hdrhistogram failed ({}); reading the logs with the hdrhistogram crate instead",
-                text(&install.stderr).trim()
-            );
-        }
-        python_has_hdrh()
-    })
+    }
 }
 
 /// The logs' merged percentiles, read by Python's hdrhistogram (or, if it
-/// cannot be had, by the Rust crate's own log reader).
+/// cannot be had, by netperf-ng's own log reader).
 fn read_logs(files: &[PathBuf]) -> Reading {
     if python_reader_usable() {
         let mut args = vec![READER];
@@ -312,13 +297,7 @@ fn a_two_stream_rr_cell_reports_the_percentiles_of_the_merged_histograms() {
 
 #[test]
 fn a_stock_netperf_runs_the_cell_and_reports_no_percentiles() {
-    let Some(stock) = std::env::var_os("NETPERF_STOCK_DIR")
-        .map(|d| PathBuf::from(d).join("netperf"))
-        .filter(|p| p.is_file())
-    else {
-        eprintln!(
-            "skipping: set NETPERF_STOCK_DIR to a directory with a stock netperf 2.7.1 build"
-        );
+    let Some(stock) = stock_dir().map(|d| PathBuf::from(d).join("netperf")) else {
         return;
     };
     let server = Server::start("127.0.0.1");

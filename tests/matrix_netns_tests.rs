@@ -10,7 +10,8 @@
 //! reached through it (kubernetes/perf-tests' zero row), and one with
 //! them can. The inventory file gives the places; the rows the "cluster"
 //! cannot offer (host network, a node-local Service) must say why.
-//! Skipped, saying so, where namespaces or nft are not available.
+//! Skipped, saying so, where namespaces or nft are not available, and in
+//! the fast tier.
 
 mod common;
 use common::*;
@@ -55,12 +56,17 @@ impl Place {
             netservers: Vec::new(),
             dir: std::env::temp_dir().join(format!("ngm-{id}")),
         };
-        if !ip(&["netns", "add", &place.client]) {
-            eprintln!("skipped: cannot make a network namespace (needs root and iproute2)");
+        if fast_tier_skips("needs root (network namespaces, nftables)") {
             return None;
         }
-        if !have_nft() {
-            eprintln!("skipped: no nft (nftables) to build the Service's DNAT");
+        if !ip(&["netns", "add", &place.client]) {
+            skip("cannot make a network namespace (needs root and iproute2)");
+            return None;
+        }
+        if let Err(why) = have_nft() {
+            skip(format!(
+                "no nft (nftables) to build the Service's DNAT: {why}"
+            ));
             return None;
         }
         let _ = std::fs::remove_dir_all(&place.dir);
@@ -177,23 +183,11 @@ impl Place {
     }
 }
 
-fn have_nft() -> bool {
-    let works = || {
-        Command::new("nft")
-            .arg("--version")
-            .stdout(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    if works() {
-        return true;
-    }
-    let _ = Command::new("apt-get")
-        .args(["install", "-y", "-q", "nftables"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-    works()
+/// nft for the "Service": installed from Debian's packages when missing.
+fn have_nft() -> Result<(), String> {
+    install::ensure(install::From::Apt, "nftables", || {
+        install::runs("nft", &["--version"])
+    })
 }
 
 const INVENTORY: &str = r#"

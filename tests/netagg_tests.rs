@@ -10,6 +10,9 @@ const NETAGG: &str = env!("CARGO_BIN_EXE_netagg");
 
 #[test]
 fn a_short_ramp_writes_consistent_reports() {
+    if fast_tier_skips("slow (20 s)") {
+        return;
+    }
     let server = Server::start("127.0.0.1");
     let out_dir = std::env::temp_dir().join(format!("netagg-test-{}", std::process::id()));
     let port = server.port.to_string();
@@ -274,8 +277,7 @@ fn streams_that_cannot_start_are_reported_per_host_and_the_window_follows_the_st
     let roomy = Server::start_with("127.0.0.1", &["--max-tests", "100"]);
     let port = roomy.port;
     let Some(_tight) = Server::start_on("127.0.0.2", port, &["--max-tests", "8"]) else {
-        eprintln!("skipped: no second netserver on 127.0.0.2:{port}");
-        return;
+        return skip(format!("no second netserver on 127.0.0.2:{port}"));
     };
     let out_dir =
         OutDir(std::env::temp_dir().join(format!("netagg-limits-{}", std::process::id())));

@@ -7,26 +7,24 @@
 //!
 //! Each test makes its own namespace and veth pair (198.18.200.0/24 and up,
 //! one /24 per test) and removes them also when it fails. Skipped, saying so,
-//! when not root, without `ip netns`, or on a kernel without ethtool netlink.
+//! when not root, without `ip netns`, on a kernel without ethtool netlink,
+//! and in the fast tier.
 
 mod common;
-use common::ip;
+use common::{ip, skip};
 
 use netperf_ng::control::offload::{NetserverAt, RemoteOffloadError, RemoteOffloads};
 use netperf_ng::net::offload::{self, on_off, OffloadError, OffloadSnapshot, RestoreGuard};
 use netperf_ng::wire::offload::Offload;
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, TcpStream};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Port netserver listens on inside a test's own namespace (nothing else
 /// is there).
 const PORT: u16 = 12865;
-const STOCK_NETSERVER: &str = "/opt/netperf-stock/netserver";
-/// Set in the environment of the child that plays a runner killed mid-experiment.
-const KILLED_CLIENT_ENV: &str = "NETPERF_NG_OFFLOAD_KILLED_CLIENT";
 
 /// A namespace holding one end of a veth pair; the other end stays here.
 struct Bed {
@@ -37,17 +35,20 @@ struct Bed {
 }
 
 impl Bed {
-    /// The bed for test `tag` on 198.18.`subnet`.0/24, or None (after saying
-    /// why) where this host cannot make one.
+    /// The bed for test `tag` on 198.18.`subnet`.0/24, or None (after
+    /// skipping) where this host, or the fast tier, cannot make one.
     fn up(tag: char, subnet: u8) -> Option<Bed> {
+        if common::fast_tier_skips("needs root (network namespaces, ethtool -K)") {
+            return None;
+        }
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } != 0 {
-            eprintln!("skipping: offload tests need root (network namespaces, ethtool -K)");
+            skip("offload tests need root (network namespaces, ethtool -K)");
             return None;
         }
         match offload::read("lo") {
             Err(OffloadError::KernelUnsupported) => {
-                eprintln!("skipping: this kernel has no ethtool netlink interface");
+                skip("this kernel has no ethtool netlink interface");
                 return None;
             }
             Err(e) => panic!("reading the offloads of lo: {e}"),
@@ -61,7 +62,7 @@ impl Bed {
             subnet,
         };
         if !ip(&["netns", "add", &bed.ns]) {
-            eprintln!("skipping: 'ip netns add' does not work here");
+            skip("'ip netns add' does not work here");
             return None;
         }
         let cidr = |host: u8| format!("198.18.{subnet}.{host}/24");
@@ -378,7 +379,12 @@ fn serve_logging_in(
 /// Poll the namespace's end until `ethtool -k` (or our read, without the
 /// binary) shows `wanted`; false after 10 s.
 fn remote_becomes(bed: &Bed, wanted: &BTreeMap<String, bool>) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(10);
+    remote_becomes_within(bed, wanted, Duration::from_secs(10))
+}
+
+/// As `remote_becomes`, waiting up to `limit`.
+fn remote_becomes_within(bed: &Bed, wanted: &BTreeMap<String, bool>, limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
     while Instant::now() < deadline {
         if bed.ethtool(true).as_ref() == Some(wanted) {
             return true;
@@ -609,8 +615,7 @@ fn netserver_restores_at_shutdown_what_open_connections_changed() {
     let Some(bed) = Bed::up('k', 210) else { return };
     let server = serve_in(&bed, common::NETSERVER, &[], &["--allow-offload-changes"]);
     let Some(original) = bed.ethtool(true) else {
-        eprintln!("skipping: no ethtool binary to watch the namespace's interface");
-        return;
+        return skip("no ethtool binary to watch the namespace's interface");
     };
     let mut remote = RemoteOffloads::connect(&bed.remote_ip(), PORT).unwrap();
     remote
@@ -663,50 +668,53 @@ fn a_malformed_request_is_refused_and_the_connection_lives() {
     }
 }
 
-/// Not a test on its own: the child of the next one, a runner that changes
-/// the remote offloads and is then killed (SIGKILL) before it can restore.
-#[test]
-#[ignore = "run by a_killed_client_leaves_nothing_changed"]
-fn killed_client_child() {
-    let Ok(host) = std::env::var(KILLED_CLIENT_ENV) else {
-        return;
-    };
-    let mut remote = RemoteOffloads::connect(&host, PORT).unwrap();
-    remote
-        .set(&[(Offload::Tso, false), (Offload::Gro, true)])
-        .unwrap();
-    println!("changed");
-    std::thread::sleep(Duration::from_secs(60));
-}
-
+/// A runner killed (SIGKILL, with the netperf it started) while its
+/// changes to the remote offloads stand: netserver puts them back when the
+/// connection drops. The runner is a real one, `netagg experiment`
+/// switching the remote end's tso and gro to what they are not.
 #[test]
 fn a_killed_client_leaves_nothing_changed() {
     let Some(bed) = Bed::up('g', 206) else { return };
     let _server = serve_in(&bed, common::NETSERVER, &[], &["--allow-offload-changes"]);
     let Some(original) = bed.ethtool(true) else {
-        eprintln!("skipping: no ethtool binary to watch the namespace's interface");
-        return;
+        return skip("no ethtool binary to watch the namespace's interface");
     };
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "killed_client_child", "--ignored", "--nocapture"])
-        .env(KILLED_CLIENT_ENV, bed.remote_ip())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+    let mut changed = original.clone();
+    for offload in ["tso", "gro"] {
+        changed.insert(offload.to_string(), !original[offload]);
+    }
+    let out = std::env::temp_dir().join(format!("ngoff-killed-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let runner = Command::new(env!("CARGO_BIN_EXE_netagg"))
+        .args(["experiment", "--host", &bed.remote_ip()])
+        .args(["--port", &PORT.to_string(), "--offload-ends", "remote"])
+        .args(["--factor", &format!("tso={}", on_off(changed["tso"]))])
+        .args(["--factor", &format!("gro={}", on_off(changed["gro"]))])
+        .args([
+            "--duration",
+            "30",
+            "--replicates",
+            "1",
+            "--no-store",
+            "--out",
+        ])
+        .arg(&out)
+        // Its own group, so that the kill takes its netperf too.
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if line.contains("changed") {
-                let _ = tx.send(());
-            }
-        }
-    });
-    let changed = rx.recv_timeout(Duration::from_secs(30)).is_ok();
-    let _ = child.kill();
-    let _ = child.wait();
-    assert!(changed, "the child did not change the offloads");
+    let switched = remote_becomes_within(&bed, &changed, Duration::from_secs(30));
+    // SAFETY: kill(2) on the process group our own child leads.
+    unsafe { libc::kill(-(runner.id() as i32), libc::SIGKILL) };
+    let said = runner
+        .wait_with_output()
+        .map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
+        .unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&out);
+    assert!(switched, "the runner did not change the offloads: {said}");
     assert!(
         remote_becomes(&bed, &original),
         "restored after the client was killed"
@@ -730,8 +738,9 @@ fn a_netserver_without_privilege_says_so() {
         .status()
         .is_ok_and(|s| s.success());
     if !usable {
-        eprintln!("skipping: cannot run netserver as nobody (setpriv, or the build directory's permissions)");
-        return;
+        return skip(
+            "cannot run netserver as nobody (setpriv, or the build directory's permissions)",
+        );
     }
     let _server = serve_in(
         &bed,
@@ -752,12 +761,11 @@ fn a_netserver_without_privilege_says_so() {
 
 #[test]
 fn a_stock_netserver_cannot_change_offloads() {
-    if !std::path::Path::new(STOCK_NETSERVER).exists() {
-        eprintln!("skipping: no stock netserver at {STOCK_NETSERVER}");
+    let Some(stock) = common::stock_dir() else {
         return;
-    }
+    };
     let Some(bed) = Bed::up('j', 209) else { return };
-    let _server = serve_in(&bed, STOCK_NETSERVER, &[], &[]);
+    let _server = serve_in(&bed, &format!("{stock}/netserver"), &[], &[]);
     let host = bed.remote_ip();
     let mut remote = RemoteOffloads::connect(&host, PORT).unwrap();
     let e = remote.read().unwrap_err();

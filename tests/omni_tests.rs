@@ -166,6 +166,9 @@ fn short_selections_match_the_transcripts() {
 /// netperf prints a number.
 #[test]
 fn every_selector_has_a_value_in_every_kind_of_test() {
+    if fast_tier_skips("slow (9 s)") {
+        return;
+    }
     let server = Server::start("127.0.0.1");
     let kinds: [&[&str]; 10] = [
         &["-t", "TCP_STREAM", "-l", "1"],

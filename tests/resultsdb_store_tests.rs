@@ -9,12 +9,11 @@ mod common;
 use common::results::{
     code, experiment, ids, is_root, netagg, one_error_line, run_as, uuid, TempDir, NOBODY,
 };
-use common::{text, Server, NETPERF};
+use common::{skip, text, Server, NETPERF};
 use netperf_ng::resultsdb::{self, query, Db, DbError, Filter, Kind};
 use std::path::Path;
 use std::process::Output;
 
-const CHILD_DB: &str = "RESULTSDB_TEST_CHILD_DB";
 const PER_WRITER: usize = 40;
 
 fn digest(path: &Path) -> Vec<u8> {
@@ -31,31 +30,37 @@ fn write_many(db_path: &Path, tag: &str) {
     }
 }
 
-/// Not a test of its own: the body of the writer processes that
-/// `concurrent_writers_lose_nothing` starts (it does nothing unless
-/// started that way).
-#[test]
-fn child_writer_process() {
-    if let Ok(path) = std::env::var(CHILD_DB) {
-        write_many(Path::new(&path), &format!("process-{}", std::process::id()));
-    }
-}
-
+/// Four writer processes and four writer threads start together on a
+/// database none has created yet (the creation and migration race too).
+/// The processes are netagg's own: four sequences of `netagg results
+/// import`, one record each, of records saved beforehand.
 #[test]
 fn concurrent_writers_lose_nothing() {
     let dir = TempDir::new();
     let path = dir.db();
-    let me = std::env::current_exe().unwrap();
-    // Processes and threads start together on a database none has
-    // created yet: the creation and migration race too.
-    let children: Vec<_> = (0..4)
-        .map(|_| {
-            std::process::Command::new(&me)
-                .args(["--exact", "child_writer_process", "--test-threads=1"])
-                .env(CHILD_DB, &path)
-                .stdout(std::process::Stdio::null())
-                .spawn()
-                .expect("start a writer process")
+    let sequences: Vec<Vec<String>> = (0..4)
+        .map(|p| {
+            (0..PER_WRITER)
+                .map(|n| {
+                    let mut rec = experiment(1.0, 1);
+                    rec.tags = vec![format!("process-{p}")];
+                    let file = dir.0.join(format!("record-{p}-{n}.json"));
+                    std::fs::write(&file, serde_json::to_string(&rec).unwrap()).unwrap();
+                    file.display().to_string()
+                })
+                .collect()
+        })
+        .collect();
+    let processes: Vec<_> = sequences
+        .into_iter()
+        .map(|files| {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                for file in files {
+                    let out = netagg(&path, &["import", &file]);
+                    assert_eq!(code(&out), 0, "import {file}: {}", text(&out.stderr));
+                }
+            })
         })
         .collect();
     let threads: Vec<_> = (0..4)
@@ -67,8 +72,8 @@ fn concurrent_writers_lose_nothing() {
     for t in threads {
         t.join().expect("a writer thread failed");
     }
-    for mut c in children {
-        assert!(c.wait().unwrap().success(), "a writer process failed");
+    for p in processes {
+        p.join().expect("a writer process failed");
     }
     let db = Db::open_read_only(&path).unwrap();
     let all = query::list(&db, &Filter::default()).unwrap();
@@ -141,8 +146,7 @@ fn read_only_files_and_directories_are_refused_before_the_test() {
     chmod(&path, 0o444);
     let before = digest(&path);
     let Some(out) = netperf_store_as(&path, uid) else {
-        eprintln!("SKIPPED: read-only checks: netperf cannot run as an unprivileged user here");
-        return;
+        return skip("read-only checks: netperf cannot run as an unprivileged user here");
     };
     assert_eq!(code(&out), 2, "{}", text(&out.stderr));
     one_error_line(&out, "is read-only (the file is not writable)");

@@ -9,10 +9,9 @@
 mod common;
 
 use common::results::{code, experiment, ids, netagg, one_error_line, uuid, TempDir};
-use common::{run_with_limit, text};
+use common::{install, run_with_limit, skip, text};
 use netperf_ng::resultsdb::{self, query, Db, DbError, Filter, Kind};
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 #[test]
@@ -105,26 +104,12 @@ fn an_experiment_round_trips_through_store_show_and_export() {
 
 /// The exposition through prometheus_client's OpenMetrics parser and its
 /// Prometheus text-format parser (node_exporter's and the pushgateway's
-/// format), installed from PyPI if missing; skipped with a message where
+/// format), installed from PyPI if missing; skipped, saying why, where
 /// that is impossible.
 fn check_with_prometheus_parsers(dir: &Path, exposition: &str) {
-    let have = || {
-        Command::new("python3")
-            .args(["-c", "import prometheus_client.openmetrics.parser"])
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    if !have() {
-        let _ = run_with_limit(
-            "python3",
-            &["-m", "pip", "install", "--quiet", "prometheus_client"],
-            Duration::from_secs(120),
-        );
-    }
-    if !have() {
-        eprintln!("SKIPPED: the OpenMetrics parser check: python3 with prometheus_client is not available");
-        return;
+    let have = || install::python_imports("prometheus_client.openmetrics.parser");
+    if let Err(why) = install::ensure(install::From::Pip, "prometheus_client", have) {
+        return skip(format!("the OpenMetrics parser check: {why}"));
     }
     let file = dir.join("export.om");
     std::fs::write(&file, exposition).unwrap();

@@ -6,6 +6,7 @@
 
 mod common;
 use common::podman::run_command_with_limit;
+use common::{fast_tier_skips, skip};
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -90,8 +91,7 @@ fn names_outside(line: &str) -> bool {
 #[test]
 fn no_tracked_file_names_a_path_outside_the_checkout() {
     if let Err(why) = head() {
-        eprintln!("SKIPPED: {why}");
-        return;
+        return skip(why);
     }
     // The working tree's copies of the tracked files: what the next commit
     // would hold, checked before it is made.
@@ -211,12 +211,12 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<u64> {
 
 #[test]
 fn a_clone_with_nothing_beside_it_builds_offline() {
+    if fast_tier_skips("slow: clones the repository and builds it (a minute or more)") {
+        return;
+    }
     let head = match head() {
         Ok(head) => head,
-        Err(why) => {
-            eprintln!("SKIPPED: {why}");
-            return;
-        }
+        Err(why) => return skip(why),
     };
     let dirty = run_command_with_limit(
         git(&["-C", REPO, "status", "--porcelain", "--untracked-files=no"]),
@@ -250,8 +250,7 @@ fn a_clone_with_nothing_beside_it_builds_offline() {
         .collect();
     assert_eq!(beside, ["netperf-ng"], "the clone is alone in {parent:?}");
     if let Err(why) = seed_target(&profile_dir, &seeded) {
-        eprintln!("SKIPPED: cannot copy this build's dependencies: {why}");
-        return;
+        return skip(format!("cannot copy this build's dependencies: {why}"));
     }
 
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
@@ -275,16 +274,16 @@ fn a_clone_with_nothing_beside_it_builds_offline() {
     let built = match Command::new(&cargo).arg("--version").output() {
         Ok(o) if o.status.success() => run_command_with_limit(build, BUILD_LIMIT),
         _ => {
-            eprintln!("SKIPPED: no cargo ({cargo}) to build the clone with");
-            return;
+            return skip(format!("no cargo ({cargo}) to build the clone with"));
         }
     };
     let said = text(&built);
     // A dependency that was never downloaded: the network's business, not
     // the repository's. A path dependency outside it fails below.
     if !built.status.success() && said.contains("--offline") {
-        eprintln!("SKIPPED: cargo cannot build without the network here:\n{said}");
-        return;
+        return skip(format!(
+            "cargo cannot build without the network here:\n{said}"
+        ));
     }
     assert!(
         built.status.success(),

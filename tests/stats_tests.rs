@@ -6,6 +6,8 @@
 //! values, and the bootstrap's own contract (reproducible, interval around
 //! the estimate, verdicts on clearly different and identical samples).
 
+mod common;
+
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -75,7 +77,9 @@ fn python_reference(sets: &[Vec<f64>]) -> Option<Vec<Vec<f64>>> {
     {
         Ok(child) => child,
         Err(e) => {
-            eprintln!("SKIPPED: python3 is not available ({e}); the Python comparison did not run");
+            common::skip(format!(
+                "python3 is not available ({e}); the Python comparison did not run"
+            ));
             return None;
         }
     };

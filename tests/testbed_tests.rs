@@ -2,7 +2,8 @@
 //! generators joined by veth pairs, each running our netserver; a short ramp
 //! (1 to 4 streams, 2 s per level) for tps and outbound; and tps over load
 //! generators that lose datagrams, with and without loss recovery. Skipped,
-//! saying so, where network namespaces cannot be made (not root, no iproute2).
+//! saying so, where network namespaces cannot be made (not root, no iproute2)
+//! and in the fast tier.
 
 mod common;
 use common::*;
@@ -25,9 +26,13 @@ impl Drop for Testbed {
     }
 }
 
-/// Whether a namespace can be made; `tag` keeps the probes of tests that
-/// run at once apart.
+/// Whether a namespace can be made (not in the fast tier); where not, the
+/// running test skips. `tag` keeps the probes of tests that run at once
+/// apart.
 fn namespaces_work(tag: &str) -> bool {
+    if fast_tier_skips("needs root (network namespaces)") {
+        return false;
+    }
     let probe = format!("ngprobe{tag}{}", std::process::id() % 100);
     let ok = Command::new("ip")
         .args(["netns", "add", &probe])
@@ -37,6 +42,8 @@ fn namespaces_work(tag: &str) -> bool {
         let _ = Command::new("ip")
             .args(["netns", "delete", &probe])
             .status();
+    } else {
+        skip("cannot create network namespaces here (needs root and iproute2)");
     }
     ok
 }
@@ -80,7 +87,6 @@ fn testbed_up(name: &str, env: &[&str]) -> (Testbed, std::process::Output) {
 #[test]
 fn a_short_ramp_over_the_testbed() {
     if !namespaces_work("r") {
-        eprintln!("skipped: cannot create network namespaces here (needs root and iproute2)");
         return;
     }
     let name = format!("n{}", std::process::id() % 100_000);
@@ -256,7 +262,6 @@ fn transactions_per_stream(json: &serde_json::Value) -> std::collections::BTreeM
 #[test]
 fn tps_over_lossy_load_generators_recovers_or_names_the_stalled_streams() {
     if !namespaces_work("l") {
-        eprintln!("skipped: cannot create network namespaces here (needs root and iproute2)");
         return;
     }
     let name = format!("l{}", std::process::id() % 100_000);
@@ -345,7 +350,6 @@ impl Drop for NetnsEtc {
 #[test]
 fn load_generators_come_from_every_address_of_a_dns_name() {
     if !namespaces_work("d") {
-        eprintln!("skipped: cannot create network namespaces here (needs root and iproute2)");
         return;
     }
     let name = format!("d{}", std::process::id() % 100_000);

@@ -402,6 +402,9 @@ fn omni_udp_clients_vanish_at_every_step() {
 
 #[test]
 fn legacy_and_unix_clients_vanish_at_every_step() {
+    if fast_tier_skips("slow (13 s)") {
+        return;
+    }
     vanish_all(&[
         Test::LegacyStream,
         Test::LegacyCc,

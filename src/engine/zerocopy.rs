@@ -137,8 +137,7 @@ mod tests {
             )
         };
         if rc != 0 {
-            eprintln!("skipping: SO_ZEROCOPY not available here");
-            return;
+            return crate::test_skip::skip("SO_ZEROCOPY not available here");
         }
         let mut ring = BufferRing::new(4, 16384, 8, 0);
         let stop = StopFlag::new();

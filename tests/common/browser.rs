@@ -1,6 +1,6 @@
 //! Reading a report as a reader would: headless Chromium (installed from
-//! Debian's packages when missing; the checks skip with a message where
-//! that fails) renders a page to its DOM, a screenshot or a PDF, bounded in
+//! Debian's packages when missing; the checks skip, saying why, where that
+//! fails and in the fast tier) renders a page to its DOM, a screenshot or a PDF, bounded in
 //! time; a PNG's ink tells a picture from a blank page; and a test-only copy
 //! of a page measures, in a frame of an exact width, whether anything
 //! scrolls the page sideways. Set NETPERF_NG_REPORT_KEEP=DIR to keep the
@@ -46,30 +46,21 @@ impl Drop for WorkDir {
 }
 
 /// Whether Chromium is here: installed from Debian's packages when missing
-/// (once per run, bounded in time), else the browser checks are skipped
-/// with a message.
+/// (once per run, bounded in time). Where it cannot be, and in the fast
+/// tier, the running test skips its browser checks (the caller leaves them
+/// out).
 pub fn have_chromium() -> bool {
-    static CHECKED: std::sync::Mutex<Option<bool>> = std::sync::Mutex::new(None);
-    let mut checked = CHECKED.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(known) = *checked {
-        return known;
+    if super::fast_tier_skips("needs chromium (the browser checks)") {
+        return false;
     }
-    if !Path::new(CHROMIUM).exists() {
-        let install = "apt-get install -y --no-install-recommends chromium \
-             || (apt-get update && apt-get install -y --no-install-recommends chromium)";
-        let _ = std::process::Command::new("timeout")
-            .args(["600", "sh", "-c", install])
-            .env("DEBIAN_FRONTEND", "noninteractive")
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status();
+    let present = || Path::new(CHROMIUM).exists();
+    match super::install::ensure(super::install::From::Apt, "chromium", present) {
+        Ok(()) => true,
+        Err(why) => {
+            super::skip(format!("the report was not checked in a browser: {why}"));
+            false
+        }
     }
-    let known = Path::new(CHROMIUM).exists();
-    if !known {
-        eprintln!("SKIPPED: {CHROMIUM} is not installed and could not be; the report was not checked in a browser");
-    }
-    *checked = Some(known);
-    known
 }
 
 /// Runs Chromium headless on `url` with `extra` arguments, its own profile

@@ -4,8 +4,14 @@
 
 pub mod browser;
 pub mod control;
+pub mod install;
 pub mod podman;
 pub mod results;
+pub mod skip;
+
+// Not every test binary uses all three.
+#[allow(unused_imports)]
+pub use skip::{fast_tier, fast_tier_skips, skip};
 
 use std::io::Read;
 use std::net::TcpListener;
@@ -249,6 +255,20 @@ pub fn first_line(stdout: &str) -> &str {
 /// Whether IPv6 loopback works here.
 pub fn have_ipv6() -> bool {
     TcpListener::bind("[::1]:0").is_ok()
+}
+
+/// The directory of a stock netperf 2.7.1 build (its `netperf` and
+/// `netserver`), named by NETPERF_STOCK_DIR; this project never builds or
+/// ships one. Where there is none the running test skips (the caller
+/// returns).
+pub fn stock_dir() -> Option<String> {
+    match std::env::var("NETPERF_STOCK_DIR") {
+        Ok(d) if std::path::Path::new(&d).join("netperf").exists() => Some(d),
+        _ => {
+            skip("set NETPERF_STOCK_DIR to a directory with a stock netperf 2.7.1 build");
+            None
+        }
+    }
 }
 
 /// Every classic test with short arguments, and the index of its result in

@@ -165,8 +165,12 @@ pub fn static_build_missing() -> Option<&'static str> {
     )
 }
 
-/// podman usable here and a static build present, or why the test skips.
+/// podman usable here and a static build present, or why the test skips
+/// (always in the fast tier: rootful podman and an image build).
 pub fn podman_for_image_tests() -> Result<Podman, String> {
+    if super::fast_tier() {
+        return Err("fast tier: needs root, podman and a container build".into());
+    }
     let podman = Podman::find().map_err(|why| format!("podman cannot run here: {why}"))?;
     match static_build_missing() {
         Some(why) => Err(why.to_string()),

@@ -503,7 +503,7 @@ mod tests {
                 assert_eq!(snapshot.features.len(), 4);
                 assert!(snapshot.mtu.is_some_and(|m| m > 0));
             }
-            Err(OffloadError::KernelUnsupported) => eprintln!("skipping: no ethtool netlink"),
+            Err(OffloadError::KernelUnsupported) => crate::test_skip::skip("no ethtool netlink"),
             Err(e) => panic!("{e}"),
         }
         match read("nosuchif9") {
