@@ -292,7 +292,7 @@ fn a_signal_ends_a_long_test_at_once_whichever_end_sends() {
             args.extend_from_slice(&["-D", "0.2"]);
         }
         args.extend_from_slice(test);
-        let (child, rx) = spawn(&server, &args);
+        let (mut child, rx) = spawn(&server, &args);
         let mut seen = Vec::new();
         if unix {
             std::thread::sleep(Duration::from_millis(1500));
@@ -303,6 +303,7 @@ fn a_signal_ends_a_long_test_at_once_whichever_end_sends() {
                 "{test:?}: {seen:?}"
             );
         }
+        let mut stderr = child.stderr.take().expect("netperf's stderr");
         signal(&child, libc::SIGALRM);
         // Generous: it ends in well under a second here; the bug was 10 s
         // or the netserver's 7200.
@@ -320,6 +321,11 @@ fn a_signal_ends_a_long_test_at_once_whichever_end_sends() {
             numbers(result).iter().all(|n| *n >= 0.0),
             "{test:?}: {result}"
         );
+        // Our netserver ends its half and sends its results: netperf
+        // reports with them, and says nothing of missing remote counters.
+        let mut said = String::new();
+        std::io::Read::read_to_string(&mut stderr, &mut said).unwrap();
+        assert!(said.is_empty(), "{test:?}: {said}");
     }
 }
 

@@ -421,16 +421,21 @@ fn await_results(
     wait: Duration,
     by_signal: bool,
 ) -> Result<(OmniResults, Option<wire::Message>, SideStats), ClientError> {
+    // netperf 2.7.1's results keep the response's type (98), an error
+    // included: only serv_errno tells a stock netserver's answer to the
+    // reset (its send failed) from its results.
     let missing = match chan.recv(wait) {
-        Ok(message) if message.kind() == kind::OMNI_RESULTS || !by_signal => {
-            let results = OmniResults::decode(&message);
-            if results.serv_errno != 0 {
-                return Err(remote_error(results.serv_errno));
+        Ok(message) => match OmniResults::decode(&message) {
+            results if results.serv_errno == 0 => {
+                let stats = remote_side(spec, response, &results, remote_cpu);
+                return Ok((results, Some(message), stats));
             }
-            let stats = remote_side(spec, response, &results, remote_cpu);
-            return Ok((results, Some(message), stats));
-        }
-        Ok(_) => "the netserver answered the stop with an error instead of its results".to_string(),
+            results if by_signal => format!(
+                "the netserver answered the stop with an error ({}) instead of its results",
+                crate::net::strerror(results.serv_errno)
+            ),
+            results => return Err(remote_error(results.serv_errno)),
+        },
         Err(ChannelError::TimedOut(_)) if by_signal => format!(
             "the netserver did not end its half of the test within {} s of the stop (a stock netserver sending UDP or accepting connections runs on to its own -l)",
             STOPPED_RESULTS_WAIT.as_secs()
