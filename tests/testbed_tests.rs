@@ -187,7 +187,12 @@ fn a_short_ramp_over_the_testbed() {
             stdout.starts_with(&format!("Average of peak interval is {peak_average:.3}")),
             "{stdout}"
         );
-        assert!(json["sample_spread_us"]["max"].as_f64().unwrap() < 1000.0);
+        // Reading every stream's counter is a few loads (microseconds);
+        // a coordinator preempted on a shared 2-core machine can take a
+        // millisecond (seen once in three suite runs), so the bound only
+        // catches a sampler that reads streams one call at a time.
+        let spread = json["sample_spread_us"]["max"].as_f64().unwrap();
+        assert!(spread < 50_000.0, "sample spread {spread} us");
     }
     std::fs::remove_dir_all(&out_dir).ok();
     drop(bed);
