@@ -1,35 +1,25 @@
-//! netperf-ng: a drop-in replacement for netperf 2.7.1 (`netperf`, `netserver`).
+//! netperf-ng: the umbrella over the workspace's crates. It re-exports each
+//! under the module name it has in docs/architecture.md, so the integration
+//! suite (tests/) and the fuzz targets (fuzz/) name the whole house through
+//! one crate, and it holds the fuzz targets' checks (`fuzzing`), which reach
+//! across both ends. The programs live in crates/netperf, crates/netserver
+//! and crates/netagg.
 //!
-//! Data flow: argv → `cli` → `spec::TestSpec` → `control` (wire protocol to the
-//! netserver) and `engine` (the data path) → `measure::outcome::Outcome` → `report`.
+//! Data flow of one netperf test: argv → `cli` → `spec::TestSpec` →
+//! `control` (the wire protocol to the netserver) and `engine` (the data
+//! path) → `measure::outcome::Outcome` → `report`, coordinated by `run`.
 
-pub mod agg;
-pub mod cli;
-pub mod control;
-pub mod engine;
-pub mod experiment;
+pub use netagg::{agg, experiment, matrix};
+pub use netperf as run;
+pub use netperf_base::{ids, input, rlimit, timefmt};
+pub use netperf_client::{cli, control, report};
+pub use netperf_data::{engine, measure, net, spec};
+pub use netperf_k8s as k8s;
+pub use netperf_pages as page;
+pub use netperf_results as resultsdb;
+pub use netperf_results::stats;
+pub use netperf_wire as wire;
+pub use netserver as server;
+
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod ids;
-pub mod input;
-pub mod k8s;
-pub mod matrix;
-pub mod measure;
-pub mod net;
-pub mod page;
-pub mod report;
-pub mod resultsdb;
-pub mod rlimit;
-pub mod run;
-pub mod server;
-pub mod spec;
-pub mod stats;
-pub mod timefmt;
-pub mod wire;
-
-/// The test suite's one skip helper (tests/common/skip.rs), for the unit
-/// tests that depend on the machine too: a skip counts as one, not a pass.
-#[cfg(test)]
-#[path = "../tests/common/skip.rs"]
-#[allow(dead_code)]
-mod test_skip;

@@ -1,24 +1,8 @@
-//! Tests of netagg's post-processing (src/agg/post), built on its own so
-//! they run whatever state the rest of netagg is in. The expected texts
-//! were checked against the real post_proc.py with rrdtool 1.7.2 on the
-//! same files (less the garbage lines, on which post_proc.py stops).
+//! Tests of netagg's post-processing (crates/netagg/src/agg/post). The
+//! expected texts were checked against the real post_proc.py with rrdtool
+//! 1.7.2 on the same files (less the garbage lines, on which post_proc.py stops).
 
-#[path = "../src/agg/post/mod.rs"]
-#[allow(dead_code, unused_imports)]
-mod post;
-
-/// What post reads its rates against (crate::page::rate in the library).
-#[path = "../src/page/rate.rs"]
-mod rate;
-mod page {
-    pub(crate) use super::rate;
-}
-
-/// What post reads its files with (crate::input in the library).
-#[path = "../src/input.rs"]
-#[allow(dead_code)]
-mod input;
-
+use netperf_ng::agg::post;
 use std::fs;
 use std::path::PathBuf;
 

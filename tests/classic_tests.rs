@@ -164,7 +164,7 @@ fn many_clients_at_once() {
             let port = port.clone();
             std::thread::spawn(move || {
                 run_with_limit(
-                    NETPERF,
+                    &NETPERF,
                     &[
                         "-H",
                         "127.0.0.1",

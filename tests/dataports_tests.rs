@@ -456,7 +456,7 @@ fn bad_ranges_are_refused_at_start() {
         ),
         (&["--data-ports=12865-12865"], "control port"),
     ] {
-        let out = run_with_limit(NETSERVER, args, Duration::from_secs(5));
+        let out = run_with_limit(&NETSERVER, args, Duration::from_secs(5));
         assert_eq!(out.status.code(), Some(1), "{args:?}");
         let err = text(&out.stderr);
         assert!(
@@ -464,11 +464,11 @@ fn bad_ranges_are_refused_at_start() {
             "{args:?}: {err}"
         );
     }
-    let help = text(&run_with_limit(NETSERVER, &["-h"], Duration::from_secs(5)).stdout);
+    let help = text(&run_with_limit(&NETSERVER, &["-h"], Duration::from_secs(5)).stdout);
     assert!(help.contains("--data-ports min-max"), "{help}");
     for (value, why) in [("5-1", "above MAX"), ("x", "MIN-MAX"), ("0-2", "outside")] {
         let out = run_with_limit(
-            NETPERF,
+            &NETPERF,
             &["-H", HOST, "-t", "TCP_RR", "--", "--data-ports", value],
             Duration::from_secs(10),
         );

@@ -6,7 +6,7 @@ use common::*;
 use std::time::{Duration, Instant};
 
 fn fails_with(args: &[&str], code: i32, needle: &str) {
-    let out = run_with_limit(NETPERF, args, Duration::from_secs(30));
+    let out = run_with_limit(&NETPERF, args, Duration::from_secs(30));
     let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(code), "{args:?}: {all}");
     assert!(
@@ -63,16 +63,16 @@ fn bad_send_sizes() {
 
 #[test]
 fn usage_and_version() {
-    let out = run_with_limit(NETPERF, &["-V"], Duration::from_secs(5));
+    let out = run_with_limit(&NETPERF, &["-V"], Duration::from_secs(5));
     assert_eq!(text(&out.stdout), "Netperf version 2.7.1\n");
     assert_eq!(out.status.code(), Some(0));
-    let out = run_with_limit(NETPERF, &["-h"], Duration::from_secs(5));
+    let out = run_with_limit(&NETPERF, &["-h"], Duration::from_secs(5));
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("Usage: netperf [global options] -- [test options]"));
-    let out = run_with_limit(NETPERF, &["--", "-h"], Duration::from_secs(5));
+    let out = run_with_limit(&NETPERF, &["--", "-h"], Duration::from_secs(5));
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stdout).contains("OMNI and Migrated BSD Sockets Test Options:"));
-    let out = run_with_limit(NETSERVER, &["-h"], Duration::from_secs(5));
+    let out = run_with_limit(&NETSERVER, &["-h"], Duration::from_secs(5));
     assert_eq!(out.status.code(), Some(1));
     assert!(
         text(&out.stdout).contains("Usage: netserver [options]")
@@ -91,7 +91,7 @@ fn server_that_vanishes_mid_test() {
         let started = Instant::now();
         let client = std::thread::spawn(move || {
             run_with_limit(
-                NETPERF,
+                &NETPERF,
                 &["-H", "127.0.0.1", "-p", &port, "-t", test, "-l", "5"],
                 Duration::from_secs(60),
             )
@@ -116,7 +116,7 @@ fn netserver_port_in_use_fails_cleanly() {
     let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = held.local_addr().unwrap().port().to_string();
     let out = run_with_limit(
-        NETSERVER,
+        &NETSERVER,
         &["-D", "-4", "-L", "127.0.0.1", "-p", &port],
         Duration::from_secs(10),
     );

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const NETAGG: &str = env!("CARGO_BIN_EXE_netagg");
+use common::NETAGG;
 const SERVER_ADDR: &str = "198.18.150.2";
 
 /// Two namespaces joined by a veth pair, with a netserver in the server's;
@@ -92,7 +92,7 @@ impl Pair {
             "netns",
             "exec",
             &self.server,
-            NETSERVER,
+            &NETSERVER,
             "-D",
             "-L",
             SERVER_ADDR,
@@ -126,7 +126,7 @@ impl Pair {
 
     /// netagg in the client namespace.
     fn netagg(&self, args: &[&str], limit: Duration) -> std::process::Output {
-        let mut all = vec!["netns", "exec", &self.client, NETAGG];
+        let mut all = vec!["netns", "exec", &self.client, &NETAGG];
         all.extend_from_slice(args);
         run_with_limit("ip", &all, limit)
     }
@@ -403,7 +403,7 @@ fn ctrl_c_ends_the_experiment_and_puts_the_offloads_back() {
             "netns",
             "exec",
             &pair.client,
-            NETAGG,
+            &NETAGG,
             "experiment",
             "--host",
             SERVER_ADDR,

@@ -9,7 +9,7 @@ use common::*;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-const NETAGG: &str = env!("CARGO_BIN_EXE_netagg");
+use common::NETAGG;
 
 /// A scratch directory removed when the test ends, also when it fails.
 struct Scratch(PathBuf);
@@ -34,7 +34,7 @@ impl Drop for Scratch {
 }
 
 fn netagg(args: &[&str], limit: Duration) -> std::process::Output {
-    run_with_limit(NETAGG, args, limit)
+    run_with_limit(&NETAGG, args, limit)
 }
 
 fn read_json(path: &Path) -> serde_json::Value {

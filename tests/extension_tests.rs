@@ -95,13 +95,13 @@ fn busy_poll_request_response() {
 #[test]
 fn extension_help_and_errors() {
     let out = run_with_limit(
-        NETPERF,
+        &NETPERF,
         &["--", "--help-ext"],
         std::time::Duration::from_secs(5),
     );
     assert!(text(&out.stdout).contains("--mmsg N"));
     let out = run_with_limit(
-        NETPERF,
+        &NETPERF,
         &["--", "--mmsg", "5000"],
         std::time::Duration::from_secs(5),
     );

@@ -109,7 +109,7 @@ fn netperf_no_control(test: &str, port: u16, fill: &str, sizes: &[&str]) -> Outp
         &port,
     ];
     args.extend_from_slice(sizes);
-    run_with_limit(NETPERF, &args, Duration::from_secs(30))
+    run_with_limit(&NETPERF, &args, Duration::from_secs(30))
 }
 
 /// The first `RING` bytes of a stream, checked to be what the whole stream

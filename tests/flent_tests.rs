@@ -876,7 +876,7 @@ fn check_flent(
 fn ours_dir() -> PathBuf {
     match std::env::var_os("NETPERF_NG_FLENT_BIN") {
         Some(dir) => PathBuf::from(dir),
-        None => Path::new(NETPERF).parent().unwrap().to_path_buf(),
+        None => Path::new(&NETPERF).parent().unwrap().to_path_buf(),
     }
 }
 

@@ -556,7 +556,7 @@ fn without_a_control_connection_tests_run_against_inetd_services() {
         let (port, service) = inetd_service(kind);
         let remote = format!(",{port}");
         let out = run_with_limit(
-            NETPERF,
+            &NETPERF,
             &[
                 "-N",
                 "-H",

@@ -115,7 +115,7 @@ fn our_netperf_runs_every_test_against_a_stock_netserver() {
     let stock = start_stock(&dir);
     let stock_netperf = format!("{dir}/netperf");
     for (test, extra, field) in CLASSIC_TESTS {
-        let mixed = result_of(NETPERF, stock.port, test, extra, *field);
+        let mixed = result_of(&NETPERF, stock.port, test, extra, *field);
         let pure = result_of(&stock_netperf, stock.port, test, extra, *field);
         let ratio = mixed / pure;
         assert!(
@@ -131,7 +131,7 @@ fn remote_cpu_rate_from_a_stock_netserver() {
     let Some(dir) = stock_dir() else { return };
     let stock = start_stock(&dir);
     let out = run_with_limit(
-        NETPERF,
+        &NETPERF,
         &[
             "-H",
             "127.0.0.1",
@@ -196,7 +196,7 @@ fn example_script_commands_run_both_ways_with_stocks_socket_sizes() {
     for command in EXAMPLE_SCRIPT_COMMANDS {
         let pure = sizes_from(&stock_netperf, stock.port, command);
         let stock_to_ours = sizes_from(&stock_netperf, ours.port, command);
-        let ours_to_stock = sizes_from(NETPERF, stock.port, command);
+        let ours_to_stock = sizes_from(&NETPERF, stock.port, command);
         assert_eq!(
             stock_to_ours, pure,
             "stock netperf -> our netserver {command:?}"

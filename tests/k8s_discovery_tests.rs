@@ -23,7 +23,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-const NETAGG: &str = env!("CARGO_BIN_EXE_netagg");
+use common::NETAGG;
 const NS: &str = "netperf-ng";
 const SELECTOR: &str = "app.kubernetes.io/name=netserver";
 

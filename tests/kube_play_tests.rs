@@ -348,7 +348,7 @@ fn pod_specs_serve_under_podman_kube_play() {
     for (port, served) in [(max, true), (max + 1, false)] {
         let port = format!(",{port}");
         let rr = run_with_limit(
-            NETPERF,
+            &NETPERF,
             &[
                 "-H", &address, "-t", "TCP_RR", "-l", "1", "-P", "0", "--", "-P", &port,
             ],
@@ -457,7 +457,7 @@ fn hostnetwork_pod_serves(podman: &Podman, played: &mut Played, image: &str) {
             "netns",
             "exec",
             &netns,
-            NETPERF,
+            &NETPERF,
             "-H",
             "127.0.0.1",
             "-t",

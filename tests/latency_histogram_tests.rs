@@ -12,8 +12,8 @@ use common::*;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-const NETAGG: &str = env!("CARGO_BIN_EXE_netagg");
-const NETPERF: &str = env!("CARGO_BIN_EXE_netperf");
+use common::NETAGG;
+use common::NETPERF;
 const READER: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/python/hdr_log_percentiles.py"
@@ -201,7 +201,7 @@ fn two_stream_rr_run(server: &Server, scratch: &Scratch, netperf: &Path) -> serd
     let out = scratch.path("out");
     let port = server.port.to_string();
     let run = run_with_limit(
-        NETAGG,
+        &NETAGG,
         &[
             "experiment",
             "--host",

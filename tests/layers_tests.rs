@@ -1,47 +1,98 @@
-//! The house keeps its layers: a file in one of src/'s top-level modules
-//! imports only modules listed before its own in `LAYERS`, so that each
-//! layer can become a crate of its own that names only the ones below it.
-//! Comments and string literals are not read; `crate::`, grouped
-//! `crate::{...}` and `super::` paths are. Tests inside a module count too: a
-//! lower crate's tests cannot name a higher crate either.
+//! The house keeps its layers, at two scales. Between crates: each crate
+//! of the workspace depends only on crates listed before its own in
+//! `CRATES` (cargo already refuses circles; the table fixes the order, and
+//! the two ends of the control connection never name each other). Inside a
+//! crate with several layers: a file imports only modules listed before its
+//! own. Comments and string literals are not read; `crate::`, grouped
+//! `crate::{...}` and `super::` paths are. Tests inside a module count too.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// src/'s top-level modules, bottom first, one line each: a module may use
-/// the ones above its line, never the ones below. docs/architecture.md
-/// says what each one does.
-const LAYERS: &[&str] = &[
-    "ids",        // UUIDs for tests and runs
-    "input",      // reading files and arguments of any kind, bounded
-    "timefmt",    // UTC timestamps in and out
-    "rlimit",     // the open-file limit
-    "stats",      // statistics over samples: pure functions
-    "wire",       // the control protocol's messages: no I/O
-    "net",        // addresses, sockets, interfaces, offloads, the control channel
-    "measure",    // CPU, histograms, what a test measured
-    "engine",     // the data path: loops, timers, stop
-    "spec",       // TestSpec: one test, normalized
-    "cli",        // netperf's command line, into a TestSpec
-    "report",     // netperf's output formats
-    "control",    // netperf's side of a test
-    "server",     // netserver
-    "page",       // pages and charts
-    "resultsdb",  // the results database
-    "run",        // netperf's coordinator: parse, run, report, store
-    "k8s",        // Kubernetes discovery
-    "experiment", // randomized experiments
-    "agg",        // netagg's ramps and post-processing
-    "matrix",     // the scenario matrix
-    "fuzzing",    // the fuzz targets' checks, over everything
+/// The workspace's crates (their directories under crates/), bottom first,
+/// one line each, and the layers inside those that have several (a crate
+/// whose root is its one module has none): a crate may use the crates above
+/// its line, a module the modules before its own. docs/architecture.md says
+/// what each one does. The umbrella package at the root stands above all.
+const CRATES: &[(&str, &[&str])] = &[
+    ("base", &["ids", "input", "timefmt", "rlimit"]), // ids, bounded input, UTC text, fd limit
+    ("wire", &[]),                                    // the control protocol's messages: no I/O
+    ("data", &["net", "measure", "engine", "spec"]),  // sockets, measurements, data loops, TestSpec
+    ("netserver", &[]),                               // netserver
+    ("client", &["cli", "report", "control"]),        // netperf's options, output, control session
+    ("pages", &[]),                                   // pages and charts
+    ("results", &[]),                                 // the results database and statistics
+    ("netperf", &[]),                                 // netperf's coordinator and program
+    ("k8s", &[]),                                     // Kubernetes discovery
+    ("netagg", &["experiment", "agg", "matrix"]),     // netagg: ramps, experiments, the matrix
 ];
 
-/// Peers on one layer that must not import each other (the two ends of the
-/// control connection: netperf's and netserver's).
-const PEERS: &[(&str, &str)] = &[("control", "server")];
+/// Crates on one level that must not name each other (the two ends of the
+/// control connection: netserver and netperf's).
+const PEERS: &[(&str, &str)] = &[("netserver", "client")];
 
-fn rank(module: &str) -> Option<usize> {
-    LAYERS.iter().position(|m| *m == module)
+fn crate_rank(dir: &str) -> Option<usize> {
+    CRATES.iter().position(|(d, _)| *d == dir)
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A crate's package name and the package names it depends on (normal, dev
+/// and build dependencies), from its Cargo.toml.
+fn manifest(dir: &str) -> (String, Vec<String>) {
+    let text = std::fs::read_to_string(root().join("crates").join(dir).join("Cargo.toml"))
+        .unwrap_or_else(|e| panic!("crates/{dir}/Cargo.toml: {e}"));
+    let mut name = String::new();
+    let mut deps = Vec::new();
+    let mut section = String::new();
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            section = line.trim_matches(|c| c == '[' || c == ']').to_string();
+        } else if let Some((key, value)) = line.split_once('=') {
+            let key = key.trim();
+            if section == "package" && key == "name" {
+                name = value.trim().trim_matches('"').to_string();
+            } else if section.ends_with("dependencies") && !key.is_empty() && !key.starts_with('#')
+            {
+                deps.push(key.to_string());
+            }
+        }
+    }
+    (name, deps)
+}
+
+#[test]
+fn every_crate_depends_only_on_the_crates_below_it() {
+    let names: Vec<String> = CRATES.iter().map(|(dir, _)| manifest(dir).0).collect();
+    let dir_of = |package: &str| names.iter().position(|n| n == package).map(|k| CRATES[k].0);
+    let mut wrong = Vec::new();
+    for (own_rank, (dir, _)) in CRATES.iter().enumerate() {
+        for dep in manifest(dir).1 {
+            let Some(target) = dir_of(&dep) else { continue }; // not ours
+            let peers = PEERS
+                .iter()
+                .any(|&(a, b)| (a, b) == (*dir, target) || (b, a) == (*dir, target));
+            if crate_rank(target).unwrap() >= own_rank || peers {
+                wrong.push(format!("crates/{dir} -> crates/{target}"));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "crates that name a crate not below them:\n{}",
+        wrong.join("\n")
+    );
+    // Every crate of crates/ is in the table, and nothing else.
+    let mut dirs: Vec<String> = std::fs::read_dir(root().join("crates"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    dirs.sort();
+    let mut listed: Vec<String> = CRATES.iter().map(|(d, _)| d.to_string()).collect();
+    listed.sort();
+    assert_eq!(dirs, listed, "crates/ and CRATES differ");
 }
 
 /// `text` with comments and the contents of string and character literals
@@ -148,8 +199,8 @@ fn is_char_literal(chars: &[char], i: usize) -> bool {
     )
 }
 
-/// The module path of a file under src/: src/a/b.rs is [a, b], src/a/mod.rs
-/// is [a], src/spec.rs is [spec].
+/// The module path of a file under a crate's src/: src/a/b.rs is [a, b],
+/// src/a/mod.rs is [a], src/spec.rs is [spec].
 fn module_path(src: &Path, file: &Path) -> Vec<String> {
     let rel = file.strip_prefix(src).unwrap();
     let mut parts: Vec<String> = rel
@@ -265,41 +316,36 @@ fn rust_files(dir: &Path, into: &mut Vec<PathBuf>) {
     }
 }
 
-/// Every import in src/ that points up the table (or across a pair of
-/// peers), as "file:line: module -> module".
-fn upward_imports(src: &Path) -> Vec<String> {
+/// Every import inside crates/`dir` that points up its table of modules,
+/// as "file:line: module -> module".
+fn upward_imports(dir: &str, layers: &[&str]) -> Vec<String> {
+    let src = root().join("crates").join(dir).join("src");
     let mut files = Vec::new();
-    rust_files(src, &mut files);
+    rust_files(&src, &mut files);
     files.sort();
+    let rank = |m: &str| layers.iter().position(|l| *l == m);
     let mut found = Vec::new();
     for file in files {
-        let path = module_path(src, &file);
-        let Some(own) = path.first() else { continue };
-        // The binaries and lib.rs stand above every layer.
-        if own == "bin" || path.is_empty() {
-            continue;
+        let path = module_path(&src, &file);
+        let Some(own) = path.first() else { continue }; // lib.rs
+        if own == "main" {
+            continue; // the program stands above its library
         }
         let Some(own_rank) = rank(own) else {
             found.push(format!(
-                "{}: module '{own}' is not in LAYERS",
+                "{}: module '{own}' is not in CRATES",
                 file.display()
             ));
             continue;
         };
         let code = code_only(&std::fs::read_to_string(&file).unwrap());
         for (line, target) in modules_named(&code, &path) {
-            if &target == own {
-                continue;
-            }
-            let Some(target_rank) = rank(&target) else {
-                continue; // an item of lib.rs's own, or `*`
-            };
-            let peers = PEERS
-                .iter()
-                .any(|&(a, b)| (a, b) == (own, &target) || (b, a) == (own, &target));
-            if target_rank > own_rank || peers {
-                let rel = file.strip_prefix(src.parent().unwrap()).unwrap();
-                found.push(format!("{}:{line}: {own} -> {target}", rel.display()));
+            match rank(&target) {
+                Some(target_rank) if target_rank > own_rank => {
+                    let rel = file.strip_prefix(root()).unwrap();
+                    found.push(format!("{}:{line}: {own} -> {target}", rel.display()));
+                }
+                _ => {}
             }
         }
     }
@@ -307,9 +353,29 @@ fn upward_imports(src: &Path) -> Vec<String> {
 }
 
 #[test]
-fn every_import_points_down_the_table() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let upward = upward_imports(&src);
+fn every_import_inside_a_crate_points_down_its_table() {
+    let mut upward = Vec::new();
+    for (dir, layers) in CRATES.iter().filter(|(_, layers)| !layers.is_empty()) {
+        upward.extend(upward_imports(dir, layers));
+        // Every module of the crate is in its line, and nothing else.
+        let mut modules: Vec<String> =
+            std::fs::read_dir(root().join("crates").join(dir).join("src"))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter_map(|p| {
+                    let name = p.file_stem()?.to_string_lossy().into_owned();
+                    (p.is_dir() || p.extension().is_some_and(|e| e == "rs")).then_some(name)
+                })
+                .filter(|n| n != "main" && n != "lib")
+                .collect();
+        modules.sort();
+        let mut listed: Vec<String> = layers.iter().map(|s| s.to_string()).collect();
+        listed.sort();
+        assert_eq!(
+            modules, listed,
+            "crates/{dir}/src's modules and its line in CRATES differ"
+        );
+    }
     let mut by_pair: BTreeMap<String, usize> = BTreeMap::new();
     for line in &upward {
         let pair = line.rsplit(": ").next().unwrap_or(line).to_string();
@@ -317,24 +383,10 @@ fn every_import_points_down_the_table() {
     }
     assert!(
         upward.is_empty(),
-        "{} imports point up the table in tests/layers_tests.rs (by pair: {by_pair:?}):\n{}",
+        "{} imports point up a crate's table in tests/layers_tests.rs (by pair: {by_pair:?}):\n{}",
         upward.len(),
         upward.join("\n")
     );
-    // Every module of src/ is in the table, and nothing else.
-    let mut dirs: Vec<String> = std::fs::read_dir(&src)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter_map(|p| {
-            let name = p.file_stem()?.to_string_lossy().into_owned();
-            (p.is_dir() || p.extension().is_some_and(|e| e == "rs")).then_some(name)
-        })
-        .filter(|n| n != "bin" && n != "lib")
-        .collect();
-    dirs.sort();
-    let mut listed: Vec<String> = LAYERS.iter().map(|s| s.to_string()).collect();
-    listed.sort();
-    assert_eq!(dirs, listed, "src/'s modules and LAYERS differ");
 }
 
 #[test]

@@ -24,7 +24,7 @@ fn read_log(path: &PathBuf) -> String {
 
 #[test]
 fn help_lists_every_limit_and_bad_values_are_errors() {
-    let out = run_with_limit(NETSERVER, &["-h"], Duration::from_secs(5));
+    let out = run_with_limit(&NETSERVER, &["-h"], Duration::from_secs(5));
     let help = text(&out.stdout);
     for option in [
         "--max-connections",
@@ -56,7 +56,7 @@ fn help_lists_every_limit_and_bad_values_are_errors() {
         &["--allow-offload-changes=eth0/../lo"],
         &["--allow-offload-changes="],
     ] {
-        let out = run_with_limit(NETSERVER, bad, Duration::from_secs(5));
+        let out = run_with_limit(&NETSERVER, bad, Duration::from_secs(5));
         assert_eq!(out.status.code(), Some(1), "{bad:?}");
         let err = text(&out.stderr);
         assert!(err.starts_with("netserver: "), "{bad:?}: {err}");

@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const NETAGG: &str = env!("CARGO_BIN_EXE_netagg");
+use common::NETAGG;
 const NODE_B: &str = "198.18.152.2";
 const NODE_C: &str = "198.18.153.2";
 const VIP: &str = "198.18.152.100";
@@ -127,7 +127,7 @@ impl Place {
     fn netserver(&mut self, ns: &str, addr: &str, port: u16, extra: &[&str]) {
         let port_text = port.to_string();
         let mut args = vec![
-            "netns", "exec", ns, NETSERVER, "-D", "-L", addr, "-p", &port_text,
+            "netns", "exec", ns, &NETSERVER, "-D", "-L", addr, "-p", &port_text,
         ];
         args.extend_from_slice(extra);
         let child = Command::new("ip")
@@ -239,13 +239,13 @@ fn the_matrix_fills_what_the_place_offers_and_names_what_it_cannot() {
     // The point of fixed data ports: through the Service's declared ports
     // a test runs; without them its data connection is refused.
     let through = place.run(
-        NETPERF,
+        &NETPERF,
         &["-H", VIP, "-l", "1", "-t", "TCP_STREAM", "-P", "0"],
         Duration::from_secs(30),
     );
     assert!(through.status.success(), "{}", text(&through.stderr));
     let no_ports = place.run(
-        NETPERF,
+        &NETPERF,
         &[
             "-H",
             VIP_NO_DATA_PORTS,
@@ -299,7 +299,7 @@ fn the_matrix_fills_what_the_place_offers_and_names_what_it_cannot() {
         db.display().to_string(),
     );
     let matrix = place.run(
-        NETAGG,
+        &NETAGG,
         &[
             "matrix",
             "--inventory",
@@ -408,7 +408,7 @@ fn the_matrix_fills_what_the_place_offers_and_names_what_it_cannot() {
 
     // Stored, as a matrix.
     let list = run_with_limit(
-        NETAGG,
+        &NETAGG,
         &["results", "list", "--db", &db_text],
         Duration::from_secs(30),
     );
@@ -426,7 +426,7 @@ fn without_any_scenario_that_can_run_it_says_why_and_runs_nothing() {
     let inventory = dir.join("inventory.toml");
     std::fs::write(&inventory, "[me]\nnode = \"a\"\n").unwrap();
     let out = run_with_limit(
-        NETAGG,
+        &NETAGG,
         &[
             "matrix",
             "--inventory",
@@ -447,7 +447,7 @@ fn without_any_scenario_that_can_run_it_says_why_and_runs_nothing() {
     );
     assert!(!dir.join("out").exists());
     let bad = run_with_limit(
-        NETAGG,
+        &NETAGG,
         &["matrix", "--scenario", "x=h:0", "--no-store"],
         Duration::from_secs(30),
     );

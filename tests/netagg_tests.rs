@@ -6,7 +6,7 @@ mod common;
 use common::*;
 use std::time::Duration;
 
-const NETAGG: &str = env!("CARGO_BIN_EXE_netagg");
+use common::NETAGG;
 
 #[test]
 fn a_short_ramp_writes_consistent_reports() {
@@ -18,7 +18,7 @@ fn a_short_ramp_writes_consistent_reports() {
     let port = server.port.to_string();
     for kind in ["tps", "outbound"] {
         let out = run_with_limit(
-            NETAGG,
+            &NETAGG,
             &[
                 "--host",
                 "127.0.0.1",
@@ -145,7 +145,7 @@ fn a_short_ramp_writes_consistent_reports() {
             .collect();
         assert_eq!(outs.len(), 2, "{outs:?}");
         let post = run_with_limit(
-            NETAGG,
+            &NETAGG,
             &[
                 "post",
                 log.to_str().unwrap(),
@@ -167,15 +167,15 @@ fn a_short_ramp_writes_consistent_reports() {
 #[test]
 fn bad_inputs_are_clear_errors() {
     let missing = run_with_limit(
-        NETAGG,
+        &NETAGG,
         &["--hosts-file", "/no/such/remote_hosts"],
         Duration::from_secs(10),
     );
     assert_eq!(missing.status.code(), Some(2));
     assert!(text(&missing.stderr).contains("cannot read /no/such/remote_hosts"));
-    let none = run_with_limit(NETAGG, &["--kind", "tps"], Duration::from_secs(10));
+    let none = run_with_limit(&NETAGG, &["--kind", "tps"], Duration::from_secs(10));
     assert_eq!(none.status.code(), Some(2));
-    let help = run_with_limit(NETAGG, &["--help"], Duration::from_secs(10));
+    let help = run_with_limit(&NETAGG, &["--help"], Duration::from_secs(10));
     assert!(text(&help.stdout).contains("Examples:"));
     assert!(text(&help.stdout).contains("--loss-timeout <SECS>"));
     // Every subcommand says what it does (a misplaced doc comment once
@@ -191,7 +191,7 @@ fn bad_inputs_are_clear_errors() {
     assert!(help.contains("  report ") && help.contains("  post "));
     // Loss recovery is for the datagram kind only: not silently ignored.
     let tcp = run_with_limit(
-        NETAGG,
+        &NETAGG,
         &[
             "--host",
             "127.0.0.1",
@@ -210,7 +210,7 @@ fn bad_inputs_are_clear_errors() {
     );
     for bad in ["-1", "1.5", "3601", "soon"] {
         let out = run_with_limit(
-            NETAGG,
+            &NETAGG,
             // Port 1: nothing would be reached should a value be taken.
             &["--host", "127.0.0.1", "--port", "1", "--loss-timeout", bad],
             Duration::from_secs(10),
@@ -227,7 +227,7 @@ fn sync_runs_one_stream_per_load_generator_in_turn() {
     let out_dir = std::env::temp_dir().join(format!("netagg-sync-{}", std::process::id()));
     let port = server.port.to_string();
     let out = run_with_limit(
-        NETAGG,
+        &NETAGG,
         &[
             "--host",
             "127.0.0.1",
@@ -283,7 +283,7 @@ fn streams_that_cannot_start_are_reported_per_host_and_the_window_follows_the_st
         OutDir(std::env::temp_dir().join(format!("netagg-limits-{}", std::process::id())));
     let port_text = port.to_string();
     let out = run_with_limit(
-        NETAGG,
+        &NETAGG,
         &[
             "--host",
             "127.0.0.1",
@@ -448,7 +448,7 @@ fn inbound_streams_stop_with_their_results() {
         OutDir(std::env::temp_dir().join(format!("netagg-inbound-{}", std::process::id())));
     let port = server.port.to_string();
     let args = one_level(&port, "inbound", "4", "2", &out_dir);
-    let out = run_with_limit(NETAGG, &args, Duration::from_secs(60));
+    let out = run_with_limit(&NETAGG, &args, Duration::from_secs(60));
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{stdout}{stderr}");
     assert!(
@@ -477,7 +477,7 @@ fn every_stream_of_a_wide_level_runs_through_its_measured_window() {
     let port = server.port.to_string();
     let mut args = one_level(&port, "tps", "128", "3", &out_dir);
     args.extend(["--burst", "1"]);
-    let out = run_with_limit(NETAGG, &args, Duration::from_secs(120));
+    let out = run_with_limit(&NETAGG, &args, Duration::from_secs(120));
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{stdout}{stderr}");
     let json: serde_json::Value =

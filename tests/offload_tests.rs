@@ -397,7 +397,7 @@ fn remote_becomes_within(bed: &Bed, wanted: &BTreeMap<String, bool>, limit: Dura
 #[test]
 fn our_netserver_reads_always_and_changes_only_when_allowed() {
     let Some(bed) = Bed::up('e', 204) else { return };
-    let _server = serve_in(&bed, common::NETSERVER, &[], &[]);
+    let _server = serve_in(&bed, &common::NETSERVER, &[], &[]);
     let mut remote = RemoteOffloads::connect(&bed.remote_ip(), PORT).unwrap();
     let state = remote.state().unwrap();
     assert_eq!(
@@ -444,7 +444,7 @@ fn our_netserver_reads_always_and_changes_only_when_allowed() {
 #[test]
 fn our_netserver_changes_when_allowed_and_restores_when_the_client_closes() {
     let Some(bed) = Bed::up('f', 205) else { return };
-    let _server = serve_in(&bed, common::NETSERVER, &[], &["--allow-offload-changes"]);
+    let _server = serve_in(&bed, &common::NETSERVER, &[], &["--allow-offload-changes"]);
     let host = bed.remote_ip();
     let mut remote = RemoteOffloads::connect(&host, PORT).unwrap();
     let original = remote.read().unwrap();
@@ -543,7 +543,7 @@ fn offload_changes_reach_the_clients_route_and_the_listed_interfaces_only() {
 
     let server = serve_logging_in(
         &bed,
-        common::NETSERVER,
+        &common::NETSERVER,
         &[],
         &["--allow-offload-changes"],
         Some(&log.0),
@@ -586,7 +586,7 @@ fn offload_changes_reach_the_clients_route_and_the_listed_interfaces_only() {
     );
 
     let listed = format!("--allow-offload-changes={foreign}");
-    let _server = serve_logging_in(&bed, common::NETSERVER, &[], &[&listed], Some(&log.0));
+    let _server = serve_logging_in(&bed, &common::NETSERVER, &[], &[&listed], Some(&log.0));
     let mut remote = RemoteOffloads::connect(&host, PORT).unwrap();
     remote.set_interface(Some(&foreign));
     let changed = remote.set(&flip).unwrap();
@@ -613,7 +613,7 @@ fn offload_changes_reach_the_clients_route_and_the_listed_interfaces_only() {
 #[test]
 fn netserver_restores_at_shutdown_what_open_connections_changed() {
     let Some(bed) = Bed::up('k', 210) else { return };
-    let server = serve_in(&bed, common::NETSERVER, &[], &["--allow-offload-changes"]);
+    let server = serve_in(&bed, &common::NETSERVER, &[], &["--allow-offload-changes"]);
     let Some(original) = bed.ethtool(true) else {
         return skip("no ethtool binary to watch the namespace's interface");
     };
@@ -675,7 +675,7 @@ fn a_malformed_request_is_refused_and_the_connection_lives() {
 #[test]
 fn a_killed_client_leaves_nothing_changed() {
     let Some(bed) = Bed::up('g', 206) else { return };
-    let _server = serve_in(&bed, common::NETSERVER, &[], &["--allow-offload-changes"]);
+    let _server = serve_in(&bed, &common::NETSERVER, &[], &["--allow-offload-changes"]);
     let Some(original) = bed.ethtool(true) else {
         return skip("no ethtool binary to watch the namespace's interface");
     };
@@ -685,7 +685,7 @@ fn a_killed_client_leaves_nothing_changed() {
     }
     let out = std::env::temp_dir().join(format!("ngoff-killed-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
-    let runner = Command::new(env!("CARGO_BIN_EXE_netagg"))
+    let runner = Command::new(common::NETAGG)
         .args(["experiment", "--host", &bed.remote_ip()])
         .args(["--port", &PORT.to_string(), "--offload-ends", "remote"])
         .args(["--factor", &format!("tso={}", on_off(changed["tso"]))])
@@ -732,7 +732,7 @@ fn a_netserver_without_privilege_says_so() {
     ];
     let usable = Command::new("setpriv")
         .args(&nobody[1..])
-        .args([common::NETSERVER, "-V"])
+        .args([&*common::NETSERVER, "-V"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
@@ -744,7 +744,7 @@ fn a_netserver_without_privilege_says_so() {
     }
     let _server = serve_in(
         &bed,
-        common::NETSERVER,
+        &common::NETSERVER,
         &nobody,
         &["--allow-offload-changes"],
     );

@@ -109,7 +109,7 @@ fn sigterm_cuts_running_tests_with_results_and_removes_the_pid_file() {
 
 #[test]
 fn unknown_long_options_are_errors() {
-    let out = run_with_limit(NETSERVER, &["--no-such-option"], Duration::from_secs(10));
+    let out = run_with_limit(&NETSERVER, &["--no-such-option"], Duration::from_secs(10));
     assert!(!out.status.success());
     assert!(text(&out.stderr).contains("unknown option --no-such-option"));
 }

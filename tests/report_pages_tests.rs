@@ -16,7 +16,7 @@ use common::{netperf, run_with_limit, text, Server};
 use std::path::Path;
 use std::time::Duration;
 
-const NETAGG: &str = env!("CARGO_BIN_EXE_netagg");
+use common::NETAGG;
 const TITLE: &str = "loopback <tps> & \"friends\"";
 
 /// One netagg run, two levels of 2 s on loopback, into `work`.
@@ -43,7 +43,7 @@ fn netagg_run(work: &Path) {
         "--out",
         &out,
     ];
-    let run = run_with_limit(NETAGG, &args, Duration::from_secs(90));
+    let run = run_with_limit(&NETAGG, &args, Duration::from_secs(90));
     assert!(run.status.success(), "netagg failed: {}", text(&run.stderr));
 }
 
@@ -204,7 +204,7 @@ fn netaggs_page_and_charts_explain_themselves(dir: &Path) {
 fn netagg_report(json: &Path, out: &Path) -> std::process::Output {
     let (json, out) = (json.to_string_lossy(), out.to_string_lossy());
     run_with_limit(
-        NETAGG,
+        &NETAGG,
         &["report", &json, "--out", &out],
         Duration::from_secs(30),
     )

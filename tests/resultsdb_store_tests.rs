@@ -122,7 +122,7 @@ fn a_failed_store_leaves_nothing_behind() {
 fn netperf_store_as(db: &Path, uid: Option<u32>) -> Option<Output> {
     let store = format!("--store={}", db.display());
     run_as(
-        NETPERF,
+        &NETPERF,
         &["-H", "127.0.0.1", "-p", "9", "-l", "1", "--", &store],
         &[],
         uid,
@@ -153,7 +153,7 @@ fn read_only_files_and_directories_are_refused_before_the_test() {
     assert!(out.stdout.is_empty(), "the test did not run");
     // Reading it still works.
     let list = run_as(
-        env!("CARGO_BIN_EXE_netagg"),
+        &common::NETAGG,
         &["results", "--db", path.to_str().unwrap(), "list"],
         &[],
         uid,
@@ -171,7 +171,7 @@ fn read_only_files_and_directories_are_refused_before_the_test() {
         assert!(!dir.0.join("new.db").exists());
     }
     let list = run_as(
-        env!("CARGO_BIN_EXE_netagg"),
+        &common::NETAGG,
         &["results", "--db", path.to_str().unwrap(), "list"],
         &[],
         uid,
@@ -277,7 +277,7 @@ fn netperf_store_records_what_it_printed_and_changes_nothing_it_prints() {
     let netperf = |extra: &[&str], env: &[(&str, &str)]| {
         let mut args: Vec<&str> = base.to_vec();
         args.extend_from_slice(extra);
-        run_as(NETPERF, &args, env, None).unwrap()
+        run_as(&NETPERF, &args, env, None).unwrap()
     };
     let plain = netperf(&[], &[]);
     let id = uuid(ids());
@@ -381,7 +381,7 @@ fn netagg_store_records_each_level() {
     let port = server.port.to_string();
     let store = format!("--store={}", db_path.display());
     let out = run_as(
-        env!("CARGO_BIN_EXE_netagg"),
+        &common::NETAGG,
         &[
             "--host",
             "127.0.0.1",
@@ -433,7 +433,7 @@ fn netagg_store_records_each_level() {
     assert!(text(&cmp.stdout).contains("insufficient data (n=1)"));
     // --tag without --store is refused by clap.
     let bad = run_as(
-        env!("CARGO_BIN_EXE_netagg"),
+        &common::NETAGG,
         &["--host", "127.0.0.1", "--tag", "x"],
         &[],
         None,

@@ -10,7 +10,7 @@ use common::*;
 use std::process::Command;
 use std::time::Duration;
 
-const NETAGG: &str = env!("CARGO_BIN_EXE_netagg");
+use common::NETAGG;
 const TESTBED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/testbed");
 
 /// Removes the testbed when the test ends, also when it fails.
@@ -72,7 +72,7 @@ fn testbed_up(name: &str, env: &[&str]) -> (Testbed, std::process::Output) {
         "--lgs",
         "2",
         "--netserver",
-        NETSERVER,
+        &NETSERVER,
     ]);
     let up = run_with_limit("env", &args, Duration::from_secs(60));
     assert!(
@@ -108,7 +108,7 @@ fn a_short_ramp_over_the_testbed() {
             "netns",
             "exec",
             &*format!("{name}-sut"),
-            NETAGG,
+            &NETAGG,
             "--hosts-file",
             &hosts,
             "--kind",
@@ -225,7 +225,7 @@ fn lossy_tps(
         "netns",
         "exec",
         &sut,
-        NETAGG,
+        &NETAGG,
         "--hosts-file",
         &hosts,
         "--kind",
@@ -375,7 +375,7 @@ fn load_generators_come_from_every_address_of_a_dns_name() {
         "netns",
         "exec",
         &sut,
-        NETAGG,
+        &NETAGG,
         "--hosts-dns",
         "lgs.netperf.test",
         "--kind",
@@ -412,7 +412,7 @@ fn load_generators_come_from_every_address_of_a_dns_name() {
         "netns",
         "exec",
         &sut,
-        NETAGG,
+        &NETAGG,
         "--hosts-dns",
         "nothing.netperf.test",
         "--duration",

@@ -259,7 +259,7 @@ fn stock_netperf_and_netserver_interoperate() {
     let ours = Server::start("127.0.0.1");
     let stock = start_stock(&dir);
     let stock_netperf = format!("{dir}/netperf");
-    let pairings = [(stock_netperf.as_str(), ours.port), (NETPERF, stock.1)];
+    let pairings = [(stock_netperf.as_str(), ours.port), (&NETPERF, stock.1)];
     for (program, port) in pairings {
         for (test, field) in TESTS {
             let port = port.to_string();

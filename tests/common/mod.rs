@@ -2,6 +2,7 @@
 //! netperf with a hard time limit, and clean up even when a test fails.
 #![allow(dead_code)]
 
+pub mod bins;
 pub mod browser;
 pub mod control;
 pub mod install;
@@ -18,8 +19,8 @@ use std::net::TcpListener;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-pub const NETPERF: &str = env!("CARGO_BIN_EXE_netperf");
-pub const NETSERVER: &str = env!("CARGO_BIN_EXE_netserver");
+#[allow(unused_imports)]
+pub use bins::{Bin, NETAGG, NETPERF, NETSERVER};
 
 /// A netserver child process, killed when dropped.
 pub struct Server {
@@ -209,7 +210,7 @@ pub fn netperf(server: &Server, args: &[&str]) -> Output {
     let port = server.port.to_string();
     let mut all = vec!["-H", server.host.as_str(), "-p", port.as_str()];
     all.extend_from_slice(args);
-    run_with_limit(NETPERF, &all, Duration::from_secs(60))
+    run_with_limit(&NETPERF, &all, Duration::from_secs(60))
 }
 
 /// Run our netperf against `server`, require success, return its stdout.

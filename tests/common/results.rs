@@ -12,7 +12,7 @@ use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-pub const NETAGG: &str = env!("CARGO_BIN_EXE_netagg");
+pub use super::NETAGG;
 const LIMIT: Duration = Duration::from_secs(60);
 
 /// A temporary directory, removed when dropped.
@@ -148,7 +148,7 @@ pub fn netagg(db: &Path, args: &[&str]) -> Output {
     ];
     all.extend(args.iter().map(|s| s.to_string()));
     let refs: Vec<&str> = all.iter().map(String::as_str).collect();
-    run_with_limit(NETAGG, &refs, LIMIT)
+    run_with_limit(&NETAGG, &refs, LIMIT)
 }
 
 pub fn code(out: &Output) -> i32 {

@@ -1,0 +1,323 @@
+//! netperf-ng's own test-specific options. They are long options (`--name`
+//! or `--name=value`, after the `--` that starts the test options) so they
+//! can never collide with a netperf letter or change what an existing
+//! netperf command line means.
+
+use super::config::TestOptions;
+use super::error::CliError;
+
+/// Text of `netperf -- --help-ext`.
+pub const EXTENSIONS_USAGE: &str = "\
+netperf-ng extensions (test-specific, after --):
+    --mmsg N          Move UDP messages N at a time with sendmmsg/recvmmsg
+                      on both ends (UDP_STREAM, UDP_RR with -b). 1..1024
+    --zerocopy        Send stream data with MSG_ZEROCOPY (TCP_STREAM, and
+                      netserver's sends in TCP_MAERTS)
+    --busy-poll USECS Set SO_BUSY_POLL on both ends' data sockets. 0..1000000
+    --seq             Number UDP datagrams (first 8 payload bytes) and count
+                      lost, duplicated and out-of-order ones on each receiver
+                      (selectors LOCAL_/REMOTE_DGRAMS_LOST, _DUPLICATED,
+                      _OUT_OF_ORDER). Messages must be at least 8 bytes
+    --store[=DBPATH]  Record the finished test in the results database
+                      (default $NETPERF_NG_DB, else
+                      $XDG_DATA_HOME/netperf-ng/results.db, else
+                      ~/.local/share/netperf-ng/results.db): every number
+                      the output reported, its texts, the test, host,
+                      kernel and the -u UUID (or a new one). The output is
+                      unchanged; a database that cannot be opened stops
+                      netperf before the test (exit 2), a failure to store
+                      after it is one line on stderr (exit 2). See
+                      `netagg results --help`
+    --tag TAG[,TAG]   Tag the stored result (repeatable; needs --store)
+    --data-ports MIN-MAX
+                      Open the local data socket on the first free port of
+                      MIN-MAX (firewall egress rules); refuse the test when
+                      all are in use. A -P lport must lie in the range. The
+                      netserver's ports: `netserver --data-ports MIN-MAX`
+    --latency-histogram FILE
+                      Keep every request/response (or send) time and write
+                      them after the test to FILE as an HdrHistogram
+                      interval log (values in nanoseconds), for merging the
+                      histograms of concurrent streams with HdrHistogram's
+                      tools. The output is unchanged; a file that cannot be
+                      written is one line on stderr (exit 2)
+    --report FILE.html
+                      Draw the test's -D interim results as one
+                      self-contained page: the context (hosts, kernels,
+                      CPUs, interfaces, command line, version), the rate
+                      over time and every interval. Needs -D INTERVAL. The
+                      output is unchanged; a file that cannot be written is
+                      one line on stderr (exit 2)
+    --help-ext        Display this text
+
+and one test-specific letter netperf does not use:
+    -J [list|file]    JSON output of the selection, like -o/-O/-k (one object
+                      per test; schema in docs/omni-output.schema.json)
+
+Selectors beyond netperf's (name them in -o/-O/-k/-J lists; see
+docs/omni-output.md): P99_9_LATENCY P99_99_LATENCY P99_999_LATENCY
+LATENCY_SAMPLES LATENCY_STDERR LATENCY_CI99_LOW LATENCY_CI99_HIGH
+LOCAL_/REMOTE_DGRAMS_LOST _DUPLICATED _OUT_OF_ORDER (with --seq)
+LOCAL_/REMOTE_IF_TX_PACKETS _RX_PACKETS _TX_BYTES _RX_BYTES _TX_PPS _RX_PPS
+PACKETS_PER_TRANSACTION
+";
+
+type Apply = fn(&mut TestOptions, Option<&str>) -> Result<(), String>;
+
+/// netperf's exit status when `--store` cannot store (the database cannot
+/// be opened or written, or this netperf was built without storing): the
+/// same as the `netagg results` commands' "error".
+pub const EXIT_STORE_FAILED: i32 = 2;
+
+/// netperf's exit status when `--report` cannot draw its page.
+pub const EXIT_REPORT_FAILED: i32 = 2;
+
+/// Whether an option takes a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Takes {
+    Nothing,
+    /// `--name value` or `--name=value`.
+    Value,
+    /// Only as `--name=value`; a bare `--name` leaves the next word alone.
+    OptionalValue,
+}
+
+/// (name, what it takes, how it applies)
+const EXTENSIONS: &[(&str, Takes, Apply)] = &[
+    ("mmsg", Takes::Value, |t, v| {
+        t.mmsg_batch = Some(number(v, 1, 1024)?);
+        Ok(())
+    }),
+    ("zerocopy", Takes::Nothing, |t, _| {
+        t.zerocopy = true;
+        Ok(())
+    }),
+    ("seq", Takes::Nothing, |t, _| {
+        t.sequence = true;
+        Ok(())
+    }),
+    ("busy-poll", Takes::Value, |t, v| {
+        t.busy_poll_usecs = Some(number(v, 0, 1_000_000)?);
+        Ok(())
+    }),
+    ("store", Takes::OptionalValue, |t, v| {
+        if v.is_some_and(str::is_empty) {
+            return Err("the database path is empty".into());
+        }
+        t.store = Some(v.map(String::from));
+        Ok(())
+    }),
+    ("data-ports", Takes::Value, |t, v| {
+        let range = netperf_data::net::port_range::PortRange::parse(v.unwrap_or_default())?;
+        t.data_ports = Some(range);
+        Ok(())
+    }),
+    ("latency-histogram", Takes::Value, |t, v| {
+        match v.filter(|p| !p.is_empty()) {
+            Some(path) => t.latency_histogram = Some(path.into()),
+            None => return Err("the file name is empty".into()),
+        }
+        Ok(())
+    }),
+    ("report", Takes::Value, |t, v| {
+        match v.filter(|p| !p.is_empty()) {
+            Some(path) => t.report = Some(path.into()),
+            None => return Err("the file name is empty".into()),
+        }
+        Ok(())
+    }),
+    ("tag", Takes::Value, |t, v| {
+        for tag in v.unwrap_or_default().split(',') {
+            t.store_tags.push(checked_tag(tag)?);
+        }
+        Ok(())
+    }),
+];
+
+/// The longest tag accepted.
+const MAX_TAG: usize = 128;
+
+/// A tag: printable, no comma (the list separator), not empty, at most
+/// [`MAX_TAG`] bytes; surrounding blanks are dropped.
+pub fn checked_tag(tag: &str) -> Result<String, String> {
+    let tag = tag.trim();
+    if tag.is_empty() {
+        return Err("a tag is empty".into());
+    }
+    if tag.len() > MAX_TAG {
+        return Err(format!("a tag is longer than {MAX_TAG} bytes"));
+    }
+    if tag.chars().any(char::is_control) {
+        return Err("a tag holds a control character".into());
+    }
+    Ok(tag.to_string())
+}
+
+fn number(value: Option<&str>, min: u32, max: u32) -> Result<u32, String> {
+    let text = value.unwrap_or_default();
+    match text.trim().parse::<u32>() {
+        Ok(n) if (min..=max).contains(&n) => Ok(n),
+        Ok(_) => Err(format!("must be between {min} and {max}")),
+        Err(_) => Err("not a number".into()),
+    }
+}
+
+/// What the test section asked of the extensions.
+#[derive(Debug, PartialEq)]
+pub enum Extracted {
+    /// The remaining words, for the netperf option scanner.
+    Rest(Vec<String>),
+    /// `--help-ext` was given.
+    Help,
+}
+
+/// Apply and remove the extension options from the test section `args`
+/// (the words after the first `--`). A lone `--` ends the scan, as it ends
+/// the test options.
+pub fn extract(args: &[String], test: &mut TestOptions) -> Result<Extracted, CliError> {
+    let mut rest = Vec::with_capacity(args.len());
+    let mut words = args.iter();
+    while let Some(word) = words.next() {
+        if word == "--" {
+            rest.push(word.clone());
+            rest.extend(words.cloned());
+            break;
+        }
+        let Some(body) = word.strip_prefix("--") else {
+            rest.push(word.clone());
+            continue;
+        };
+        if body == "help-ext" {
+            return Ok(Extracted::Help);
+        }
+        let (name, inline) = match body.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (body, None),
+        };
+        let bad = |reason: String| CliError::Extension(format!("option --{name}: {reason}"));
+        let Some((_, takes, apply)) = EXTENSIONS.iter().find(|(n, _, _)| *n == name) else {
+            return Err(bad("unknown netperf-ng option (see -- --help-ext)".into()));
+        };
+        let value = match (takes, inline) {
+            (Takes::Value | Takes::OptionalValue, Some(v)) => Some(v.to_string()),
+            (Takes::Value, None) => Some(
+                words
+                    .next()
+                    .ok_or_else(|| bad("needs a value".into()))?
+                    .clone(),
+            ),
+            (Takes::Nothing, Some(_)) => return Err(bad("takes no value".into())),
+            (Takes::Nothing | Takes::OptionalValue, None) => None,
+        };
+        apply(test, value.as_deref()).map_err(|reason| {
+            bad(format!(
+                "invalid value '{}': {reason}",
+                value.unwrap_or_default()
+            ))
+        })?;
+    }
+    if !test.store_tags.is_empty() && test.store.is_none() {
+        return Err(CliError::Extension(
+            "option --tag: tags a stored result, and needs --store".into(),
+        ));
+    }
+    Ok(Extracted::Rest(rest))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(line: &str) -> Vec<String> {
+        line.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn options_apply_and_leave_netperf_words_alone() {
+        let mut t = TestOptions::default();
+        let got = extract(
+            &words("-m 64 --mmsg 32 --zerocopy --busy-poll=50 -D"),
+            &mut t,
+        )
+        .unwrap();
+        assert_eq!(got, Extracted::Rest(words("-m 64 -D")));
+        assert_eq!(
+            (t.mmsg_batch, t.zerocopy, t.busy_poll_usecs),
+            (Some(32), true, Some(50))
+        );
+    }
+
+    #[test]
+    fn errors_name_the_option() {
+        let mut t = TestOptions::default();
+        let e = |line: &str, t: &mut TestOptions| extract(&words(line), t).unwrap_err().to_string();
+        assert!(e("--mmsg 0", &mut t).contains("--mmsg"));
+        assert!(e("--mmsg", &mut t).contains("needs a value"));
+        assert!(e("--zerocopy=1", &mut t).contains("takes no value"));
+        assert!(e("--bogus", &mut t).contains("unknown netperf-ng option"));
+        assert_eq!(
+            extract(&words("--help-ext"), &mut t).unwrap(),
+            Extracted::Help
+        );
+    }
+
+    #[test]
+    fn store_takes_an_optional_inline_path_and_tags() {
+        let mut t = TestOptions::default();
+        let got = extract(&words("--store -m 64 --tag a,b --tag c"), &mut t).unwrap();
+        assert_eq!(got, Extracted::Rest(words("-m 64")));
+        assert_eq!(t.store, Some(None));
+        assert_eq!(t.store_tags, ["a", "b", "c"]);
+        let mut t = TestOptions::default();
+        extract(&words("--store=/tmp/r.db"), &mut t).unwrap();
+        assert_eq!(t.store, Some(Some("/tmp/r.db".into())));
+        let e = |line: &str| {
+            extract(&words(line), &mut TestOptions::default())
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(e("--tag x").contains("needs --store"));
+        assert!(e("--store --tag a,,b").contains("a tag is empty"));
+        assert!(e("--store=").contains("path is empty"));
+        assert!(e("--store --tag").contains("needs a value"));
+    }
+
+    #[test]
+    fn data_ports_take_a_range() {
+        let mut t = TestOptions::default();
+        let got = extract(&words("--data-ports 42424-42427 -P 42425"), &mut t).unwrap();
+        assert_eq!(got, Extracted::Rest(words("-P 42425")));
+        assert_eq!(t.data_ports.map(|r| (r.min, r.max)), Some((42424, 42427)));
+        let e = |line: &str| {
+            extract(&words(line), &mut TestOptions::default())
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(e("--data-ports=5-1").contains("above MAX"));
+        assert!(e("--data-ports 0-9").contains("outside 1..65535"));
+        assert!(e("--data-ports").contains("needs a value"));
+    }
+
+    #[test]
+    fn latency_histogram_takes_a_file() {
+        let mut t = TestOptions::default();
+        let got = extract(&words("--latency-histogram /tmp/a.hlog -r 1,1"), &mut t).unwrap();
+        assert_eq!(got, Extracted::Rest(words("-r 1,1")));
+        assert_eq!(t.latency_histogram, Some("/tmp/a.hlog".into()));
+        let e = |line: &str| {
+            extract(&words(line), &mut TestOptions::default())
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(e("--latency-histogram=").contains("file name is empty"));
+        assert!(e("--latency-histogram").contains("needs a value"));
+    }
+
+    #[test]
+    fn a_second_double_dash_ends_the_scan() {
+        let mut t = TestOptions::default();
+        let got = extract(&words("-m 1 -- --mmsg 4"), &mut t).unwrap();
+        assert_eq!(got, Extracted::Rest(words("-m 1 -- --mmsg 4")));
+        assert_eq!(t.mmsg_batch, None);
+    }
+}

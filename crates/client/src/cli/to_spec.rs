@@ -1,0 +1,339 @@
+//! A parsed command line as a test: netperf's classic preset for the test
+//! name first, then the test-specific options on top (`Config::test_spec`).
+
+use super::config::{Config, GlobalOptions, TestOptions};
+use netperf_data::net::resolve::Family;
+use netperf_data::spec::{
+    parse_protocol, Limit, Preset, Protocol, SpecError, TestName, TestSpec, RECV, XMIT,
+};
+
+/// What the preset and the test-specific options decide together: the shape
+/// of the test, before the options that only travel along are copied in.
+struct Shape {
+    test: TestName,
+    protocol: Protocol,
+    udp_lite: bool,
+    connection: bool,
+    direction: u32,
+    /// A request/response test: both directions, or connect/close only.
+    is_rr: bool,
+    sendfile: bool,
+    request_size: i32,
+    response_size: i32,
+}
+
+impl Config {
+    /// Resolve a parsed command line into a test, applying the classic preset
+    /// first and the test-specific options on top, as netperf does.
+    pub fn test_spec(&self) -> Result<TestSpec, SpecError> {
+        let (g, t) = (&self.global, &self.test);
+        let preset = Preset::lookup(&g.test_name)
+            .ok_or_else(|| SpecError::UnknownTest(g.test_name.clone()))?;
+        let (protocol, udp_lite) = protocol(t, preset.protocol)?;
+        let connection = preset.connection || t.connection_test;
+        let direction = direction(t, preset.direction, connection);
+        let is_rr = direction == (XMIT | RECV) || direction == 0;
+        let (request_size, response_size) = rr_sizes(t, preset.rr_sizes, direction, is_rr);
+        let shape = Shape {
+            test: preset.test,
+            protocol,
+            udp_lite,
+            connection,
+            direction,
+            is_rr,
+            sendfile: preset.sendfile,
+            request_size,
+            response_size,
+        };
+        check_sequence(t, &shape)?;
+        check_data_ports(t)?;
+        let limit = limit(g, &shape)?;
+        check_until_stopped(&shape, limit)?;
+        if shape.test.is_unix() {
+            refuse_tcp_udp_only(g, t)?;
+        }
+        let unix_dir = match &t.unix_dir {
+            Some(text) => Some(
+                netperf_data::net::unix_path::resolve_user_dir(text).map_err(SpecError::Invalid)?,
+            ),
+            None => None,
+        };
+        Ok(self.assemble(shape, limit, unix_dir))
+    }
+
+    /// The test: its shape and end, and every option that only travels along.
+    fn assemble(
+        &self,
+        shape: Shape,
+        limit: Limit,
+        unix_dir: Option<std::path::PathBuf>,
+    ) -> TestSpec {
+        let (g, t) = (&self.global, &self.test);
+        let routing_allowed = t
+            .routing_allowed
+            .unwrap_or(shape.protocol != Protocol::Udp || shape.is_rr);
+        let data_family = match (t.data_family, g.host_family) {
+            (Family::Unspec, f) => f,
+            (f, _) => f,
+        };
+        // --latency-histogram writes the same per-operation times -j keeps.
+        let keep_histogram = g.verbosity > 1 || g.keep_statistics || t.latency_histogram.is_some();
+        TestSpec {
+            test: shape.test,
+            protocol: shape.protocol,
+            direction: shape.direction,
+            connection: shape.connection,
+            sendfile: shape.sendfile,
+            limit,
+            request_size: shape.request_size,
+            response_size: shape.response_size,
+            send_size: t.local_send_size.unwrap_or(0),
+            recv_size: t.local_recv_size.unwrap_or(0),
+            remote_send_size: t.remote_send_size.map_or(-1, |v| v as i32),
+            remote_recv_size: t.remote_recv_size.map_or(-1, |v| v as i32),
+            local_send_buf: t.local_send_buf.unwrap_or(-1),
+            local_recv_buf: t.local_recv_buf.unwrap_or(-1),
+            remote_send_buf: t.remote_send_buf.unwrap_or(-1),
+            remote_recv_buf: t.remote_recv_buf.unwrap_or(-1),
+            local_nodelay: t.local_nodelay,
+            remote_nodelay: t.remote_nodelay,
+            cork: t.cork,
+            first_burst: t.first_burst.max(0) as u32,
+            first_burst_given: t.first_burst,
+            routing_allowed,
+            keepalive: g.keepalive,
+            data_family,
+            data_host: t.data_host.clone().unwrap_or_else(|| g.host.clone()),
+            data_local: t.data_local.clone(),
+            local_data_port: t.local_data_port.unwrap_or(0),
+            remote_data_port: t.remote_data_port.unwrap_or(0),
+            local_data_ports: t.data_ports,
+            port_min: t.port_min.unwrap_or(5000),
+            port_max: t.port_max.unwrap_or(65535),
+            receive_timeout: t.receive_timeout,
+            local_connected: t.local_connected,
+            remote_connected: t.remote_connected,
+            local_send_align: g.local_send_align,
+            local_recv_align: g.local_recv_align,
+            local_send_offset: g.local_send_offset,
+            local_recv_offset: g.local_recv_offset,
+            remote_send_align: g.remote_send_align,
+            remote_recv_align: g.remote_recv_align,
+            remote_send_offset: g.remote_send_offset,
+            remote_recv_offset: g.remote_recv_offset,
+            send_width: g.send_width,
+            recv_width: g.recv_width,
+            local_socket_prio: g.local_socket_prio,
+            remote_socket_prio: g.remote_socket_prio,
+            local_socket_tos: g.local_socket_tos,
+            remote_socket_tos: g.remote_socket_tos,
+            remote_cong_control: t.remote_cong_control.clone().unwrap_or_default(),
+            local_cong_control: t.local_cong_control.clone(),
+            keep_histogram,
+            maxseg: t.maxseg,
+            pacing_rate: t.pacing_rate,
+            udp_lite: shape.udp_lite,
+            extension: netperf_wire::extension::Extension {
+                mmsg_batch: t.mmsg_batch.unwrap_or(0),
+                zerocopy: t.zerocopy,
+                busy_poll_usecs: t.busy_poll_usecs,
+                system_facts: false,
+                sequence: t.sequence,
+                interface_counters: false,
+            },
+            unix_dir,
+        }
+    }
+}
+
+/// The protocol (and whether it is UDP-Lite): `-T` wins over the preset's,
+/// and `-t` stands in for it when `-T` is absent.
+fn protocol(t: &TestOptions, preset: Protocol) -> Result<(Protocol, bool), SpecError> {
+    let (mut protocol, mut udp_lite) = (preset, false);
+    if let Some(p) = &t.protocol {
+        (protocol, udp_lite) = parse_protocol(p)?;
+    }
+    if let Some(st) = &t.socket_type {
+        let wanted = match st.to_ascii_lowercase().as_str() {
+            "stream" => Protocol::Tcp,
+            "dgram" => Protocol::Udp,
+            other => {
+                return Err(SpecError::Invalid(format!(
+                    "unsupported socket type '{other}'"
+                )))
+            }
+        };
+        if t.protocol.is_none() {
+            protocol = wanted;
+        }
+    }
+    Ok((protocol, udp_lite))
+}
+
+/// The direction bits: `-d`, else what the sizes implied, else the preset's;
+/// a test that is no connect/close test moves data somewhere (XMIT).
+fn direction(t: &TestOptions, preset: u32, connection: bool) -> u32 {
+    let mut direction = preset;
+    if let Some(mask) = t.direction_mask {
+        direction = mask;
+    } else if t.implied_direction != 0 {
+        direction = t.implied_direction;
+    }
+    if direction == 0 && !connection {
+        direction = XMIT;
+    }
+    direction
+}
+
+/// The request and response sizes: `-r` over the preset's (1,1 or -1,-1),
+/// and at least 1 byte each way for a request/response test.
+fn rr_sizes(t: &TestOptions, preset_rr_sizes: bool, direction: u32, is_rr: bool) -> (i32, i32) {
+    let (mut request_size, mut response_size) = if preset_rr_sizes { (1, 1) } else { (-1, -1) };
+    if let Some(r) = t.request_size {
+        request_size = r as i32;
+    }
+    if let Some(r) = t.response_size {
+        response_size = r as i32;
+    }
+    if is_rr && direction != 0 {
+        if request_size < 0 {
+            request_size = 1;
+        }
+        if response_size < 0 {
+            response_size = 1;
+        }
+    }
+    (request_size, response_size)
+}
+
+/// `--seq` numbers UDP datagrams, so it needs UDP and room for the number.
+fn check_sequence(t: &TestOptions, shape: &Shape) -> Result<(), SpecError> {
+    if !t.sequence {
+        return Ok(());
+    }
+    let short = |size: i64| (0..8).contains(&size);
+    if shape.protocol != Protocol::Udp {
+        return Err(SpecError::Invalid(
+            "--seq numbers UDP datagrams; use it with a UDP test".into(),
+        ));
+    }
+    if shape.is_rr && (short(shape.request_size.into()) || short(shape.response_size.into())) {
+        return Err(SpecError::Invalid(
+            "--seq needs requests and responses of at least 8 bytes (e.g. -r 8)".into(),
+        ));
+    }
+    if t.local_send_size.is_some_and(|m| m < 8) || t.remote_send_size.is_some_and(|m| m < 8) {
+        return Err(SpecError::Invalid(
+            "--seq needs messages of at least 8 bytes (-m 8 or more)".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// A `-P` local port must lie in `--data-ports` when both are given.
+fn check_data_ports(t: &TestOptions) -> Result<(), SpecError> {
+    if let (Some(range), Some(port)) = (t.data_ports, t.local_data_port) {
+        if port != 0 && !range.contains(port) {
+            return Err(SpecError::Invalid(format!(
+                "-P local port {port} is outside --data-ports {range}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// How the test ends, from `-l`: seconds, 0 (until stopped), or a negative
+/// byte/transaction count.
+fn limit(g: &GlobalOptions, shape: &Shape) -> Result<Limit, SpecError> {
+    if g.test_length > 0 {
+        Ok(Limit::Seconds(g.test_length.min(i64::from(i32::MAX)) as u32))
+    } else if g.test_length < 0 {
+        // DG_STREAM counts bytes and ends with a zero-length datagram.
+        if shape.protocol == Protocol::Udp && !shape.is_rr && !shape.test.is_unix() {
+            return Err(SpecError::Invalid(
+                "a byte count (-l negative) is not valid for an unreliable UDP stream test".into(),
+            ));
+        }
+        Ok(Limit::Units(g.test_length.unsigned_abs()))
+    } else {
+        Ok(Limit::Seconds(0))
+    }
+}
+
+/// A connect/close test cannot run until stopped: nothing tells the
+/// netserver that it ended.
+fn check_until_stopped(shape: &Shape, limit: Limit) -> Result<(), SpecError> {
+    if shape.connection && shape.direction == 0 && limit == Limit::Seconds(0) {
+        return Err(SpecError::Invalid(
+            "-l 0 (until stopped) is not available for TCP_CC: nothing in a connect/close \
+             test tells the netserver that it ended; use -l SECONDS or a count"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// What only TCP/UDP sockets do, asked of a Unix-domain test: refused, never
+/// silently ignored.
+fn refuse_tcp_udp_only(g: &GlobalOptions, t: &TestOptions) -> Result<(), SpecError> {
+    let tcp_udp_only = [
+        ("--zerocopy", t.zerocopy),
+        ("--seq", t.sequence),
+        ("--busy-poll", t.busy_poll_usecs.is_some()),
+        ("--data-ports", t.data_ports.is_some()),
+    ];
+    if let Some((option, _)) = tcp_udp_only.iter().find(|(_, given)| *given) {
+        return Err(SpecError::Invalid(format!(
+            "{option} is for TCP and UDP tests; {} moves its data over an AF_UNIX socket",
+            g.test_name
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use netperf_data::spec::{Protocol, XMIT};
+
+    fn spec(name: &str) -> TestSpec {
+        let mut cfg = Config {
+            global: Default::default(),
+            test: Default::default(),
+            unsupported: vec![],
+        };
+        cfg.global.test_name = name.into();
+        cfg.test_spec().unwrap()
+    }
+
+    #[test]
+    fn presets_match_netperf() {
+        let s = spec("tcp_stream");
+        assert_eq!(
+            (s.direction, s.request_size, s.protocol),
+            (XMIT, -1, Protocol::Tcp)
+        );
+        let s = spec("UDP_STREAM");
+        assert!(!s.routing_allowed);
+        let s = spec("TCP_CRR");
+        assert!(s.connection && s.is_rr() && s.request_size == 1);
+        let s = spec("TCP_CC");
+        assert!(s.connection && s.direction == 0 && s.request_size == 1);
+        let s = spec("UDP_RR");
+        assert!(s.routing_allowed && s.protocol == Protocol::Udp);
+    }
+
+    #[test]
+    fn unknown_test_names_the_test() {
+        let mut cfg = Config {
+            global: Default::default(),
+            test: Default::default(),
+            unsupported: vec![],
+        };
+        cfg.global.test_name = "BOGUS_TEST".into();
+        let e = cfg.test_spec().unwrap_err();
+        assert!(e
+            .to_string()
+            .starts_with("The test you requested (BOGUS_TEST) is unknown"));
+    }
+}

@@ -1,0 +1,33 @@
+//! What can go wrong on netperf's side of a test, from resolving the host to
+//! the data phase. Below `client` and `data`, which both return it, so
+//! neither has to import the other for it.
+
+use netperf_data::engine::DataError;
+use netperf_data::net::channel::ChannelError;
+use netperf_data::net::resolve::ResolveError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error(transparent)]
+    Resolve(Box<ResolveError>),
+    /// netperf's two-line "are you sure there is a netserver" message, and
+    /// the errno of the last attempt.
+    #[error("{0}")]
+    NoServer(String, i32),
+    #[error("netperf: {0}")]
+    Control(#[from] ChannelError),
+    #[error("netperf: remote error {errno}: {text}")]
+    Remote { errno: i32, text: String },
+    #[error("netperf: unexpected message type {0} from netserver")]
+    Unexpected(u32),
+    #[error("netperf: data connection: {0}")]
+    Data(#[from] DataError),
+    #[error("netperf: {0}")]
+    Setup(String),
+}
+
+impl From<ResolveError> for ClientError {
+    fn from(e: ResolveError) -> Self {
+        ClientError::Resolve(Box::new(e))
+    }
+}

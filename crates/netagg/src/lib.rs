@@ -1,0 +1,8 @@
+//! netagg: synchronized aggregate tests over many load generators and what
+//! is built on them: the ramps and `netagg post`/`report` (`agg`),
+//! randomized experiments with statistics (`experiment`) and the
+//! pod/node/zone scenario matrix (`matrix`).
+
+pub mod agg;
+pub mod experiment;
+pub mod matrix;

@@ -1,0 +1,279 @@
+//! One test's interim series as a page (`netperf ... -D 1 -- --report
+//! FILE.html`): the context, the rate over time with the test's result as a
+//! line, netperf's own result text, and every interval in a table — a
+//! flent-like time series of our own, with no other tool. What the page
+//! draws is also kept as JSON beside it (`SeriesRun`), from which
+//! `netagg report FILE.json` draws the page again.
+
+use super::context::RunContext;
+use super::html::{escape, figure, open, CLOSE};
+use crate::units::si_label;
+use netperf_client::report::interim::Interim;
+use plotters::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+
+const WIDTH: u32 = 1000;
+const HEIGHT: u32 = 450;
+
+/// The chart's legend in a framed, nearly opaque box at `at`, so lines
+/// behind it do not hide its words.
+pub fn legend<'a, DB, CT>(chart: &mut ChartContext<'a, DB, CT>, at: SeriesLabelPosition)
+where
+    DB: DrawingBackend + 'a,
+    CT: plotters::coord::CoordTranslate,
+{
+    let _ = chart
+        .configure_series_labels()
+        .position(at)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw();
+}
+
+/// The rate over time: each interval's rate at its end, seconds from the
+/// test's start, with `result` (the test's figure) across.
+pub fn chart(interims: &[Interim], started_epoch: f64, result: Option<f64>) -> String {
+    let units = interims.first().map_or("", |i| i.units.as_str());
+    let points: Vec<(f64, f64)> = interims
+        .iter()
+        .map(|i| (i.ending_epoch_secs - started_epoch, i.value))
+        .collect();
+    let x_end = points.last().map_or(1.0, |p| p.0).max(1.0);
+    let top = points
+        .iter()
+        .map(|p| p.1)
+        .chain(result)
+        .fold(0.0, f64::max)
+        .max(f64::MIN_POSITIVE)
+        * 1.15;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        let _ = root.fill(&WHITE);
+        let Ok(mut chart) = ChartBuilder::on(&root)
+            .caption("Rate over time", ("sans-serif", 22))
+            .margin(15)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0.0..x_end, 0.0..top)
+        else {
+            return String::new();
+        };
+        let _ = chart
+            .configure_mesh()
+            .x_desc("seconds since the test started")
+            .y_desc(units)
+            .y_label_formatter(&|y| si_label(*y))
+            .draw();
+        let line = chart.draw_series(LineSeries::new(
+            points.iter().copied(),
+            BLUE.stroke_width(2),
+        ));
+        if let Ok(series) = line {
+            series
+                .label("each interval's rate")
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE.stroke_width(2)));
+        }
+        let _ = chart.draw_series(points.iter().map(|&p| Circle::new(p, 3, BLUE.filled())));
+        if let Some(result) = result {
+            let drawn = chart.draw_series(LineSeries::new(
+                vec![(0.0, result), (x_end, result)],
+                RED.stroke_width(2),
+            ));
+            if let Ok(series) = drawn {
+                series
+                    .label(format!("the test's result: {}", si_label(result)))
+                    .legend(|(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(2))
+                    });
+            }
+        }
+        legend(&mut chart, SeriesLabelPosition::LowerRight);
+        let _ = root.present();
+    }
+    svg
+}
+
+/// The JSON's "format" of a saved series.
+pub const FORMAT: &str = "netperf-series";
+/// Most intervals a saved series may hold (a bound against a hostile file).
+const MAX_INTERVALS: usize = 10_000_000;
+
+/// Everything the page draws, as its JSON keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeriesRun {
+    pub format: String,
+    pub context: RunContext,
+    /// When the data phase started, seconds since the epoch.
+    pub started_epoch_s: f64,
+    /// The test's figure, in the intervals' unit.
+    pub result: Option<f64>,
+    /// What netperf printed for the test.
+    pub result_text: String,
+    pub interims: Vec<Interim>,
+}
+
+impl SeriesRun {
+    pub fn page(&self) -> String {
+        page(
+            &self.context,
+            &self.interims,
+            self.started_epoch_s,
+            self.result,
+            &self.result_text,
+        )
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default() + "\n"
+    }
+
+    /// A saved series, checked: its format, and no more intervals than
+    /// any test makes.
+    pub fn from_json(doc: &serde_json::Value) -> Result<SeriesRun, String> {
+        if doc.get("format").and_then(serde_json::Value::as_str) != Some(FORMAT) {
+            return Err(format!(
+                "not a saved netperf series (its \"format\" is not {FORMAT:?})"
+            ));
+        }
+        let run: SeriesRun = serde_json::from_value(doc.clone()).map_err(|e| e.to_string())?;
+        if run.interims.len() > MAX_INTERVALS {
+            return Err(format!("{} intervals, too many", run.interims.len()));
+        }
+        let rates = run.interims.iter().map(|i| i.value).chain(run.result);
+        match rates
+            .into_iter()
+            .find(|rate| !super::rate::is_drawable_rate(*rate))
+        {
+            Some(rate) => Err(format!("a rate no test measures: {rate}")),
+            None => Ok(run),
+        }
+    }
+}
+
+/// The whole page. `result_text` is what netperf printed for the test.
+pub fn page(
+    ctx: &RunContext,
+    interims: &[Interim],
+    started_epoch: f64,
+    result: Option<f64>,
+    result_text: &str,
+) -> String {
+    let mut out = open(&format!("{} over time", ctx.what));
+    out.push_str(&ctx.html());
+    out.push_str("<section id=\"series\"><h2>Rate over time</h2>\n");
+    if interims.is_empty() {
+        out.push_str("<p class=\"caution\">No interval completed: the test ended before its first -D interval, or moved nothing.</p>\n");
+    } else {
+        let every = interims[0].interval_secs;
+        out.push_str(&figure(
+            &chart(interims, started_epoch, result),
+            &format!(
+                "{} interval rates (about every {every:.2} s; an interval in which nothing completed joins the next one), and the test's result",
+                interims.len()
+            ),
+        ));
+    }
+    let _ = writeln!(
+        out,
+        "</section>\n<section id=\"result\"><h2>netperf's result</h2><pre class=\"summary\">{}</pre></section>",
+        escape(result_text)
+    );
+    intervals_table(&mut out, interims, started_epoch);
+    out.push_str(&ctx.reproduce_html());
+    out.push_str(CLOSE);
+    out
+}
+
+fn intervals_table(out: &mut String, interims: &[Interim], started_epoch: f64) {
+    if interims.is_empty() {
+        return;
+    }
+    let units = escape(&interims[0].units);
+    let _ = writeln!(
+        out,
+        "<section id=\"intervals\"><h2>Every interval</h2><div class=\"scroll\"><table><thead><tr>\
+         <th>ends at (s)</th><th>length (s)</th><th>rate ({units})</th></tr></thead><tbody>"
+    );
+    for i in interims {
+        let _ = writeln!(
+            out,
+            "<tr><td>{:.3}</td><td>{:.3}</td><td>{:.2}</td></tr>",
+            i.ending_epoch_secs - started_epoch,
+            i.interval_secs,
+            i.value
+        );
+    }
+    out.push_str("</tbody></table></div></section>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn interim(t: f64, value: f64) -> Interim {
+        Interim {
+            value,
+            units: "Trans/s".into(),
+            interval_secs: 1.0,
+            ending_epoch_secs: 1000.0 + t,
+        }
+    }
+
+    #[test]
+    fn the_page_has_its_chart_intervals_and_context() {
+        let ctx = RunContext::new(
+            "TCP_RR",
+            vec!["netperf".into(), "-t".into(), "TCP_RR".into()],
+        );
+        let series = [interim(1.0, 180_000.0), interim(2.0, 175_000.0)];
+        let page = page(&ctx, &series, 1000.0, Some(177_500.0), "result <text>");
+        assert!(page.contains("<h1>TCP_RR over time</h1>"));
+        assert!(page.contains("180k"), "SI axis labels");
+        assert!(page.contains("result: 178k"));
+        assert!(page.contains("<td>2.000</td><td>1.000</td><td>175000.00</td>"));
+        assert!(page.contains("result &lt;text&gt;"));
+        assert!(page.contains("id=\"reproduce\""));
+        assert!(!page.contains("<script"));
+    }
+
+    #[test]
+    fn a_saved_series_draws_the_same_page() {
+        let run = SeriesRun {
+            format: FORMAT.into(),
+            context: RunContext::new("TCP_RR", vec!["netperf".into()]),
+            started_epoch_s: 1000.0,
+            result: Some(177_500.0),
+            result_text: "text".into(),
+            interims: vec![interim(1.0, 180_000.0), interim(2.0, 175_000.0)],
+        };
+        let doc: serde_json::Value = serde_json::from_str(&run.to_json()).unwrap();
+        let again = SeriesRun::from_json(&doc).unwrap();
+        assert_eq!(again.page(), run.page());
+        let other = serde_json::json!({"format": "netagg"});
+        assert!(SeriesRun::from_json(&other)
+            .unwrap_err()
+            .contains("not a saved netperf series"));
+        let mut broken = doc.clone();
+        broken["interims"] = serde_json::json!("many");
+        assert!(SeriesRun::from_json(&broken).is_err());
+        // Rates the chart cannot draw (they overflowed its arithmetic).
+        for value in [-1e308, 1e307] {
+            let mut hostile = doc.clone();
+            hostile["interims"][0]["value"] = serde_json::json!(value);
+            assert!(SeriesRun::from_json(&hostile).is_err(), "{value}");
+        }
+        let mut hostile = doc.clone();
+        hostile["result"] = serde_json::json!(-1e308);
+        assert!(SeriesRun::from_json(&hostile).is_err());
+    }
+
+    #[test]
+    fn no_interval_is_said_not_drawn() {
+        let ctx = RunContext::new("TCP_RR", vec![]);
+        let page = page(&ctx, &[], 0.0, None, "");
+        assert!(page.contains("No interval completed"));
+        assert!(!page.contains("<svg"));
+    }
+}

@@ -1,0 +1,397 @@
+//! The `netagg results` commands (list, show, compare, export) and
+//! netagg's own `--store` / `--tag`, as clap definitions the netagg binary
+//! embeds, with their handlers. Exit status: 0 done (for compare: no metric
+//! significantly worse), 1 compare found a regression, 2 an error.
+
+use super::compare::{compare, CompareOptions};
+use super::db::{self, Db};
+use super::error::DbError;
+use super::export::{export, ExportOptions, Format};
+use super::model::{ExperimentRecord, RECORD_VERSION};
+use super::netagg::NetaggRun;
+use super::query::{self, Filter};
+use super::record::Kind;
+use super::render;
+use super::store::store_result;
+use crate::stats::{Bootstrap, Statistic};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+const EXIT_ERROR: u8 = DbError::EXIT_STATUS;
+
+/// `netagg results ...`
+#[derive(clap::Args, Debug)]
+#[command(
+    about = "List, show, compare and export stored results (netperf -- --store, netagg --store, experiments)",
+    after_help = "The database is $NETPERF_NG_DB, else $XDG_DATA_HOME/netperf-ng/results.db, else\n\
+~/.local/share/netperf-ng/results.db, unless --db says otherwise.\n\
+compare exits 0 when no metric is significantly worse, 1 when one is (a regression), 2 on error."
+)]
+pub struct ResultsArgs {
+    /// the results database file
+    #[arg(long, global = true, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: ResultsCommand,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum ResultsCommand {
+    /// List stored results, newest first
+    List {
+        /// only this kind
+        #[arg(long, value_enum)]
+        kind: Option<Kind>,
+        /// only results that ran this netperf test (any case)
+        #[arg(long)]
+        test: Option<String>,
+        /// only results against this host
+        #[arg(long)]
+        host: Option<String>,
+        /// only this kernel release, or releases beginning with it and a '.' or '-'
+        #[arg(long)]
+        kernel: Option<String>,
+        /// only results with this tag (repeatable: all of them)
+        #[arg(long = "tag", value_name = "TAG")]
+        tags: Vec<String>,
+        /// only results started at or after DATE: 2026-11-22, 2026-11-22T08:00Z, or 7d, 12h, 30m ago
+        #[arg(long, value_name = "DATE")]
+        since: Option<String>,
+        /// at most N results
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        /// JSON instead of a table
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one result: its facts and runs
+    Show {
+        /// the result's id or its beginning
+        id: String,
+        /// JSON (the stored result, an experiment's whole record included)
+        #[arg(long)]
+        json: bool,
+    },
+    /// Compare B against the baseline A: per cell and metric the ratio B/A with its bootstrap interval and a verdict
+    Compare {
+        /// the baseline result's id (or its beginning)
+        a: String,
+        /// the result compared with it
+        b: String,
+        /// metrics to compare (repeatable or a comma list; "all" for every shared one); default: the key metrics
+        #[arg(long = "metric", value_name = "M", value_delimiter = ',')]
+        metrics: Vec<String>,
+        /// the statistic whose ratio is taken
+        #[arg(long, value_enum, default_value = "mean")]
+        statistic: StatisticArg,
+        /// bootstrap seed (the same seed gives the same intervals)
+        #[arg(long, default_value_t = Bootstrap::default().seed)]
+        seed: u64,
+        /// bootstrap resamples
+        #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(100..=1_000_000))]
+        resamples: u32,
+        /// a significant slow-down within PCT percent of no change is not a regression
+        #[arg(long, value_name = "PCT", default_value_t = 0.0)]
+        tolerance: f64,
+        /// JSON instead of a table
+        #[arg(long)]
+        json: bool,
+    },
+    /// Store an experiment's saved record (its JSON) in the database
+    Import {
+        /// the experiment record, as the experiment wrote it in JSON
+        file: PathBuf,
+    },
+    /// Export one result for Prometheus, OpenSearch/Elasticsearch or perfdash
+    Export {
+        /// the result's id or its beginning
+        id: String,
+        #[arg(long, value_enum)]
+        format: Format,
+        /// the index named in the OpenSearch action lines
+        #[arg(long, default_value = "netperf-ng")]
+        index: String,
+    },
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum StatisticArg {
+    Mean,
+    Median,
+}
+
+/// Runs a `netagg results` command; prints its output and gives the exit status.
+pub fn run(args: &ResultsArgs) -> ExitCode {
+    match execute(args) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("netagg results: {e}");
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
+}
+
+fn open(args: &ResultsArgs) -> Result<Db, DbError> {
+    Db::open_read_only(&db::resolve(args.db.as_deref())?)
+}
+
+fn json_text<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_default() + "\n"
+}
+
+/// `value` as JSON with --json, else as `text` renders it.
+fn json_or<T: serde::Serialize>(json: bool, value: &T, text: impl FnOnce(&T) -> String) -> String {
+    match json {
+        true => json_text(value),
+        false => text(value),
+    }
+}
+
+fn execute(args: &ResultsArgs) -> Result<u8, DbError> {
+    match &args.command {
+        ResultsCommand::List {
+            kind,
+            test,
+            host,
+            kernel,
+            tags,
+            since,
+            limit,
+            json,
+        } => {
+            let filter = Filter {
+                kind: *kind,
+                test: test.clone(),
+                host: host.clone(),
+                kernel: kernel.clone(),
+                tags: tags.clone(),
+                since: since.as_deref().map(since_text).transpose()?,
+                limit: Some(limit.saturating_add(1)),
+            };
+            let mut results = query::list(&open(args)?, &filter)?;
+            let more = results.len() > *limit;
+            results.truncate(*limit);
+            print!("{}", json_or(*json, &results, |r| render::list(r)));
+            if more {
+                eprintln!("netagg results: more than {limit} results match; --limit N shows more");
+            }
+            Ok(0)
+        }
+        ResultsCommand::Show { id, json } => {
+            let db = open(args)?;
+            let result = query::load(&db, &query::resolve(&db, id)?)?;
+            if *json {
+                let mut value = serde_json::to_value(&result).unwrap_or_default();
+                // The document is JSON itself: show it as such.
+                if let Some(doc) = result.document.as_deref() {
+                    if let Ok(parsed) = serde_json::from_str::<serde_json::Value>(doc) {
+                        value["document"] = parsed;
+                    }
+                }
+                print!("{}", json_text(&value));
+            } else {
+                print!("{}", render::show(&result));
+            }
+            Ok(0)
+        }
+        ResultsCommand::Compare {
+            a,
+            b,
+            metrics,
+            statistic,
+            seed,
+            resamples,
+            tolerance,
+            json,
+        } => {
+            if !(0.0..100.0).contains(tolerance) {
+                return Err(DbError::Invalid(format!(
+                    "--tolerance {tolerance}: must be at least 0 and below 100 (percent)"
+                )));
+            }
+            let db = open(args)?;
+            let ra = query::load(&db, &query::resolve(&db, a)?)?;
+            let rb = query::load(&db, &query::resolve(&db, b)?)?;
+            let opts = CompareOptions {
+                metrics: metrics.clone(),
+                statistic: match statistic {
+                    StatisticArg::Mean => Statistic::Mean,
+                    StatisticArg::Median => Statistic::Median,
+                },
+                bootstrap: Bootstrap {
+                    resamples: *resamples as usize,
+                    ..Bootstrap::with_seed(*seed)
+                },
+                tolerance: tolerance / 100.0,
+            };
+            let c = compare(&ra, &rb, &opts).map_err(|e| DbError::Invalid(e.to_string()))?;
+            print!("{}", json_or(*json, &c, render::compare));
+            Ok(c.exit_status())
+        }
+        ResultsCommand::Import { file } => {
+            let rec = read_record(file)?;
+            let db = Db::open(&db::resolve(args.db.as_deref())?)?;
+            println!("{}", super::store::store_experiment(&db, &rec)?);
+            Ok(0)
+        }
+        ResultsCommand::Export { id, format, index } => {
+            let db = open(args)?;
+            let result = query::load(&db, &query::resolve(&db, id)?)?;
+            let opts = ExportOptions {
+                index: index.clone(),
+            };
+            print!("{}", export(&result, *format, &opts));
+            Ok(0)
+        }
+    }
+}
+
+/// The largest record file `import` reads.
+const MAX_RECORD_BYTES: u64 = 256 << 20;
+
+/// An experiment record from a JSON file, refused if it is of a newer
+/// layout than this build knows.
+fn read_record(file: &std::path::Path) -> Result<ExperimentRecord, DbError> {
+    let bad = |why: String| DbError::Invalid(format!("{}: {why}", file.display()));
+    let size = std::fs::metadata(file)
+        .map_err(|e| bad(e.to_string()))?
+        .len();
+    if size > MAX_RECORD_BYTES {
+        return Err(bad(format!("larger than {} MiB", MAX_RECORD_BYTES >> 20)));
+    }
+    let text = std::fs::read_to_string(file).map_err(|e| bad(e.to_string()))?;
+    let rec: ExperimentRecord =
+        serde_json::from_str(&text).map_err(|e| bad(format!("not an experiment record: {e}")))?;
+    if rec.record_version > RECORD_VERSION {
+        return Err(bad(format!(
+            "record version {} is newer than the {RECORD_VERSION} this netperf-ng reads",
+            rec.record_version
+        )));
+    }
+    Ok(rec)
+}
+
+/// `--since` as a lower bound for RFC 3339 UTC text: a date or date-time
+/// (compared as text, so "2026-11-22" means from that day's start), or a
+/// span ago: "7d", "12h", "30m", "90s".
+pub fn since_text(text: &str) -> Result<String, DbError> {
+    let bad = || {
+        DbError::Invalid(format!(
+            "--since {text}: give a date (2026-11-22), a UTC time (2026-11-22T08:00Z) or a span ago (7d, 12h, 30m)"
+        ))
+    };
+    let t = text.trim();
+    if let Some((digits, unit)) = t.split_at_checked(t.len().saturating_sub(1)) {
+        let scale = match unit {
+            "d" => Some(86_400),
+            "h" => Some(3_600),
+            "m" => Some(60),
+            "s" => Some(1),
+            _ => None,
+        };
+        if let (Some(scale), Ok(n)) = (scale, digits.parse::<u64>()) {
+            let now = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or_default();
+            let ago = Duration::from_secs(n.saturating_mul(scale));
+            return Ok(netperf_base::timefmt::utc_timestamp(
+                now.saturating_sub(ago),
+            ));
+        }
+    }
+    // YYYY-MM-DD, then optionally THH:MM[:SS[.fff]] and an optional Z.
+    let shape = "dddd-dd-dd";
+    let date_ok = t.len() >= shape.len()
+        && t.bytes().zip(shape.bytes()).all(|(c, s)| match s {
+            b'd' => c.is_ascii_digit(),
+            other => c == other,
+        });
+    if !date_ok {
+        return Err(bad());
+    }
+    let rest = t[shape.len()..].trim_end_matches('Z');
+    let time_ok = rest.is_empty()
+        || (rest.starts_with('T')
+            && rest.len() >= 6
+            && rest[1..]
+                .bytes()
+                .all(|c| c.is_ascii_digit() || c == b':' || c == b'.'));
+    if !time_ok {
+        return Err(bad());
+    }
+    Ok(t.trim_end_matches('Z').to_string())
+}
+
+/// netagg's `--store[=DBPATH]` and `--tag`.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct StoreArgs {
+    /// record this run (per level) in the results database (default: $NETPERF_NG_DB,
+    /// else $XDG_DATA_HOME/netperf-ng/results.db, else ~/.local/share/netperf-ng/results.db);
+    /// see `netagg results --help`
+    #[arg(long, value_name = "DBPATH", num_args = 0..=1, require_equals = true)]
+    pub store: Option<Option<PathBuf>>,
+    /// tag the stored run (repeatable or a comma list)
+    #[arg(long = "tag", value_name = "TAG", value_delimiter = ',', requires = "store",
+          value_parser = |t: &str| netperf_client::cli::extensions::checked_tag(t))]
+    pub tags: Vec<String>,
+}
+
+/// An open database waiting for a netagg run to finish.
+pub struct PendingNetaggStore {
+    db: Db,
+    tags: Vec<String>,
+}
+
+impl StoreArgs {
+    /// The database `--store` names (or the default), opened for writing;
+    /// `Ok(None)` without `--store`.
+    pub fn database(&self) -> Result<Option<Db>, DbError> {
+        match &self.store {
+            None => Ok(None),
+            Some(path) => Db::open(&db::resolve(path.as_deref())?).map(Some),
+        }
+    }
+
+    /// Opens the database before the run, so a bad one stops netagg before
+    /// any traffic; `Ok(None)` without `--store`.
+    pub fn open(&self) -> Result<Option<PendingNetaggStore>, ExitCode> {
+        match self.database() {
+            Ok(None) => Ok(None),
+            Ok(Some(db)) => Ok(Some(PendingNetaggStore {
+                db,
+                tags: self.tags.clone(),
+            })),
+            Err(e) => {
+                eprintln!("netagg: --store: {e}");
+                Err(ExitCode::from(EXIT_ERROR))
+            }
+        }
+    }
+}
+
+impl PendingNetaggStore {
+    /// Stores the run; on failure prints one line and gives exit status 2.
+    pub fn finish(self, run: &NetaggRun) -> Result<String, ExitCode> {
+        let result = super::netagg::result_of(run, &self.tags);
+        store_result(&self.db, &result).map_err(|e| {
+            eprintln!("netagg: --store: {e}");
+            ExitCode::from(EXIT_ERROR)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn since_accepts_dates_times_and_spans() {
+        assert_eq!(since_text("2026-11-22").unwrap(), "2026-11-22");
+        assert_eq!(since_text("2026-11-22T08:00Z").unwrap(), "2026-11-22T08:00");
+        assert!(since_text("7d").unwrap().ends_with('Z'));
+        for bad in ["yesterday", "2026-1-2", "2026-11-22 08:00", "d", "5w", ""] {
+            assert!(since_text(bad).is_err(), "{bad}");
+        }
+    }
+}

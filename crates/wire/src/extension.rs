@@ -1,0 +1,150 @@
+//! netperf-ng's extension block in the omni request: what our netperf asks
+//! of our netserver beyond netperf 2.7.1 (UDP batching, zero-copy sends,
+//! busy polling). It sits in request bytes a stock netperf leaves zero, after
+//! a magic word, so a stock netserver never sees it and a stock netperf never
+//! sends it.
+
+use super::message::Message;
+
+/// "NGX1": marks the block and its layout version.
+pub const MAGIC: u32 = 0x4e47_5831;
+/// Data word where the block starts (byte 400 of the data area; the omni
+/// request itself ends at byte 200).
+const AT: usize = 100;
+const FLAG_ZEROCOPY: u32 = 0x1;
+const FLAG_BUSY_POLL: u32 = 0x2;
+/// Ask for the netserver's system facts in its results (see `system_facts`).
+const FLAG_SYSTEM_FACTS: u32 = 0x4;
+/// Number UDP datagrams and count losses (`--seq`) on both ends.
+const FLAG_SEQUENCE: u32 = 0x8;
+/// Report the netserver's data interface counters over the test.
+const FLAG_IF_COUNTERS: u32 = 0x10;
+/// Largest batch sendmmsg/recvmmsg take (UIO_MAXIOV).
+pub const MAX_MMSG: u32 = 1024;
+pub const MAX_BUSY_POLL_USECS: u32 = 1_000_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Extension {
+    /// Messages per sendmmsg/recvmmsg call; 0 or 1 = one per call.
+    pub mmsg_batch: u32,
+    pub zerocopy: bool,
+    pub busy_poll_usecs: Option<u32>,
+    /// Report the netserver's OS and CPU facts with the results.
+    pub system_facts: bool,
+    /// Sequence numbers in UDP payloads, counted by each receiver.
+    pub sequence: bool,
+    /// The netserver counts its data interface's packets over the test.
+    pub interface_counters: bool,
+}
+
+impl Extension {
+    /// Whether anything differs from plain netperf behaviour.
+    pub fn is_used(&self) -> bool {
+        *self != Extension::default()
+    }
+
+    pub fn encode_into(&self, m: &mut Message) {
+        if !self.is_used() {
+            return;
+        }
+        let mut flags = 0;
+        if self.zerocopy {
+            flags |= FLAG_ZEROCOPY;
+        }
+        if self.busy_poll_usecs.is_some() {
+            flags |= FLAG_BUSY_POLL;
+        }
+        if self.system_facts {
+            flags |= FLAG_SYSTEM_FACTS;
+        }
+        if self.sequence {
+            flags |= FLAG_SEQUENCE;
+        }
+        if self.interface_counters {
+            flags |= FLAG_IF_COUNTERS;
+        }
+        m.set_data_u32(AT, MAGIC);
+        m.set_data_u32(AT + 1, flags);
+        m.set_data_u32(AT + 2, self.mmsg_batch);
+        m.set_data_u32(AT + 3, self.busy_poll_usecs.unwrap_or(0));
+    }
+
+    /// The block of a request, if it carries one; values out of range are an
+    /// error text for the refusal.
+    pub fn decode(m: &Message) -> Result<Option<Extension>, String> {
+        if m.data_u32(AT) != MAGIC {
+            return Ok(None);
+        }
+        let flags = m.data_u32(AT + 1);
+        let mmsg_batch = m.data_u32(AT + 2);
+        let busy = m.data_u32(AT + 3);
+        if flags
+            & !(FLAG_ZEROCOPY
+                | FLAG_BUSY_POLL
+                | FLAG_SYSTEM_FACTS
+                | FLAG_SEQUENCE
+                | FLAG_IF_COUNTERS)
+            != 0
+        {
+            return Err(format!("unknown extension flags {flags:#x}"));
+        }
+        if mmsg_batch > MAX_MMSG {
+            return Err(format!("mmsg batch {mmsg_batch} out of range"));
+        }
+        if busy > MAX_BUSY_POLL_USECS {
+            return Err(format!("busy poll {busy} us out of range"));
+        }
+        Ok(Some(Extension {
+            mmsg_batch,
+            zerocopy: flags & FLAG_ZEROCOPY != 0,
+            busy_poll_usecs: (flags & FLAG_BUSY_POLL != 0).then_some(busy),
+            system_facts: flags & FLAG_SYSTEM_FACTS != 0,
+            sequence: flags & FLAG_SEQUENCE != 0,
+            interface_counters: flags & FLAG_IF_COUNTERS != 0,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::omni::OmniRequest;
+
+    #[test]
+    fn round_trips_and_stays_out_of_the_omni_fields() {
+        let ext = Extension {
+            mmsg_batch: 32,
+            zerocopy: true,
+            busy_poll_usecs: Some(50),
+            system_facts: true,
+            sequence: true,
+            interface_counters: true,
+        };
+        let req = OmniRequest {
+            fill_file: "x".repeat(31),
+            cong_control: "cubic".into(),
+            ..Default::default()
+        };
+        let mut m = req.encode();
+        ext.encode_into(&mut m);
+        assert_eq!(Extension::decode(&m), Ok(Some(ext)));
+        assert_eq!(OmniRequest::decode(&m), req);
+    }
+
+    #[test]
+    fn absent_in_plain_requests_and_checked_when_present() {
+        let m = OmniRequest::default().encode();
+        assert_eq!(Extension::decode(&m), Ok(None));
+        let mut m = OmniRequest::default().encode();
+        Extension {
+            mmsg_batch: 4,
+            ..Default::default()
+        }
+        .encode_into(&mut m);
+        m.set_data_u32(AT + 2, 5000);
+        assert!(Extension::decode(&m).is_err());
+        m.set_data_u32(AT + 2, 4);
+        m.set_data_u32(AT + 1, 0x80);
+        assert!(Extension::decode(&m).is_err());
+    }
+}

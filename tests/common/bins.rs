@@ -1,0 +1,151 @@
+//! The three programs under test. The tests live in the umbrella package
+//! and the programs in crates/netperf, crates/netserver and crates/netagg,
+//! and cargo tells a test only where its own package's binaries are
+//! (CARGO_BIN_EXE_*). So the first use of each program in a test binary runs
+//! `cargo build` for it with this test binary's profile, target and target
+//! directory: a no-op after `cargo test` at the root built the workspace,
+//! and never a stale program when only this package's tests were built.
+
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::fmt;
+use std::ops::Deref;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Mutex, OnceLock};
+
+pub static NETPERF: Bin = Bin("netperf");
+pub static NETSERVER: Bin = Bin("netserver");
+pub static NETAGG: Bin = Bin("netagg");
+
+/// A program of the workspace, by name (its package has the same name); it
+/// reads as the program's path wherever a `&str`, a path or an `OsStr` is
+/// wanted.
+#[derive(Clone, Copy, Debug)]
+pub struct Bin(&'static str);
+
+impl Bin {
+    /// The program's path, built first if this process has not yet.
+    pub fn path(self) -> &'static str {
+        static BUILT: OnceLock<Mutex<HashMap<&'static str, &'static str>>> = OnceLock::new();
+        let mut built = BUILT.get_or_init(Default::default).lock().unwrap();
+        built
+            .entry(self.0)
+            .or_insert_with(|| Box::leak(build(self.0).into_boxed_str()))
+    }
+}
+
+impl Deref for Bin {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.path()
+    }
+}
+
+impl AsRef<OsStr> for Bin {
+    fn as_ref(&self) -> &OsStr {
+        OsStr::new(self.path())
+    }
+}
+
+impl AsRef<Path> for Bin {
+    fn as_ref(&self) -> &Path {
+        Path::new(self.path())
+    }
+}
+
+impl fmt::Display for Bin {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.path())
+    }
+}
+
+/// Where this test binary's build lives: target/[TRIPLE/]PROFILE/deps/.
+struct Build {
+    target_dir: PathBuf,
+    triple: Option<String>,
+    profile_dir: PathBuf,
+    profile: String,
+}
+
+/// This test binary's profile directory: it runs from PROFILE/deps/.
+pub fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("a test binary lives in PROFILE/deps/")
+        .to_path_buf()
+}
+
+fn this_build() -> Build {
+    let profile_dir = profile_dir();
+    let dir_name = profile_dir
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let profile = if dir_name == "debug" {
+        "dev".to_string()
+    } else {
+        dir_name
+    };
+    let above = profile_dir
+        .parent()
+        .expect("a target directory")
+        .to_path_buf();
+    // cargo marks the target directory's root; a --target build adds a
+    // directory named for the triple between it and the profile.
+    let (target_dir, triple) = if above.join("CACHEDIR.TAG").exists() {
+        (above, None)
+    } else {
+        let triple = above.file_name().unwrap().to_string_lossy().into_owned();
+        (
+            above.parent().expect("a target directory").to_path_buf(),
+            Some(triple),
+        )
+    };
+    Build {
+        target_dir,
+        triple,
+        profile_dir,
+        profile,
+    }
+}
+
+fn build(name: &str) -> String {
+    let b = this_build();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = Command::new(cargo);
+    command
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "build",
+            "--quiet",
+            "--package",
+            name,
+            "--bin",
+            name,
+            "--profile",
+        ])
+        .arg(&b.profile)
+        .arg("--target-dir")
+        .arg(&b.target_dir);
+    if let Some(triple) = &b.triple {
+        command.args(["--target", triple]);
+    }
+    let out = command
+        .output()
+        .expect("run cargo to build the program under test");
+    assert!(
+        out.status.success(),
+        "cargo build of {name} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let path = b.profile_dir.join(name);
+    assert!(
+        path.is_file(),
+        "cargo built {name} but {} is missing",
+        path.display()
+    );
+    path.to_string_lossy().into_owned()
+}
