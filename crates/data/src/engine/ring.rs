@@ -98,7 +98,13 @@ impl BufferRing {
     /// The next buffer of the ring, advancing it.
     #[inline]
     pub fn next_ptr(&mut self) -> *mut u8 {
-        let start = self.starts[self.next];
+        debug_assert!(self.next < self.starts.len());
+        // SAFETY: `next` is always below `starts.len()`: it starts at 0 (a
+        // ring has at least one buffer) and wraps to 0 at the length. The
+        // bounds check this skips sat on every send and receive, and its
+        // panic path shaped the loops around it (bench/callgrind: 5 to 14
+        // instructions fewer per TCP_RR or UDP_RR transaction, each side).
+        let start = unsafe { *self.starts.get_unchecked(self.next) };
         self.next += 1;
         if self.next == self.starts.len() {
             self.next = 0;
