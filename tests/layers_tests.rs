@@ -6,6 +6,8 @@
 //! own. Comments and string literals are not read; `crate::`, grouped
 //! `crate::{...}` and `super::` paths are. Tests inside a module count too.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -411,4 +413,60 @@ crate::report::omni::write();
     // super:: within a module stays inside it.
     let nested = ["report".to_string(), "omni".to_string(), "json".to_string()];
     assert!(modules_named("use super::super::units;", &nested).is_empty());
+}
+
+/// The crates `cargo tree` lists for `args` (normal dependencies, each
+/// once, ours included), or why it cannot list them here.
+fn tree(args: &[&str]) -> Result<Vec<String>, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(&cargo)
+        .current_dir(root())
+        .args(["tree", "--offline", "--edges", "normal", "--prefix", "none"])
+        .args(args)
+        .output()
+        .map_err(|e| format!("cannot run {cargo}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "cargo tree {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let mut crates: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(String::from))
+        .collect();
+    crates.sort();
+    crates.dedup();
+    Ok(crates)
+}
+
+#[test]
+fn the_programs_stay_lean() {
+    let netserver = match tree(&["--package", "netserver"]) {
+        Ok(crates) => crates,
+        Err(why) => return common::skip(why),
+    };
+    assert!(
+        netserver.len() <= 40,
+        "netserver now builds from {} crates (docs/architecture.md says 38, the goal at most 40): {netserver:?}",
+        netserver.len()
+    );
+    let lean = tree(&["--package", "netperf", "--no-default-features"]).expect("cargo tree");
+    let heavy = ["kube", "tokio", "rusqlite", "plotters"];
+    let found: Vec<&String> = lean
+        .iter()
+        .filter(|c| heavy.contains(&c.as_str()))
+        .collect();
+    assert!(
+        found.is_empty(),
+        "netperf without its default features builds {found:?}"
+    );
+    let full = tree(&["--package", "netperf"]).expect("cargo tree");
+    for wanted in ["rusqlite", "plotters"] {
+        assert!(
+            full.iter().any(|c| c == wanted),
+            "netperf's default features no longer bring {wanted}: is the tree read right?"
+        );
+    }
 }
