@@ -418,13 +418,12 @@ crate::report::omni::write();
 /// The crates `cargo tree` lists for `args` (normal dependencies, each
 /// once, ours included), or why it cannot list them here.
 fn tree(args: &[&str]) -> Result<Vec<String>, String> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = std::process::Command::new(&cargo)
+    let out = common::bins::nested_cargo()
         .current_dir(root())
         .args(["tree", "--offline", "--edges", "normal", "--prefix", "none"])
         .args(args)
         .output()
-        .map_err(|e| format!("cannot run {cargo}: {e}"))?;
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
     if !out.status.success() {
         return Err(format!(
             "cargo tree {}: {}",

@@ -285,7 +285,7 @@ fn a_clone_with_nothing_beside_it_builds_offline() {
 
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let release = profile_dir.file_name().is_some_and(|p| p == "release");
-    let build = cargo_build(&cargo, &clone, &seeded, release, &["--tests"]);
+    let build = cargo_build(&clone, &seeded, release, &["--tests"]);
     let built = match Command::new(&cargo).arg("--version").output() {
         Ok(o) if o.status.success() => run_command_with_limit(build, BUILD_LIMIT),
         _ => {
@@ -315,26 +315,17 @@ fn a_clone_with_nothing_beside_it_builds_offline() {
         recompiled.is_empty(),
         "the clone rebuilt dependencies: {recompiled:?}"
     );
-    lean_netperf_refuses_what_it_cannot_do(&cargo, &clone, &seeded, &profile_dir);
+    lean_netperf_refuses_what_it_cannot_do(&clone, &seeded, &profile_dir);
 }
 
 /// `cargo build --offline` in the clone into `seeded`, with `args`.
-fn cargo_build(cargo: &str, clone: &Path, seeded: &Path, release: bool, args: &[&str]) -> Command {
-    let mut build = Command::new(cargo);
+fn cargo_build(clone: &Path, seeded: &Path, release: bool, args: &[&str]) -> Command {
+    let mut build = common::bins::nested_cargo();
     build
         .args(["build", "--offline", "--target-dir"])
         .arg(seeded)
         .args(args)
         .current_dir(clone);
-    // What `cargo test` sets for this test (CARGO_PKG_*, CARGO_MANIFEST_DIR,
-    // ...) is not the environment of a build: dependencies whose build
-    // scripts watch such variables would be built again.
-    for (name, _) in std::env::vars_os() {
-        let name = name.to_string_lossy().into_owned();
-        if (name.starts_with("CARGO_") && name != "CARGO_HOME") || name == "OUT_DIR" {
-            build.env_remove(name);
-        }
-    }
     if release {
         build.arg("--release");
     }
@@ -345,12 +336,7 @@ fn cargo_build(cargo: &str, clone: &Path, seeded: &Path, release: bool, args: &[
 /// store, no pages) builds from the clone, and refuses `--store` and
 /// `--report` with the reason and exit 2 before any traffic: port 1 on
 /// loopback would answer a connection attempt with a different error.
-fn lean_netperf_refuses_what_it_cannot_do(
-    cargo: &str,
-    clone: &Path,
-    seeded: &Path,
-    profile_dir: &Path,
-) {
+fn lean_netperf_refuses_what_it_cannot_do(clone: &Path, seeded: &Path, profile_dir: &Path) {
     let release = profile_dir.file_name().is_some_and(|p| p == "release");
     let args = [
         "--package",
@@ -359,10 +345,7 @@ fn lean_netperf_refuses_what_it_cannot_do(
         "--bin",
         "netperf",
     ];
-    let built = run_command_with_limit(
-        cargo_build(cargo, clone, seeded, release, &args),
-        BUILD_LIMIT,
-    );
+    let built = run_command_with_limit(cargo_build(clone, seeded, release, &args), BUILD_LIMIT);
     assert!(built.status.success(), "the lean netperf: {}", text(&built));
     let netperf = seeded
         .join(profile_dir.file_name().unwrap())

@@ -112,10 +112,38 @@ fn this_build() -> Build {
     }
 }
 
-fn build(name: &str) -> String {
-    let b = this_build();
+/// Variables cargo sets for a running test: they describe this test (its
+/// package, manifest, binaries), not a build.
+const SET_FOR_A_TEST: &[&str] = &[
+    "CARGO_MANIFEST_",
+    "CARGO_PKG_",
+    "CARGO_CRATE_NAME",
+    "CARGO_BIN_",
+    "CARGO_PRIMARY_PACKAGE",
+    "CARGO_TARGET_TMPDIR",
+    "CARGO_RUSTC_CURRENT_DIR",
+    "OUT_DIR",
+];
+
+/// cargo, to run from a test, without what cargo set for the test: a
+/// dependency's build script that watches one of those variables (ring's
+/// watches CARGO_MANIFEST_DIR) would run again in the nested build, and the
+/// next `cargo test` would undo it, each time compiling all above it.
+pub fn nested_cargo() -> Command {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(cargo);
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        if SET_FOR_A_TEST.iter().any(|set| name.starts_with(set)) {
+            command.env_remove(&*name);
+        }
+    }
+    command
+}
+
+fn build(name: &str) -> String {
+    let b = this_build();
+    let mut command = nested_cargo();
     command
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args([
