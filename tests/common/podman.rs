@@ -156,7 +156,7 @@ impl Podman {
 /// checkout has one (or when NETPERF_NG_CONTAINER_BUILD=1 asks to build it).
 pub fn static_build_missing() -> Option<&'static str> {
     let built = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("target/static/x86_64-unknown-linux-gnu/release/netserver")
+        .join("target/static/installed/bin/netserver")
         .exists();
     (!built && std::env::var("NETPERF_NG_CONTAINER_BUILD").as_deref() != Ok("1")).then_some(
         "no static build in this checkout yet; it takes about 4.5 min from nothing, more than \
