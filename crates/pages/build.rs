@@ -16,8 +16,10 @@ fn git(args: &[&str]) -> Option<String> {
 
 fn main() {
     println!("cargo:rerun-if-env-changed=NETPERF_NG_REVISION");
-    // The source: a change there may change "+changes".
-    println!("cargo:rerun-if-changed=src");
+    // The workspace's sources: a change there may change "+changes".
+    for source in ["../../crates", "../../src", "../../Cargo.toml"] {
+        println!("cargo:rerun-if-changed={source}");
+    }
     let given = std::env::var("NETPERF_NG_REVISION")
         .ok()
         .filter(|r| !r.trim().is_empty());
@@ -32,8 +34,15 @@ fn main() {
         {
             // Only what exists: cargo takes a missing file as changed and
             // would build again every time (a worktree's git directory has
-            // no packed-refs or refs/heads of its own).
-            for file in ["HEAD", "packed-refs", "refs/heads"] {
+            // no packed-refs or refs of its own). The branch HEAD names,
+            // not all of refs/heads: a commit on another branch (another
+            // worktree's) changes nothing here.
+            let branch = git(&["symbolic-ref", "--quiet", "HEAD"]);
+            for file in ["HEAD", "packed-refs"]
+                .into_iter()
+                .map(String::from)
+                .chain(branch.clone())
+            {
                 let path = std::path::Path::new(&dir).join(file);
                 if path.exists() {
                     println!("cargo:rerun-if-changed={}", path.display());
