@@ -94,15 +94,15 @@ fn this_build() -> Build {
         .expect("a target directory")
         .to_path_buf();
     // cargo marks the target directory's root; a --target build adds a
-    // directory named for the triple between it and the profile.
-    let (target_dir, triple) = if above.join("CACHEDIR.TAG").exists() {
-        (above, None)
-    } else {
-        let triple = above.file_name().unwrap().to_string_lossy().into_owned();
-        (
-            above.parent().expect("a target directory").to_path_buf(),
-            Some(triple),
-        )
+    // directory named for the triple between it and the profile. A copied
+    // target directory may lack the mark: then no triple is assumed.
+    let marked = |dir: &Path| dir.join("CACHEDIR.TAG").exists();
+    let (target_dir, triple) = match above.parent() {
+        Some(root) if marked(root) && !marked(&above) => {
+            let triple = above.file_name().unwrap().to_string_lossy().into_owned();
+            (root.to_path_buf(), Some(triple))
+        }
+        _ => (above, None),
     };
     Build {
         target_dir,
