@@ -12,8 +12,8 @@ use super::cfmt::{sprintf, Arg};
 use super::confidence::{render_confidence_warning, ConfidenceWidths};
 use super::histogram::render_histogram;
 use super::layouts::{layout, ClassicKind, Counter, Field, Layout, Row};
-use super::service_demand::{service_demand, DemandUnit};
 use super::units::{label, throughput};
+use netperf_data::measure::demand::{service_demand, DemandUnit};
 use netperf_data::measure::outcome::{CpuUsage, LatencyHistogram, Outcome, SideStats};
 
 /// How the caller ran the test, as far as the output depends on it.
