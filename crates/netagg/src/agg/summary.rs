@@ -465,7 +465,8 @@ pub(crate) mod tests {
             t,
             epoch: 1000.0 + t,
             level,
-            aggregate: rates.iter().sum(),
+            aggregate: netperf_data::measure::aggregate::sum(rates.iter().copied().map(Some))
+                .unwrap_or(0.0),
             stream_rates: rates.to_vec(),
             stream_moved: rates.iter().map(|&r| r as u64).collect(),
             stream_timeouts: vec![0; rates.len()],
