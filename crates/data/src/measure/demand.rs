@@ -75,6 +75,17 @@ impl Precision {
     }
 }
 
+/// The CPU count a side's utilization is charged over: its own, or, when it
+/// reports none (0), the local count (at least one), as calc_service_demand
+/// substitutes it.
+pub fn charged_cpus(side: u32, local: u32) -> u32 {
+    if side == 0 {
+        local.max(1)
+    } else {
+        side
+    }
+}
+
 /// Microseconds of CPU per unit of work, from the rate of the work.
 ///
 /// * `raw_per_sec` — bytes per second (for [`DemandUnit::PerKilobyte`]) or
@@ -192,6 +203,13 @@ mod tests {
             0.0
         );
         assert!(service_demand(0.0, DemandUnit::PerKilobyte, 0.0, 0.0, 0).is_nan());
+    }
+
+    #[test]
+    fn a_side_without_a_cpu_count_is_charged_the_local_one() {
+        assert_eq!(charged_cpus(8, 2), 8);
+        assert_eq!(charged_cpus(0, 2), 2);
+        assert_eq!(charged_cpus(0, 0), 1);
     }
 
     #[test]

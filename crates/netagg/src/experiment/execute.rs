@@ -16,7 +16,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use netperf_data::measure::aggregate;
-use netperf_data::measure::demand::{service_demand_of_rate, DemandUnit, Precision};
+use netperf_data::measure::demand::{charged_cpus, service_demand_of_rate, DemandUnit, Precision};
 
 /// Selectors whose values are text even when they look like numbers.
 const TEXT_SELECTORS: &[&str] = &["RESULT_BRAND", "UUID", "LOCAL_RELEASE", "REMOTE_RELEASE"];
@@ -356,19 +356,21 @@ fn combined_demands(streams: &[Measured], out: &mut Measured) {
         .get("SD_UNITS")
         .and_then(|text| DemandUnit::from_omni_label(text));
     let rate = unit.and_then(|u| aggregate::sum(streams.iter().map(|s| work_rate(s, u))));
-    let local_cpus = out.metrics.get("LOCAL_CPU_COUNT").copied();
+    // Counts are whole and non-negative (parse_keyval keeps no negatives).
+    let count_of = |m: &Measured, key: &str| {
+        m.metrics
+            .get(key)
+            .map(|&n| n.min(f64::from(u32::MAX)) as u32)
+    };
+    let local_cpus = count_of(out, "LOCAL_CPU_COUNT");
     for &(sd, util, count) in SERVICE_DEMANDS {
-        let cpus = out
-            .metrics
-            .get(count)
-            .copied()
-            .filter(|&n| n > 0.0)
-            .or(local_cpus.map(|n| n.max(1.0)));
+        let cpus = count_of(out, count)
+            .or(local_cpus)
+            .map(|n| charged_cpus(n, local_cpus.unwrap_or(0)));
         let demand = match (unit, rate, out.metrics.get(util), cpus) {
             (Some(unit), Some(rate), Some(&util), Some(cpus))
                 if out.metrics.contains_key(sd) && rate > 0.0 =>
             {
-                let cpus = u32::try_from(cpus as u64).unwrap_or(u32::MAX);
                 Some(service_demand_of_rate(
                     rate,
                     unit,

@@ -8,7 +8,7 @@ use super::record::{
     LatencyRecord, OmniRecord, SystemRecord,
 };
 use crate::report::units::{label, throughput};
-use netperf_data::measure::demand::{service_demand, DemandUnit};
+use netperf_data::measure::demand::{charged_cpus, service_demand, DemandUnit};
 use netperf_data::measure::outcome::{CpuUsage, LatencyHistogram, Outcome, SideStats};
 use netperf_data::spec::TestSpec;
 
@@ -169,11 +169,7 @@ impl<'a> Figures<'a> {
             self.local_xferd()
         };
         cpu.map_or(-1.0, |c| {
-            let cpus = if c.num_cpus == 0 {
-                self.local_cpu_count.max(1)
-            } else {
-                c.num_cpus
-            };
+            let cpus = charged_cpus(c.num_cpus, self.local_cpu_count);
             single(service_demand(
                 work,
                 demand_unit,
