@@ -12,8 +12,8 @@ use super::cfmt::{sprintf, Arg};
 use super::confidence::{render_confidence_warning, ConfidenceWidths};
 use super::histogram::render_histogram;
 use super::layouts::{layout, ClassicKind, Counter, Field, Layout, Row};
-use super::service_demand::{service_demand, DemandUnit};
 use super::units::{label, throughput};
+use netperf_data::measure::demand::{charged_cpus, service_demand, DemandUnit};
 use netperf_data::measure::outcome::{CpuUsage, LatencyHistogram, Outcome, SideStats};
 
 /// How the caller ran the test, as far as the output depends on it.
@@ -83,12 +83,7 @@ impl HeadlineFigures {
         let local_cpus = measured(opts.local_cpu, &outcome.local).map_or(0, |c| c.num_cpus);
         let demand = |cpu: Option<&CpuUsage>| match cpu {
             Some(cpu) => {
-                // netperf falls back to the local CPU count when a side reports none.
-                let cpus = if cpu.num_cpus == 0 {
-                    local_cpus.max(1)
-                } else {
-                    cpu.num_cpus
-                };
+                let cpus = charged_cpus(cpu.num_cpus, local_cpus);
                 (
                     cpu.util,
                     service_demand(work, demand_unit, elapsed, cpu.util, cpus),

@@ -5,7 +5,6 @@
 //! * `layouts` — the classic tests (`ClassicKind`) and their printf layouts, as data.
 //! * `confidence` — the "Desired confidence was not achieved" warning.
 //! * `histogram` — the -v 2 histogram print.
-//! * `service_demand` — µs of CPU per KB or per transaction.
 //! * `units` — the -f letters, their labels and divisors.
 //! * `unix` — the Unix-domain tests' output (layouts in `unix_layouts`).
 //! * `cfmt` — the printf subset the templates are written in.
@@ -18,7 +17,6 @@ pub mod histogram;
 pub mod interim;
 mod layouts;
 pub mod omni;
-pub mod service_demand;
 pub mod units;
 pub mod unix;
 mod unix_layouts;

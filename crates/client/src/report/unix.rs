@@ -6,7 +6,7 @@
 use super::classic::{render_layout, render_titles, ClassicOptions, HeadlineFigures};
 use super::units;
 use super::unix_layouts::{unix_layout, LOCAL_CPU_WARNING};
-use netperf_data::measure::cpu::service_demand;
+use netperf_data::measure::demand::{service_demand, DemandUnit};
 use netperf_data::measure::outcome::{CpuUsage, Outcome};
 pub use netperf_data::spec::UnixTest;
 
@@ -149,7 +149,7 @@ impl Measured {
                 let cpus = c.num_cpus.max(1);
                 (
                     c.util,
-                    service_demand(work as f64, true, elapsed, util, cpus),
+                    service_demand(work as f64, DemandUnit::PerKilobyte, elapsed, util, cpus),
                 )
             }
             None => (-1.0, -1.0),

@@ -1,6 +1,6 @@
 //! CPU utilization the way netperf's method 'S' measures it: two snapshots of the
-//! jiffy counters in /proc/stat, the share of non-idle ticks per CPU, the busiest
-//! CPU, and the service demand formula that turns utilization into CPU time per unit.
+//! jiffy counters in /proc/stat, the share of non-idle ticks per CPU and the busiest
+//! CPU (`demand` turns utilization into CPU time per unit of work).
 //!
 //! The arithmetic mirrors netperf 2.7.1 (netcpu_procstat.c, netlib.c), including
 //! its single-precision floats, so that printed numbers round the same way.
@@ -266,35 +266,6 @@ pub fn calibrate_rate() -> f32 {
     }
 }
 
-/// Service demand: microseconds of CPU time per unit, as calc_service_demand.
-///
-/// * `units` — what was moved: bytes with `unit_is_kb` (result in us/KB, KB = 1024
-///   bytes), or transactions without it (us/Tran). netperf's classic RR tests pass
-///   transactions * 1024 with the KB divisor, which is the same number.
-/// * `util_percent` — the average utilization over all CPUs (0..100), which is
-///   multiplied by `num_cpus` to get the CPU time of the whole machine: 50 % of
-///   2 CPUs is one CPU-second per second.
-///
-/// netperf substitutes its own local elapsed time, utilization and CPU count when
-/// passed zero; callers pass the real values. Zero throughput yields infinity or
-/// NaN, as in netperf (no panic). The result is rounded through `f32` like netperf's.
-pub fn service_demand(
-    units: f64,
-    unit_is_kb: bool,
-    elapsed: f64,
-    util_percent: f64,
-    num_cpus: u32,
-) -> f64 {
-    let unit_divisor = if unit_is_kb { 1024.0 } else { 1.0 };
-    // netperf receives elapsed time and utilization as floats.
-    let elapsed = f64::from(elapsed as f32);
-    let util_percent = f64::from(util_percent as f32);
-    let throughput = units / unit_divisor / elapsed;
-    // 100 % of one CPU for one second is 10^6 us: percent * 10^4.
-    let demand = (util_percent * 10_000.0 / throughput) * f64::from(num_cpus as f32);
-    f64::from(demand as f32)
-}
-
 /// Measures CPU utilization over an interval: `start` snaps /proc/stat, `stop`
 /// snaps it again and computes netperf's numbers. The file stays open and the read
 /// buffer and counter arrays are reused, so a stop allocates nothing once warm.
@@ -534,29 +505,6 @@ ctxt 43
         assert_eq!(tick_subtract(0xffff_fff0, 0x10), 0x20);
         // A 64-bit counter going backwards wraps as unsigned arithmetic.
         assert_eq!(tick_subtract(1 << 40, 0), 0u64.wrapping_sub(1 << 40));
-    }
-
-    #[test]
-    fn service_demand_matches_transcripts() {
-        // TCP_STREAM -c -C: 23786.34 10^6bits/s, 71.72 %, 2 CPUs -> 0.494 us/KB.
-        let bytes = 23786.34e6 / 8.0;
-        let sd = service_demand(bytes, true, 1.0, 71.72, 2);
-        assert!((sd - 0.494).abs() < 0.0005, "{sd}");
-        // TCP_RR -c -C: 14511.81 tran/s, 29.88 %, 2 CPUs -> 41.182 us/Tr (the
-        // printed inputs are rounded, hence the tolerance).
-        let sd = service_demand(14511.81, false, 1.0, 29.88, 2);
-        assert!((sd - 41.182).abs() < 0.01, "{sd}");
-        // The classic RR form (transactions * 1024 with the KB divisor) agrees.
-        let classic = service_demand(14511.81 * 1024.0, true, 1.0, 29.88, 2);
-        assert_eq!(sd, classic);
-    }
-
-    #[test]
-    fn service_demand_hand_computed() {
-        // 1 MiB in 2 s = 512 KB/s; 25 % of 4 CPUs = 1 CPU-second/s -> 1e6/512 us/KB.
-        let sd = service_demand(1024.0 * 1024.0, true, 2.0, 25.0, 4);
-        assert!((sd - 1_000_000.0 / 512.0).abs() < 1e-3, "{sd}");
-        assert!(service_demand(0.0, true, 1.0, 10.0, 1).is_infinite());
     }
 
     #[test]

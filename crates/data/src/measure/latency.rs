@@ -171,9 +171,7 @@ impl LatencyRecorder {
         let std_error_ns = stddev_ns / n.sqrt();
         let mut p = [0.0; QUANTILES.len()];
         for (slot, quantile) in p.iter_mut().zip(QUANTILES) {
-            // The top of the sample's bucket, but never above the largest sample.
-            let ns = self.hdr.value_at_quantile(quantile).min(self.max_ns);
-            *slot = ns as f64 / NS_PER_US;
+            *slot = quantile_us(&self.hdr, quantile, self.max_ns);
         }
         LatencySummary {
             count,
@@ -211,6 +209,34 @@ impl LatencyRecorder {
             }
         }
     }
+}
+
+/// A percentile in microseconds: HdrHistogram's value at quantile `q` of
+/// `hdr` (nanoseconds), the top of the sample's bucket, but never above
+/// `max_ns`, the exact largest sample where it is known (`u64::MAX` for a
+/// histogram read back from a log). The one reading of a latency percentile:
+/// a recorder's summary and the union of several streams' histograms
+/// ([`union`]) both read theirs here. An empty histogram reads 0.
+pub fn quantile_us(hdr: &Hdr<u64>, q: f64, max_ns: u64) -> f64 {
+    hdr.value_at_quantile(q).min(max_ns) as f64 / NS_PER_US
+}
+
+/// The union of several histograms (streams of one run, intervals of one
+/// log): every sample of each in one histogram, from which percentiles of
+/// the whole are read ([`quantile_us`]), never from the parts' percentiles.
+/// `None` for no histograms; a histogram that does not fit into the union
+/// (its values beyond the union's bounds) is an error with its position.
+pub fn union(
+    histograms: impl IntoIterator<Item = Hdr<u64>>,
+) -> Result<Option<Hdr<u64>>, (usize, String)> {
+    let mut total: Option<Hdr<u64>> = None;
+    for (i, histogram) in histograms.into_iter().enumerate() {
+        match total.as_mut() {
+            None => total = Some(histogram),
+            Some(sum) => sum.add(&histogram).map_err(|e| (i, format!("{e:?}")))?,
+        }
+    }
+    Ok(total)
 }
 
 #[cfg(test)]
@@ -378,6 +404,52 @@ mod tests {
         assert_eq!(merged.summary(), both.summary());
         merged.reset();
         assert_eq!(merged.summary(), LatencySummary::default());
+    }
+
+    fn hdr_of(samples_ns: impl IntoIterator<Item = u64>) -> Hdr<u64> {
+        let mut r = LatencyRecorder::new();
+        samples_ns.into_iter().for_each(|ns| r.record_ns(ns));
+        r.hdr().clone()
+    }
+
+    #[test]
+    fn a_percentile_is_the_value_at_its_rank_capped_at_the_largest_sample() {
+        // Below 2048 ns every value is its own bucket: exact ranks.
+        let h = hdr_of(1..=1_000);
+        assert_eq!(quantile_us(&h, 0.5, u64::MAX), 0.5);
+        assert_eq!(quantile_us(&h, 0.99, u64::MAX), 0.99);
+        assert_eq!(quantile_us(&h, 1.0, u64::MAX), 1.0);
+        assert_eq!(quantile_us(&h, 0.0, u64::MAX), 0.001);
+        assert_eq!(quantile_us(&h, 0.99, 400), 0.4);
+        // 10 ms lies in a bucket 4096 ns wide (9,998,336..=10,002,431 ns):
+        // its top, unless the largest sample is known.
+        let h = hdr_of([10_000_000]);
+        assert_eq!(quantile_us(&h, 0.5, u64::MAX), 10_002.431);
+        assert_eq!(quantile_us(&h, 0.5, 10_000_000), 10_000.0);
+        // Empty, or a quantile that is no number: 0 or the top, no panic.
+        assert_eq!(quantile_us(&hdr_of([]), 0.99, u64::MAX), 0.0);
+        let _ = quantile_us(&hdr_of(1..=10), f64::NAN, u64::MAX);
+        assert_eq!(quantile_us(&hdr_of(1..=10), 7.0, u64::MAX), 0.01);
+    }
+
+    #[test]
+    fn the_union_holds_every_sample_of_its_parts() {
+        assert_eq!(union(std::iter::empty()), Ok(None));
+        let one = union([hdr_of(1..=100)]).unwrap().unwrap();
+        assert_eq!(one, hdr_of(1..=100));
+        // 900 samples of 1..=900 ns and 100 of 1901..=2000: the union's P90
+        // is the 900th sample, P95 the 950th.
+        let u = union([hdr_of(1..=900), hdr_of(1_901..=2_000), hdr_of([])])
+            .unwrap()
+            .unwrap();
+        assert_eq!(u.len(), 1_000);
+        assert_eq!(quantile_us(&u, 0.90, u64::MAX), 0.9);
+        assert_eq!(quantile_us(&u, 0.95, u64::MAX), 1.95);
+        // A histogram beyond the union's bounds is named by its position.
+        let mut narrow = Hdr::<u64>::new_with_bounds(1, 1_000, 3).unwrap();
+        narrow.auto(false);
+        let (at, _) = union([narrow, hdr_of([5_000_000])]).unwrap_err();
+        assert_eq!(at, 1);
     }
 
     #[test]

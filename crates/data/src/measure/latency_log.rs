@@ -17,7 +17,7 @@ use hdrhistogram::serialization::interval_log::{
 use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
 use hdrhistogram::Histogram as Hdr;
 
-use super::latency::LatencyRecorder;
+use super::latency::{self, LatencyRecorder};
 
 /// Largest log file read back: one test's histogram compresses to a few
 /// KiB, so anything near this is not one of ours.
@@ -74,7 +74,7 @@ pub fn write(
 /// Every interval histogram of a log, added into one (a log of ours holds
 /// one). A log with no interval, or one that does not parse, is an error.
 pub fn decode(log: &[u8]) -> Result<Hdr<u64>, String> {
-    let mut total: Option<Hdr<u64>> = None;
+    let mut intervals = Vec::new();
     for entry in IntervalLogIterator::new(log) {
         let interval = match entry {
             Ok(LogEntry::Interval(interval)) => interval,
@@ -87,14 +87,11 @@ pub fn decode(log: &[u8]) -> Result<Hdr<u64>, String> {
         let histogram: Hdr<u64> = Deserializer::new()
             .deserialize(&mut Cursor::new(bytes))
             .map_err(|e| format!("an interval's histogram does not decode: {e:?}"))?;
-        match total.as_mut() {
-            None => total = Some(histogram),
-            Some(sum) => sum
-                .add(&histogram)
-                .map_err(|e| format!("intervals do not add up: {e:?}"))?,
-        }
+        intervals.push(histogram);
     }
-    total.ok_or_else(|| "the log holds no histogram".to_string())
+    latency::union(intervals)
+        .map_err(|(_, e)| format!("intervals do not add up: {e}"))?
+        .ok_or_else(|| "the log holds no histogram".to_string())
 }
 
 /// Reads and decodes the log at `path`; the error names the file.

@@ -1,11 +1,14 @@
-//! Measurements: what a test measured (`outcome`), CPU utilization from /proc/stat
-//! (`cpu`), confidence intervals over iterations (`confidence`), netperf's latency
-//! histogram (`histogram`), the HDR latency statistics beside it (`latency`) and
-//! their HdrHistogram interval-log files (`latency_log`), and the `tcpi_*` lines
-//! of `DUMP_TCP_INFO` that both ends print (`tcp_info`).
+//! Measurements: what a test measured (`outcome`), the sum of concurrent
+//! streams (`aggregate`), CPU utilization from /proc/stat (`cpu`), service
+//! demand (`demand`), confidence intervals over iterations (`confidence`),
+//! netperf's latency histogram (`histogram`), the HDR latency statistics beside
+//! it (`latency`) and their HdrHistogram interval-log files (`latency_log`),
+//! and the `tcpi_*` lines of `DUMP_TCP_INFO` that both ends print (`tcp_info`).
 
+pub mod aggregate;
 pub mod confidence;
 pub mod cpu;
+pub mod demand;
 pub mod histogram;
 pub mod latency;
 pub mod latency_log;

@@ -8,6 +8,7 @@
 use super::failures::StreamFailure;
 use super::launch::{self, LaunchSettings, Stream, StreamRequest};
 use super::plan::{ramp, KindSpec};
+use netperf_data::measure::aggregate;
 use netperf_data::measure::cpu::CpuSampler;
 use netperf_data::net::interface::{egress_interface, InterfaceCounters};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -586,7 +587,8 @@ impl<'c> Coordinator<'c> {
             t: self.since_start(read_start),
             epoch: ending,
             level: index,
-            aggregate: stream_rates.iter().sum(),
+            // Every stream is read: the aggregate is always known.
+            aggregate: aggregate::sum(stream_rates.iter().copied().map(Some)).unwrap_or(0.0),
             stream_rates,
             stream_moved,
             stream_timeouts,

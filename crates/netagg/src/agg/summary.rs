@@ -7,6 +7,7 @@
 use super::failures::{self, FailureGroup, StreamFailure};
 use super::health::{self, LevelHealth};
 use super::runner::{BurstTrial, Recording, Sample};
+use netperf_data::measure::demand::{service_demand_of_rate, DemandUnit, Precision};
 use serde_json::json;
 use std::fmt::Write as _;
 
@@ -58,6 +59,22 @@ pub fn jain(rates: &[f64]) -> f64 {
     sum * sum / (rates.len() as f64 * squares)
 }
 
+/// A level's service demand (-1 when not measured): the SUT's CPU over the
+/// aggregate rate, per transaction, or per KB for bit rates (netperf's
+/// usec/Tran and usec/KB), by netperf's formula in double precision.
+fn level_demand(average: f64, units_are_bits: bool, cpu_util: f64, num_cpus: u32) -> f64 {
+    let (raw_per_sec, unit) = if units_are_bits {
+        (average * 1e6 / 8.0, DemandUnit::PerKilobyte)
+    } else {
+        (average, DemandUnit::PerTransaction)
+    };
+    if raw_per_sec > 0.0 && cpu_util >= 0.0 {
+        service_demand_of_rate(raw_per_sec, unit, cpu_util, num_cpus, Precision::Double)
+    } else {
+        -1.0
+    }
+}
+
 /// The samples of a level that lie inside its window (indices into the
 /// series); when the level is too short for the margins, all of its samples
 /// but the first.
@@ -93,18 +110,7 @@ pub fn summarize(rec: &Recording, num_cpus: u32, units_are_bits: bool) -> Vec<Le
             let fastest = stream_rates.iter().copied().fold(0.0, f64::max);
             let slowest = stream_rates.iter().copied().fold(f64::INFINITY, f64::min);
             let cpu_util = mean(samples.iter().map(|s| s.cpu_util));
-            // Work per second: transactions, or KB for bit rates (netperf's
-            // service demand units: usec/Tran, usec/KB).
-            let work_per_sec = if units_are_bits {
-                average * 1e6 / 8.0 / 1024.0
-            } else {
-                average
-            };
-            let service_demand = if work_per_sec > 0.0 && cpu_util >= 0.0 {
-                cpu_util / 100.0 * f64::from(num_cpus) * 1e6 / work_per_sec
-            } else {
-                -1.0
-            };
+            let service_demand = level_demand(average, units_are_bits, cpu_util, num_cpus);
             LevelSummary {
                 streams,
                 window,
@@ -459,7 +465,8 @@ pub(crate) mod tests {
             t,
             epoch: 1000.0 + t,
             level,
-            aggregate: rates.iter().sum(),
+            aggregate: netperf_data::measure::aggregate::sum(rates.iter().copied().map(Some))
+                .unwrap_or(0.0),
             stream_rates: rates.to_vec(),
             stream_moved: rates.iter().map(|&r| r as u64).collect(),
             stream_timeouts: vec![0; rates.len()],
@@ -528,7 +535,7 @@ pub(crate) mod tests {
         assert!(text.contains("Minimum of peak interval is 200.000 Trans/s from 1005 to 1007\n"));
         assert!(text.contains("Average of interval 0 is 100.000 Trans/s from 1001 to 1003\n"));
         // 50% of 2 CPUs for 200 transactions/s: 5000 us per transaction.
-        assert!((levels[1].service_demand - 5000.0).abs() < 1e-6);
+        assert_eq!(levels[1].service_demand, 5000.0);
         let csv = csv(&rec, &levels);
         assert_eq!(csv.lines().count(), 9);
         assert_eq!(
@@ -548,6 +555,17 @@ pub(crate) mod tests {
             440
         );
         assert!(!text.contains("TRUSTWORTHY") && !text.contains("note:"));
+    }
+
+    #[test]
+    fn a_level_is_charged_its_cpu_per_kb_or_transaction() {
+        // 8 10^6bits/s = 976.5625 KB/s at 50 % of 2 CPUs: 10^6 us/s over that.
+        assert_eq!(level_demand(8.0, true, 50.0, 2), 1024.0);
+        assert_eq!(level_demand(200.0, false, 50.0, 2), 5000.0);
+        // Nothing moved, or no CPU measured: not measured.
+        assert_eq!(level_demand(0.0, true, 50.0, 2), -1.0);
+        assert_eq!(level_demand(200.0, false, -1.0, 2), -1.0);
+        assert_eq!(level_demand(f64::NAN, false, 50.0, 2), -1.0);
     }
 
     /// Level 0 (0 to 4 s): one stream; level 1 (4 to 10 s): two streams,

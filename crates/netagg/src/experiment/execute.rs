@@ -1,7 +1,7 @@
 //! One run of one cell: its netperf processes started at once, bounded in
 //! time, their `-k` output read into metrics and facts, and several
 //! streams combined into one result (sums of rates, CPU averaged, service
-//! demand recomputed for the total; latency percentiles dropped, as a
+//! demand computed for the total from its inputs; latency percentiles dropped, as a
 //! multi-stream run's come from its streams' merged histograms in
 //! `latency_merge`, which runs its streams through here). A run that gives
 //! no throughput is a failure with its reason, never a zero.
@@ -14,6 +14,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+use netperf_data::measure::aggregate;
+use netperf_data::measure::demand::{charged_cpus, service_demand_of_rate, DemandUnit, Precision};
 
 /// Selectors whose values are text even when they look like numbers.
 const TEXT_SELECTORS: &[&str] = &["RESULT_BRAND", "UUID", "LOCAL_RELEASE", "REMOTE_RELEASE"];
@@ -59,10 +62,10 @@ const COMBINE: &[(&str, Combine)] = &[
 /// multi-stream run's are computed from the merged histograms.
 const UNMERGEABLE: &[&str] = &["MEAN_LATENCY", "P50_LATENCY", "P90_LATENCY", "P99_LATENCY"];
 
-/// Service demands and the CPU utilization each is derived from.
-const SERVICE_DEMANDS: &[(&str, &str)] = &[
-    ("LOCAL_SD", "LOCAL_CPU_UTIL"),
-    ("REMOTE_SD", "REMOTE_CPU_UTIL"),
+/// Service demands, and the CPU utilization and CPU count each charges.
+const SERVICE_DEMANDS: &[(&str, &str, &str)] = &[
+    ("LOCAL_SD", "LOCAL_CPU_UTIL", "LOCAL_CPU_COUNT"),
+    ("REMOTE_SD", "REMOTE_CPU_UTIL", "REMOTE_CPU_COUNT"),
 ];
 
 /// What one run measured.
@@ -296,53 +299,93 @@ pub fn parse_keyval(text: &str) -> Measured {
     m
 }
 
-/// One result from concurrent streams: rates and counts summed, CPU
-/// utilization averaged (every stream measures the whole system), peaks
-/// the highest, and service demand recomputed for the summed throughput
-/// with the unit constant taken from the first stream's own figures
-/// (sd = util x k / throughput, so k = sd x throughput / util).
+/// One result from concurrent streams: rates and counts summed (the
+/// aggregate), CPU utilization averaged (every stream measures the whole
+/// system), peaks the highest, and service demand computed for the
+/// aggregate from its inputs (`combined_demands`). A metric some stream
+/// lacks is left out.
 pub fn combine(mut streams: Vec<Measured>) -> Measured {
     if streams.len() <= 1 {
         return streams.pop().unwrap_or_default();
     }
     let mut out = streams[0].clone();
     for &(key, how) in COMBINE {
-        let values: Vec<f64> = streams
-            .iter()
-            .filter_map(|s| s.metrics.get(key).copied())
-            .collect();
-        if values.len() != streams.len() {
-            out.metrics.remove(key);
-            continue;
-        }
+        let values = || streams.iter().map(|s| s.metrics.get(key).copied());
+        let all = || values().collect::<Option<Vec<f64>>>();
         let v = match how {
-            Combine::Sum => values.iter().sum(),
-            Combine::Mean => values.iter().sum::<f64>() / values.len() as f64,
-            Combine::Max => values.iter().copied().fold(f64::MIN, f64::max),
+            Combine::Sum => aggregate::sum(values()),
+            Combine::Mean => all().map(|v| v.iter().sum::<f64>() / v.len() as f64),
+            Combine::Max => all().map(|v| v.into_iter().fold(f64::MIN, f64::max)),
         };
-        out.metrics.insert(key.to_string(), v);
+        match v {
+            Some(v) => out.metrics.insert(key.to_string(), v),
+            None => out.metrics.remove(key),
+        };
     }
     for key in UNMERGEABLE {
         out.metrics.remove(*key);
     }
-    let first = &streams[0].metrics;
-    for &(sd, util) in SERVICE_DEMANDS {
-        let k = match (first.get(sd), first.get(util), first.get("THROUGHPUT")) {
-            (Some(&s), Some(&u), Some(&t)) if u > 0.0 && t > 0.0 => Some(s * t / u),
-            _ => None,
-        };
-        match (k, out.metrics.get(util), out.metrics.get("THROUGHPUT")) {
-            (Some(k), Some(&u), Some(&t)) if t > 0.0 => {
-                out.metrics.insert(sd.to_string(), u * k / t);
-            }
-            _ => {
-                out.metrics.remove(sd);
-            }
-        }
-    }
+    combined_demands(&streams, &mut out);
     out.facts
         .insert("STREAMS".into(), streams.len().to_string());
     out
+}
+
+/// One stream's work per second as netperf's omni service demand charges
+/// it, in bytes or transactions: its transaction rate, or the bytes this
+/// end moved over the elapsed time.
+fn work_rate(stream: &Measured, unit: DemandUnit) -> Option<f64> {
+    let metric = |key: &str| stream.metrics.get(key).copied();
+    match unit {
+        DemandUnit::PerTransaction => metric("TRANSACTION_RATE"),
+        DemandUnit::PerKilobyte => {
+            let bytes = metric("LOCAL_BYTES_SENT")? + metric("LOCAL_BYTES_RECVD")?;
+            Some(bytes / metric("ELAPSED_TIME").filter(|&t| t > 0.0)?)
+        }
+    }
+}
+
+/// The service demands of a run of several streams, by netperf's formula
+/// (`measure::demand`) on the run's own inputs: the streams' work rates
+/// summed, the averaged utilization (already in `out`) and the CPU count
+/// (netperf's: a side that reports none is charged the local count). Left
+/// out where the first stream has none or an input is missing.
+fn combined_demands(streams: &[Measured], out: &mut Measured) {
+    let unit = out
+        .facts
+        .get("SD_UNITS")
+        .and_then(|text| DemandUnit::from_omni_label(text));
+    let rate = unit.and_then(|u| aggregate::sum(streams.iter().map(|s| work_rate(s, u))));
+    // Counts are whole and non-negative (parse_keyval keeps no negatives).
+    let count_of = |m: &Measured, key: &str| {
+        m.metrics
+            .get(key)
+            .map(|&n| n.min(f64::from(u32::MAX)) as u32)
+    };
+    let local_cpus = count_of(out, "LOCAL_CPU_COUNT");
+    for &(sd, util, count) in SERVICE_DEMANDS {
+        let cpus = count_of(out, count)
+            .or(local_cpus)
+            .map(|n| charged_cpus(n, local_cpus.unwrap_or(0)));
+        let demand = match (unit, rate, out.metrics.get(util), cpus) {
+            (Some(unit), Some(rate), Some(&util), Some(cpus))
+                if out.metrics.contains_key(sd) && rate > 0.0 =>
+            {
+                Some(service_demand_of_rate(
+                    rate,
+                    unit,
+                    util,
+                    cpus,
+                    Precision::Double,
+                ))
+            }
+            _ => None,
+        };
+        match demand {
+            Some(d) => out.metrics.insert(sd.to_string(), d),
+            None => out.metrics.remove(sd),
+        };
+    }
 }
 
 #[cfg(test)]
@@ -369,19 +412,55 @@ mod tests {
     #[test]
     fn streams_combine_with_service_demand_recomputed() {
         let one = parse_keyval(
-            "THROUGHPUT=1000\nLOCAL_CPU_UTIL=10\nLOCAL_SD=2.0\nP99_LATENCY=5\nTRANSPORT_MSS=1448\n",
+            "THROUGHPUT=1000\nLOCAL_CPU_UTIL=10\nLOCAL_SD=2.0\nP99_LATENCY=5\nTRANSPORT_MSS=1448\n\
+             SD_UNITS=usec/KB\nLOCAL_BYTES_SENT=2048000\nLOCAL_BYTES_RECVD=0\nELAPSED_TIME=2.00\n\
+             LOCAL_CPU_COUNT=2\nREMOTE_CPU_UTIL=30\nREMOTE_SD=4.5\nREMOTE_CPU_COUNT=0\n",
         );
         let two = parse_keyval(
-            "THROUGHPUT=3000\nLOCAL_CPU_UTIL=20\nLOCAL_SD=1.3\nP99_LATENCY=9\nTRANSPORT_MSS=1448\n",
+            "THROUGHPUT=3000\nLOCAL_CPU_UTIL=20\nLOCAL_SD=1.3\nP99_LATENCY=9\nTRANSPORT_MSS=1448\n\
+             SD_UNITS=usec/KB\nLOCAL_BYTES_SENT=3072000\nLOCAL_BYTES_RECVD=0\nELAPSED_TIME=1.00\n\
+             LOCAL_CPU_COUNT=2\nREMOTE_CPU_UTIL=50\nREMOTE_SD=3.1\nREMOTE_CPU_COUNT=0\n",
         );
-        let c = combine(vec![one, two]);
+        let c = combine(vec![one.clone(), two.clone()]);
         assert_eq!(c.metrics["THROUGHPUT"], 4000.0);
         assert_eq!(c.metrics["LOCAL_CPU_UTIL"], 15.0);
-        // k = 2.0 * 1000 / 10 = 200; sd = 15 * 200 / 4000 = 0.75.
-        assert!((c.metrics["LOCAL_SD"] - 0.75).abs() < 1e-12);
+        assert_eq!(c.metrics["LOCAL_BYTES_SENT"], 5_120_000.0);
+        assert_eq!(c.metrics["ELAPSED_TIME"], 2.0);
+        // 1000 + 3000 KB/s at 15 % of 2 CPUs: 300,000 us/s over 4000 KB/s.
+        assert_eq!(c.metrics["LOCAL_SD"], 75.0);
+        // The remote side reports no CPU count: it is charged the local one.
+        assert_eq!(c.metrics["REMOTE_SD"], 200.0);
         assert!(!c.metrics.contains_key("P99_LATENCY"));
         assert_eq!(c.metrics["TRANSPORT_MSS"], 1448.0);
         assert_eq!(c.facts["STREAMS"], "2");
+        // Per transaction: the transaction rates add up.
+        let rr = |rate: &str| {
+            parse_keyval(&format!(
+                "THROUGHPUT={rate}\nTRANSACTION_RATE={rate}\nLOCAL_CPU_UTIL=25\nLOCAL_SD=9\n\
+                 SD_UNITS=usec/Tran\nLOCAL_CPU_COUNT=4\n"
+            ))
+        };
+        let c = combine(vec![rr("1500"), rr("2500")]);
+        assert_eq!(c.metrics["TRANSACTION_RATE"], 4000.0);
+        assert_eq!(c.metrics["LOCAL_SD"], 250.0);
+        // A stream without its bytes, a run without CPU or units: no demand.
+        let mut partial = two.clone();
+        partial.metrics.remove("LOCAL_BYTES_SENT");
+        let c = combine(vec![one.clone(), partial]);
+        assert!(!c.metrics.contains_key("LOCAL_SD") && !c.metrics.contains_key("LOCAL_BYTES_SENT"));
+        let mut unitless = one.clone();
+        unitless.facts.remove("SD_UNITS");
+        let c = combine(vec![unitless, two.clone()]);
+        assert!(!c.metrics.contains_key("LOCAL_SD"));
+        let mut idle = one;
+        idle.metrics.insert("LOCAL_BYTES_SENT".into(), 0.0);
+        let mut idle_too = two;
+        idle_too.metrics.insert("LOCAL_BYTES_SENT".into(), 0.0);
+        let c = combine(vec![idle, idle_too]);
+        assert!(
+            !c.metrics.contains_key("LOCAL_SD"),
+            "nothing moved: no demand"
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! says why.
 
 use super::execute::{combine, measure_streams, start, Measured, Outcome};
-use netperf_data::measure::latency_log;
+use netperf_data::measure::{latency, latency_log};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -184,29 +184,31 @@ pub fn merged_metrics(
             streams.len()
         ));
     }
-    let mut merged: Option<hdrhistogram::Histogram<u64>> = None;
-    let mut weighted_mean = Some(0.0);
+    let mut histograms = Vec::with_capacity(files.len());
     for (i, file) in files.iter().enumerate() {
-        let histogram =
-            latency_log::read(file).map_err(|e| format!("stream {}'s histogram: {e}", i + 1))?;
-        let count = histogram.len();
-        weighted_mean = weighted_mean
-            .zip(streams[i].metrics.get("MEAN_LATENCY"))
-            .map(|(sum, mean)| sum + mean * count as f64);
-        match merged.as_mut() {
-            None => merged = Some(histogram),
-            Some(m) => m
-                .add(&histogram)
-                .map_err(|e| format!("stream {}'s histogram does not merge: {e:?}", i + 1))?,
-        }
+        histograms.push(
+            latency_log::read(file).map_err(|e| format!("stream {}'s histogram: {e}", i + 1))?,
+        );
     }
-    let merged = merged.ok_or("no streams")?;
+    // The stream means weighted by their sample counts (none without every
+    // stream's mean).
+    let weighted_mean = histograms
+        .iter()
+        .zip(streams)
+        .try_fold(0.0, |sum, (histogram, stream)| {
+            let mean = stream.metrics.get("MEAN_LATENCY")?;
+            Some(sum + mean * histogram.len() as f64)
+        });
+    let merged = latency::union(histograms)
+        .map_err(|(i, e)| format!("stream {}'s histogram does not merge: {e}", i + 1))?
+        .ok_or("no streams")?;
     let total = merged.len();
     if total == 0 {
         return Err("the streams recorded no latency".into());
     }
-    // Whole microseconds, as netperf prints its own percentiles.
-    let whole_us = |q: f64| (merged.value_at_quantile(q) as f64 / 1_000.0).round();
+    // Whole microseconds, as netperf prints its own percentiles; a log
+    // keeps no exact largest sample.
+    let whole_us = |q: f64| latency::quantile_us(&merged, q, u64::MAX).round();
     let mut metrics: BTreeMap<String, f64> = [
         ("P50_LATENCY", whole_us(0.50)),
         ("P90_LATENCY", whole_us(0.90)),

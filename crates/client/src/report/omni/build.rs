@@ -7,8 +7,8 @@ use super::record::{
     BufferSizes, ConfidenceRecord, CpuRecord, EndRecord, EndpointRecord, InterfaceRecord,
     LatencyRecord, OmniRecord, SystemRecord,
 };
-use crate::report::service_demand::{service_demand, DemandUnit};
 use crate::report::units::{label, throughput};
+use netperf_data::measure::demand::{charged_cpus, service_demand, DemandUnit};
 use netperf_data::measure::outcome::{CpuUsage, LatencyHistogram, Outcome, SideStats};
 use netperf_data::spec::TestSpec;
 
@@ -61,7 +61,7 @@ pub fn build(input: RecordInput) -> OmniRecord {
     let f = Figures::of(&input);
     let shown = input.averaged.unwrap_or_else(|| f.measured());
     let (rt_latency, transaction_rate) = f.round_trip();
-    let (o, spec, x) = (f.o, f.spec, f.x);
+    let (o, spec) = (f.o, f.spec);
     let local = local_end(&f, input.local, &shown, input.cpu_confidence.0);
     let remote = remote_end(&f, input.remote, &shown, input.cpu_confidence.1);
     OmniRecord {
@@ -89,7 +89,7 @@ pub fn build(input: RecordInput) -> OmniRecord {
         response_size: i64::from(spec.response_size),
         burst_size: i64::from(spec.first_burst_given),
         transport_mss: i64::from(o.transport_mss),
-        sd_units: if x { "usec/Tran" } else { "usec/KB" },
+        sd_units: DemandUnit::for_output_unit(input.unit).omni_label(),
         latency: o.histogram.as_ref().map(latency_record).unwrap_or_default(),
         local,
         remote,
@@ -169,11 +169,7 @@ impl<'a> Figures<'a> {
             self.local_xferd()
         };
         cpu.map_or(-1.0, |c| {
-            let cpus = if c.num_cpus == 0 {
-                self.local_cpu_count.max(1)
-            } else {
-                c.num_cpus
-            };
+            let cpus = charged_cpus(c.num_cpus, self.local_cpu_count);
             single(service_demand(
                 work,
                 demand_unit,
