@@ -18,8 +18,10 @@ pub enum HostsError {
     },
     #[error("{0}: NUM_REMOTE_HOSTS={1} but REMOTE_HOSTS[{2}] is missing")]
     Missing(String, usize, usize),
-    #[error("no load generators: give --hosts-file, --host, --hosts-dns or --hosts-k8s")]
+    #[error("no load generators: give --hosts-file, --host, --hosts-dns or --k8s-selector")]
     None,
+    #[error("{0}")]
+    Usage(String),
     #[error("cannot resolve {0}: {1}")]
     Dns(String, String),
     #[error("Kubernetes discovery: {0}")]

@@ -7,6 +7,7 @@ use super::plan::{parse_factor_arg, read_plan_file, Plan, PlanFile};
 use super::runner::{run_experiment, NoOffloads, RunSettings};
 use super::{args, environment, order};
 use super::{read_record, text_report, write_analysed, Analysis};
+use crate::args::{DurationArgs, OutArgs, ReplicatesArgs, StoreArgs, Storing};
 use netperf_results::model::{cell_label, ExperimentRecord};
 use netperf_results::{self as resultsdb, Db};
 use std::io::Write;
@@ -38,12 +39,10 @@ pub struct ExperimentArgs {
     /// the netserver's control port (netperf -p)
     #[arg(long)]
     pub port: Option<u16>,
-    /// seconds per run (netperf -l)
-    #[arg(long)]
-    pub duration: Option<u32>,
-    /// runs per cell
-    #[arg(long)]
-    pub replicates: Option<u32>,
+    #[command(flatten)]
+    pub duration: DurationArgs,
+    #[command(flatten)]
+    pub replicates: ReplicatesArgs,
     /// seed of the run order (printed and recorded when not given)
     #[arg(long)]
     pub seed: Option<u64>,
@@ -65,22 +64,13 @@ pub struct ExperimentArgs {
     /// title of the tables and the report
     #[arg(long)]
     pub title: Option<String>,
-    /// a tag for the results database (repeatable)
-    #[arg(long = "tag")]
-    pub tags: Vec<String>,
     /// the netperf program (default: the one beside netagg, else PATH)
     #[arg(long, value_name = "PATH")]
     pub netperf: Option<PathBuf>,
-    /// directory for the outputs (default: experiment-<UTC time>)
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
-    /// the results database (default: $NETPERF_NG_DB, else
-    /// $XDG_DATA_HOME/netperf-ng/results.db, else ~/.local/share/netperf-ng/results.db)
-    #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
-    /// do not record the experiment in the results database
-    #[arg(long, conflicts_with = "db")]
-    pub no_store: bool,
+    #[command(flatten)]
+    pub out: OutArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
     /// write the tables, CSV, JSON and report again from a saved
     /// experiment.json (into --out); run nothing
     #[arg(long, value_name = "experiment.json", conflicts_with_all = ["plan", "factors", "dry_run"])]
@@ -99,8 +89,8 @@ impl ExperimentArgs {
         };
         set(&mut file.host, &self.host);
         set(&mut file.port, &self.port);
-        set(&mut file.duration, &self.duration);
-        set(&mut file.replicates, &self.replicates);
+        set(&mut file.duration, &self.duration.duration);
+        set(&mut file.replicates, &self.replicates.replicates);
         set(&mut file.seed, &self.seed);
         set(&mut file.settle, &self.settle);
         set(&mut file.interface, &self.interface);
@@ -111,10 +101,10 @@ impl ExperimentArgs {
         if let Some(p) = &self.netperf {
             file.netperf = Some(p.display().to_string());
         }
-        if !self.tags.is_empty() {
+        if !self.store.tags.is_empty() {
             file.tags
                 .get_or_insert_with(Vec::new)
-                .extend(self.tags.iter().cloned());
+                .extend(self.store.tags.iter().cloned());
         }
         Ok(file)
     }
@@ -186,36 +176,32 @@ pub fn exit_code(program: &str, result: Result<ExitCode, String>) -> ExitCode {
 }
 
 fn run_inner(args: &ExperimentArgs, command_line: Vec<String>) -> Result<ExitCode, String> {
+    if let Some(json) = &args.render {
+        return render(json, &args.out.dir("experiment"));
+    }
+    let plan = args.plan()?;
+    let storing = args.store.storing()?;
+    if !args.dry_run {
+        // Stored by default before the one vocabulary.
+        args.store.note_old_default("experiment");
+    }
     let outputs = Outputs {
         program: "experiment",
-        out: args.out.clone(),
-        db: args.db.clone(),
-        no_store: args.no_store,
+        out: args.out.dir("experiment"),
+        storing,
         dry_run: args.dry_run,
     };
-    if let Some(json) = &args.render {
-        return render(json, &outputs.out_dir());
-    }
-    run_plan(&args.plan()?, &outputs, command_line)
+    run_plan(&plan, &outputs, command_line)
 }
 
 /// Where a run of a plan writes: the outputs' directory and the database.
 pub struct Outputs {
-    /// The subcommand, for messages and the default directory's name.
+    /// The subcommand, for messages.
     pub program: &'static str,
-    pub out: Option<PathBuf>,
-    pub db: Option<PathBuf>,
-    pub no_store: bool,
+    pub out: PathBuf,
+    pub storing: Storing,
     /// Print the order and command lines; run nothing.
     pub dry_run: bool,
-}
-
-impl Outputs {
-    fn out_dir(&self) -> PathBuf {
-        self.out
-            .clone()
-            .unwrap_or_else(|| default_out_dir(self.program))
-    }
 }
 
 /// Runs a validated plan from start to finish: everything that can refuse
@@ -234,12 +220,9 @@ pub fn run_plan(
         return Ok(ExitCode::SUCCESS);
     }
     let netperf = netperf_program(plan)?;
-    let out_dir = outputs.out_dir();
+    let out_dir = outputs.out.clone();
     check_out_dir(&out_dir)?;
-    let db_path = match outputs.no_store {
-        true => None,
-        false => Some(resultsdb::db::resolve(outputs.db.as_deref()).map_err(|e| e.to_string())?),
-    };
+    let db_path = outputs.storing.path()?;
     let db = db_path
         .as_deref()
         .map(Db::open)
@@ -371,16 +354,6 @@ fn check_out_dir(dir: &Path) -> Result<(), String> {
         ));
     }
     Ok(())
-}
-
-fn default_out_dir(program: &str) -> PathBuf {
-    let now = netperf_base::timefmt::now_utc();
-    let compact: String = now
-        .chars()
-        .take(19)
-        .filter(|c| c.is_ascii_digit() || *c == 'T')
-        .collect();
-    PathBuf::from(format!("{program}-{compact}"))
 }
 
 fn print_dry_run(plan: &Plan, seed: u64) {
