@@ -68,17 +68,15 @@ impl StoreArgs {
     pub fn said(&self) -> bool {
         self.store.is_some() || self.no_store || self.db.is_some()
     }
+}
 
-    /// The note for commands that used to store by default, given when
-    /// nothing was said about storing and the old default would have
-    /// stored.
-    pub fn note_old_default(&self, program: &str) {
-        if !self.said() {
-            eprintln!(
-                "netagg {program}: results are no longer stored unless --store is given (--no-store silences this note)"
-            );
-        }
-    }
+/// The one line for commands that used to store by default (experiment,
+/// matrix), when nothing was said about storing and the old default would
+/// have stored.
+pub fn note_unstored(program: &str) {
+    eprintln!(
+        "netagg {program}: results are no longer stored unless --store is given (--no-store silences this note)"
+    );
 }
 
 impl Storing {

@@ -309,6 +309,9 @@ impl<'a> Ramp<'a> {
                 return Err(ExitCode::from(1));
             }
         }
+        if self.args.out.out.is_none() {
+            eprintln!("netagg: outputs in {}", self.out.display());
+        }
         Ok(summary_json)
     }
 

@@ -180,15 +180,12 @@ fn run_inner(args: &ExperimentArgs, command_line: Vec<String>) -> Result<ExitCod
         return render(json, &args.out.dir("experiment"));
     }
     let plan = args.plan()?;
-    let storing = args.store.storing()?;
-    if !args.dry_run {
-        // Stored by default before the one vocabulary.
-        args.store.note_old_default("experiment");
-    }
     let outputs = Outputs {
         program: "experiment",
         out: args.out.dir("experiment"),
-        storing,
+        storing: args.store.storing()?,
+        // Experiments stored by default before the one vocabulary.
+        note_unstored: !args.store.said(),
         dry_run: args.dry_run,
     };
     run_plan(&plan, &outputs, command_line)
@@ -200,6 +197,8 @@ pub struct Outputs {
     pub program: &'static str,
     pub out: PathBuf,
     pub storing: Storing,
+    /// Say that the results are not stored, where they used to be.
+    pub note_unstored: bool,
     /// Print the order and command lines; run nothing.
     pub dry_run: bool,
 }
@@ -285,6 +284,9 @@ pub fn run_plan(
     eprintln!("netagg {program}: outputs in {}", out_dir.display());
     if let Err(e) = restored {
         return Err(format!("the offloads could not all be put back: {e}"));
+    }
+    if outputs.note_unstored {
+        crate::args::note_unstored(program);
     }
     if let (Some(db), Some(path)) = (&db, &db_path) {
         resultsdb::store_experiment(db, &record).map_err(|e| e.to_string())?;

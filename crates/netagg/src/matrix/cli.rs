@@ -105,13 +105,11 @@ fn run_inner(args: &MatrixArgs, command_line: Vec<String>) -> Result<ExitCode, S
     }
     let plan = plan_file(args, &inventory, &source, &targets, available)?.validate(&[])?;
     let storing = args.store.storing()?;
-    if !args.dry_run && old_default_stored() {
-        args.store.note_old_default("matrix");
-    }
     let outputs = Outputs {
         program: "matrix",
         out: args.out.dir("matrix"),
         storing: if args.dry_run { Storing::No } else { storing },
+        note_unstored: !args.store.said() && old_default_stored(),
         dry_run: args.dry_run,
     };
     run_plan(&plan, &outputs, command_line)
