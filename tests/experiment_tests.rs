@@ -373,6 +373,23 @@ fn storing_is_spelled_as_everywhere_and_old_spellings_still_parse() {
         "{}",
         text(&two.stdout)
     );
+    // Host selection: --host, or a remote_hosts file naming one netserver.
+    let hosts_file = scratch.path("remote_hosts");
+    std::fs::write(&hosts_file, "NUM_REMOTE_HOSTS=1\nREMOTE_HOSTS[0]=lg9\n").unwrap();
+    let from_file = dry(&["--hosts-file", hosts_file.to_str().unwrap()]);
+    assert!(
+        text(&from_file.stdout).contains(" -H lg9 "),
+        "{}",
+        text(&from_file.stderr)
+    );
+    assert!(text(&dry(&["--host", "lg8"]).stdout).contains(" -H lg8 "));
+    let two = dry(&["--host", "lg8", "--host", "lg9"]);
+    assert_eq!(two.status.code(), Some(2));
+    assert!(
+        text(&two.stderr).contains("one netserver"),
+        "{}",
+        text(&two.stderr)
+    );
     // The old spelling: the same meaning, and one line saying so.
     let old = dry(&["--db", db_text]);
     assert!(old.status.success(), "{}", text(&old.stderr));

@@ -726,7 +726,7 @@ fn netagg_k8s_selector_refuses_what_it_cannot_run() {
         ),
         (
             &["--k8s-namespace", "x", "--host", "127.0.0.1"],
-            "'--k8s-namespace <NS>' cannot be used with '--host <HOST>'",
+            "'--k8s-namespace <NS>' cannot be used with",
         ),
         (&["--kubeconfig", config], "netagg: --kubeconfig needs --k8s-selector"),
     ];

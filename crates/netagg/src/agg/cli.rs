@@ -6,7 +6,7 @@
 use super::runner::{self, BurstTrial, Progress, Recording, RunConfig};
 use super::summary::LevelSummary;
 use super::{charts, compat, health, hosts, plan, report, summary};
-use crate::args::{DurationArgs, K8sArgs, OutArgs, StoreArgs};
+use crate::args::{DurationArgs, HostArgs, K8sArgs, OutArgs, StoreArgs};
 use netperf_base::rlimit;
 use netperf_k8s as k8s;
 use netperf_results::cli::PendingNetaggStore;
@@ -18,13 +18,14 @@ use std::time::Duration;
 
 // The ramp's options; the command's doc is the binary's.
 #[derive(clap::Args, Debug)]
+#[command(group(clap::ArgGroup::new("listed_hosts")
+    .args(["hosts", "hosts_file"])
+    .multiple(true)
+    .conflicts_with_all(["k8s_selector", "hosts_k8s", "k8s_namespace", "kubeconfig"])))]
 pub struct RampArgs {
-    /// remote_hosts file in the seed's format (REMOTE_HOSTS[i]=..., NUM_REMOTE_HOSTS=N)
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["k8s_selector", "hosts_k8s", "k8s_namespace", "kubeconfig"])]
-    pub hosts_file: Option<String>,
-    /// a load generator (repeatable); used when no --hosts-file is given
-    #[arg(long = "host", value_name = "HOST", conflicts_with_all = ["k8s_selector", "hosts_k8s", "k8s_namespace", "kubeconfig"])]
-    pub hosts: Vec<String>,
+    // The load generators (--host, --hosts-file).
+    #[command(flatten)]
+    pub hosts: HostArgs,
     /// every address of this DNS name is a load generator (all its A and
     /// AAAA records, e.g. a Kubernetes headless Service)
     #[arg(long, value_name = "NAME", conflicts_with_all = ["hosts_file", "hosts", "k8s_selector", "hosts_k8s", "k8s_namespace", "kubeconfig"])]
@@ -370,12 +371,13 @@ fn load_generators(
         let (list, port) = hosts::from_k8s(&found, &query.selector, given_port)?;
         return Ok((list, port, Some(found)));
     }
-    let list = match (&args.hosts_file, args.hosts.is_empty(), &args.hosts_dns) {
-        (Some(file), _, _) => hosts::read(file),
-        (None, _, Some(name)) => hosts::from_dns(name, args.port),
-        (None, false, None) => Ok(args.hosts.clone()),
-        (None, true, None) => Err(hosts::HostsError::None),
-    }?;
+    let list = match &args.hosts_dns {
+        Some(name) => hosts::from_dns(name, args.port)?,
+        None => args.hosts.list()?,
+    };
+    if list.is_empty() {
+        return Err(hosts::HostsError::None);
+    }
     Ok((list, args.port, None))
 }
 

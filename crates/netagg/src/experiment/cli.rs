@@ -7,7 +7,7 @@ use super::plan::{parse_factor_arg, read_plan_file, Plan, PlanFile};
 use super::runner::{run_experiment, NoOffloads, RunSettings};
 use super::{args, environment, order};
 use super::{read_record, text_report, write_analysed, Analysis};
-use crate::args::{DurationArgs, OutArgs, ReplicatesArgs, StoreArgs, Storing};
+use crate::args::{DurationArgs, HostArgs, OutArgs, ReplicatesArgs, StoreArgs, Storing};
 use netperf_results::model::{cell_label, ExperimentRecord};
 use netperf_results::{self as resultsdb, Db};
 use std::io::Write;
@@ -33,9 +33,10 @@ pub struct ExperimentArgs {
     /// replaces the plan's levels of that factor)
     #[arg(long = "factor", value_name = "NAME=L1,L2")]
     pub factors: Vec<String>,
-    /// the netserver's host (netperf -H)
-    #[arg(long)]
-    pub host: Option<String>,
+    // The netserver (netperf -H): one --host, or a remote_hosts file
+    // naming one.
+    #[command(flatten)]
+    pub hosts: HostArgs,
     /// the netserver's control port (netperf -p)
     #[arg(long)]
     pub port: Option<u16>,
@@ -87,7 +88,7 @@ impl ExperimentArgs {
             Some(path) => read_plan_file(path)?,
             None => PlanFile::default(),
         };
-        set(&mut file.host, &self.host);
+        set(&mut file.host, &self.host()?);
         set(&mut file.port, &self.port);
         set(&mut file.duration, &self.duration.duration);
         set(&mut file.replicates, &self.replicates.replicates);
@@ -107,6 +108,17 @@ impl ExperimentArgs {
                 .extend(self.store.tags.iter().cloned());
         }
         Ok(file)
+    }
+
+    /// The one netserver --host or --hosts-file names, if any.
+    fn host(&self) -> Result<Option<String>, String> {
+        let mut hosts = self.hosts.list().map_err(|e| e.to_string())?;
+        match hosts.len() {
+            0 | 1 => Ok(hosts.pop()),
+            n => Err(format!(
+                "an experiment runs against one netserver, and {n} hosts were given; compare several with a target factor (--factor target=HOST1,HOST2)"
+            )),
+        }
     }
 
     fn plan(&self) -> Result<Plan, String> {

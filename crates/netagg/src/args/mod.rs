@@ -1,8 +1,11 @@
 //! The options netagg's ramp, `netagg experiment` and `netagg matrix` share,
 //! as clap argument groups with one meaning each: storing (`--store[=DB]`,
-//! `--no-store`, `--tag`), the output directory (`--out`), Kubernetes
-//! selection (`--k8s-selector`), duration and replicates; and the old
-//! spellings they replace, accepted hidden with a one-line note.
+//! `--no-store`, `--tag`), the output directory (`--out`), host selection
+//! (`--host`, `--hosts-file`, read in `hosts_file`), Kubernetes selection
+//! (`--k8s-selector`), duration and replicates; and the old spellings they
+//! replace, accepted hidden with a one-line note.
+
+pub mod hosts_file;
 
 use netperf_k8s as k8s;
 use std::path::{Path, PathBuf};
@@ -120,6 +123,31 @@ fn default_out_dir(program: &str) -> PathBuf {
         .filter(|c| c.is_ascii_digit() || *c == 'T')
         .collect();
     PathBuf::from(format!("{program}-{compact}"))
+}
+
+/// Host selection: netservers named on the command line or in the seed's
+/// remote_hosts file.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct HostArgs {
+    /// a netserver's host (netperf -H): the ramp's load generators (repeatable),
+    /// an experiment's one netserver; used when no --hosts-file is given
+    #[arg(long = "host", value_name = "HOST")]
+    pub hosts: Vec<String>,
+    /// the netservers' hosts from a remote_hosts file in the seed's format
+    /// (REMOTE_HOSTS[i]=..., NUM_REMOTE_HOSTS=N)
+    #[arg(long, value_name = "FILE")]
+    pub hosts_file: Option<String>,
+}
+
+impl HostArgs {
+    /// The hosts: the file's when --hosts-file is given, else the --host
+    /// list (empty when neither is given).
+    pub fn list(&self) -> Result<Vec<String>, hosts_file::HostsError> {
+        match &self.hosts_file {
+            Some(file) => hosts_file::read(file),
+            None => Ok(self.hosts.clone()),
+        }
+    }
 }
 
 /// Kubernetes selection: the ready pods a label selector picks, through
