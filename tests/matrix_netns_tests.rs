@@ -550,6 +550,31 @@ fn the_matrix_speaks_the_shared_vocabulary_and_keeps_the_old_spellings() {
     for hidden in ["--db", "--hosts-k8s"] {
         assert!(!help.contains(hidden), "{hidden} in {help}");
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_matrix_stores_only_with_store_and_says_so_where_it_used_to() {
+    let dir = std::env::temp_dir().join(format!("ngm-default-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("default.db");
+    let env = [("NETPERF_NG_DB", db.to_str().unwrap())];
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let scenario = format!("here=127.0.0.1:{port}");
+    let base = [
+        "--scenario",
+        &scenario,
+        "--tests",
+        "TCP_RR",
+        "--replicates",
+        "1",
+        "--duration",
+        "1",
+    ];
     // Real runs (that fail: nobody listens). Without --store nothing is
     // stored; where the old default would have stored (the database
     // exists), one line says so, and --no-store silences it.

@@ -233,12 +233,7 @@ pub fn run_plan(
     let netperf = netperf_program(plan)?;
     let out_dir = outputs.out.clone();
     check_out_dir(&out_dir)?;
-    let db_path = outputs.storing.path()?;
-    let db = db_path
-        .as_deref()
-        .map(Db::open)
-        .transpose()
-        .map_err(|e| e.to_string())?;
+    let (db, db_path) = open_database(&outputs.storing)?;
     // A plan with targets goes to several netservers: no single remote
     // to switch or read offloads on, and none to switch locally.
     let mut switch = match plan.targets.is_empty() {
@@ -316,6 +311,18 @@ pub fn run_plan(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The database `--store` asks for, opened before the first run, and its
+/// path; neither without `--store`.
+fn open_database(storing: &Storing) -> Result<(Option<Db>, Option<PathBuf>), String> {
+    let path = storing.path()?;
+    let db = path
+        .as_deref()
+        .map(Db::open)
+        .transpose()
+        .map_err(|e| e.to_string())?;
+    Ok((db, path))
 }
 
 /// The netserver(s) of a plan, for the opening line.
