@@ -235,10 +235,7 @@ fn runs_that_fail_are_recorded_with_their_reason() {
     let scratch = Scratch::new("fail");
     let out = scratch.path("out");
     // A port nothing listens on: every run fails, none is dropped.
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port().to_string()
-    };
+    let port = closed_port().to_string();
     let run = netagg(
         &[
             "experiment",
@@ -330,15 +327,6 @@ fn bad_plans_are_refused_before_anything_runs() {
     );
     assert_eq!(missing.status.code(), Some(2));
     assert!(text(&missing.stderr).contains("cannot read plan /nonexistent/plan.toml"));
-}
-
-/// The lines of stderr that say an option is an old spelling.
-fn deprecation_lines(out: &std::process::Output) -> Vec<String> {
-    text(&out.stderr)
-        .lines()
-        .filter(|l| l.contains("deprecated"))
-        .map(String::from)
-        .collect()
 }
 
 #[test]
@@ -435,10 +423,7 @@ fn without_store_an_experiment_stores_nothing_and_says_so_once() {
     let out = scratch.path("out");
     let db = scratch.path("default.db");
     // A port nothing listens on: the runs fail fast; the point is storing.
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port().to_string()
-    };
+    let port = closed_port().to_string();
     let args = [
         "experiment",
         "--host",

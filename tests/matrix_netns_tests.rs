@@ -459,16 +459,49 @@ fn without_any_scenario_that_can_run_it_says_why_and_runs_nothing() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The lines of stderr that say an option is an old spelling.
-fn deprecation_lines(out: &std::process::Output) -> Vec<String> {
-    text(&out.stderr)
-        .lines()
-        .filter(|l| l.contains("deprecated"))
-        .map(String::from)
-        .collect()
+/// A scratch directory with the path of a default database (not made),
+/// and a scenario on a loopback port nobody listens on.
+struct Closed {
+    dir: PathBuf,
+    db: PathBuf,
+    scenario: String,
 }
 
-/// `netagg matrix` with `env`, killed after a minute.
+impl Closed {
+    fn new(tag: &str) -> Closed {
+        let dir = std::env::temp_dir().join(format!("ngm-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let scenario = format!("here=127.0.0.1:{}", closed_port());
+        Closed {
+            db: dir.join("default.db"),
+            dir,
+            scenario,
+        }
+    }
+
+    /// One TCP_RR run of one second per scenario.
+    fn base(&self) -> [&str; 8] {
+        [
+            "--scenario",
+            &self.scenario,
+            "--tests",
+            "TCP_RR",
+            "--replicates",
+            "1",
+            "--duration",
+            "1",
+        ]
+    }
+}
+
+impl Drop for Closed {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// `netagg matrix` with `env`.
 fn matrix_with(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
     let mut all = vec!["matrix"];
     all.extend_from_slice(args);
@@ -478,26 +511,10 @@ fn matrix_with(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
 #[test]
 fn the_matrix_speaks_the_shared_vocabulary_and_keeps_the_old_spellings() {
     // No namespaces: dry runs, and scenarios on a port nobody listens on.
-    let dir = std::env::temp_dir().join(format!("ngm-vocab-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let db = dir.join("default.db");
+    let closed = Closed::new("vocab");
+    let db = &closed.db;
     let env = [("NETPERF_NG_DB", db.to_str().unwrap())];
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
-    let scenario = format!("here=127.0.0.1:{port}");
-    let base = [
-        "--scenario",
-        &scenario,
-        "--tests",
-        "TCP_RR",
-        "--replicates",
-        "1",
-        "--duration",
-        "1",
-    ];
+    let base = closed.base();
     let dry = |extra: &[&str]| {
         let mut args = base.to_vec();
         args.push("--dry-run");
@@ -550,31 +567,14 @@ fn the_matrix_speaks_the_shared_vocabulary_and_keeps_the_old_spellings() {
     for hidden in ["--db", "--hosts-k8s"] {
         assert!(!help.contains(hidden), "{hidden} in {help}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn the_matrix_stores_only_with_store_and_says_so_where_it_used_to() {
-    let dir = std::env::temp_dir().join(format!("ngm-default-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let db = dir.join("default.db");
+    let closed = Closed::new("default");
+    let (dir, db) = (&closed.dir, &closed.db);
     let env = [("NETPERF_NG_DB", db.to_str().unwrap())];
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
-    let scenario = format!("here=127.0.0.1:{port}");
-    let base = [
-        "--scenario",
-        &scenario,
-        "--tests",
-        "TCP_RR",
-        "--replicates",
-        "1",
-        "--duration",
-        "1",
-    ];
+    let base = closed.base();
     // Real runs (that fail: nobody listens). Without --store nothing is
     // stored; where the old default would have stored (the database
     // exists), one line says so, and --no-store silences it.
@@ -602,7 +602,7 @@ fn the_matrix_stores_only_with_store_and_says_so_where_it_used_to() {
     assert_eq!(run(&["--store"], "stored"), 0);
     assert!(db.exists());
     let stored = || {
-        let db = netperf_ng::resultsdb::Db::open_read_only(&db).unwrap();
+        let db = netperf_ng::resultsdb::Db::open_read_only(db).unwrap();
         netperf_ng::resultsdb::query::list(&db, &Default::default())
             .unwrap()
             .len()
@@ -611,5 +611,4 @@ fn the_matrix_stores_only_with_store_and_says_so_where_it_used_to() {
     assert_eq!(run(&[], "unstored"), 1);
     assert_eq!(run(&["--no-store"], "quiet"), 0);
     assert_eq!(stored(), 1, "stored without --store");
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -535,15 +535,6 @@ fn every_stream_of_a_wide_level_runs_through_its_measured_window() {
     }
 }
 
-/// The lines of stderr that say an option is an old spelling.
-fn deprecation_lines(out: &std::process::Output) -> Vec<String> {
-    text(&out.stderr)
-        .lines()
-        .filter(|l| l.contains("deprecated"))
-        .map(String::from)
-        .collect()
-}
-
 #[test]
 fn the_ramp_speaks_the_shared_vocabulary_and_keeps_the_old_spellings() {
     // Everything here is refused before any traffic: no netserver needed.
