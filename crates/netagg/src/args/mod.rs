@@ -200,6 +200,25 @@ impl K8sArgs {
     }
 }
 
+/// How a plan's runs go (experiment and matrix): how long, how many, in
+/// which order, how spaced, with which netperf.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct RunsArgs {
+    #[command(flatten)]
+    pub duration: DurationArgs,
+    #[command(flatten)]
+    pub replicates: ReplicatesArgs,
+    /// seed of the run order (printed and recorded when not given)
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// seconds to wait before each run
+    #[arg(long, value_name = "SECS")]
+    pub settle: Option<f64>,
+    /// the netperf program (default: the one beside netagg, else PATH)
+    #[arg(long, value_name = "PATH")]
+    pub netperf: Option<PathBuf>,
+}
+
 /// How long each measurement runs.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct DurationArgs {

@@ -7,7 +7,7 @@ use super::plan::{parse_factor_arg, read_plan_file, Plan, PlanFile};
 use super::runner::{run_experiment, NoOffloads, RunSettings};
 use super::{args, environment, order};
 use super::{read_record, text_report, write_analysed, Analysis};
-use crate::args::{DurationArgs, HostArgs, OutArgs, ReplicatesArgs, StoreArgs, Storing};
+use crate::args::{HostArgs, OutArgs, RunsArgs, StoreArgs, Storing};
 use netperf_results::model::{cell_label, ExperimentRecord};
 use netperf_results::{self as resultsdb, Db};
 use std::io::Write;
@@ -41,15 +41,7 @@ pub struct ExperimentArgs {
     #[arg(long)]
     pub port: Option<u16>,
     #[command(flatten)]
-    pub duration: DurationArgs,
-    #[command(flatten)]
-    pub replicates: ReplicatesArgs,
-    /// seed of the run order (printed and recorded when not given)
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// seconds to wait before each run
-    #[arg(long, value_name = "SECS")]
-    pub settle: Option<f64>,
+    pub runs: RunsArgs,
     /// local interface whose offloads the plan switches
     #[arg(long)]
     pub interface: Option<String>,
@@ -65,9 +57,6 @@ pub struct ExperimentArgs {
     /// title of the tables and the report
     #[arg(long)]
     pub title: Option<String>,
-    /// the netperf program (default: the one beside netagg, else PATH)
-    #[arg(long, value_name = "PATH")]
-    pub netperf: Option<PathBuf>,
     #[command(flatten)]
     pub out: OutArgs,
     #[command(flatten)]
@@ -90,18 +79,12 @@ impl ExperimentArgs {
         };
         set(&mut file.host, &self.host()?);
         set(&mut file.port, &self.port);
-        set(&mut file.duration, &self.duration.duration);
-        set(&mut file.replicates, &self.replicates.replicates);
-        set(&mut file.seed, &self.seed);
-        set(&mut file.settle, &self.settle);
+        set_runs(&mut file, &self.runs);
         set(&mut file.interface, &self.interface);
         set(&mut file.remote_interface, &self.remote_interface);
         set(&mut file.offload_ends, &self.offload_ends);
         set(&mut file.offload_set, &self.offload_set);
         set(&mut file.title, &self.title);
-        if let Some(p) = &self.netperf {
-            file.netperf = Some(p.display().to_string());
-        }
         if !self.store.tags.is_empty() {
             file.tags
                 .get_or_insert_with(Vec::new)
@@ -164,6 +147,18 @@ fn netperf_program(plan: &Plan) -> Result<PathBuf, String> {
 fn executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// --duration, --replicates, --seed, --settle and --netperf, when given,
+/// replace the plan file's keys (experiment and matrix).
+pub fn set_runs(file: &mut PlanFile, runs: &RunsArgs) {
+    set(&mut file.duration, &runs.duration.duration);
+    set(&mut file.replicates, &runs.replicates.replicates);
+    set(&mut file.seed, &runs.seed);
+    set(&mut file.settle, &runs.settle);
+    if let Some(p) = &runs.netperf {
+        file.netperf = Some(p.display().to_string());
+    }
 }
 
 /// A command-line value, when given, replaces the plan file's.

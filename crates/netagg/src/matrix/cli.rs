@@ -5,8 +5,8 @@
 
 use super::inventory::{read_inventory, Inventory};
 use super::placement::{choose, scenario_labels};
-use crate::args::{DurationArgs, K8sArgs, OutArgs, ReplicatesArgs, StoreArgs, Storing};
-use crate::experiment::cli::{exit_code, run_plan, Outputs};
+use crate::args::{K8sArgs, OutArgs, RunsArgs, StoreArgs, Storing};
+use crate::experiment::cli::{exit_code, run_plan, set_runs, Outputs};
 use crate::experiment::plan::PlanFile;
 use crate::experiment::targets::{split_address, target_toml};
 use netperf_results::model::Target;
@@ -40,15 +40,7 @@ pub struct MatrixArgs {
     #[arg(long, value_name = "LIST", default_value = DEFAULT_TESTS)]
     pub tests: String,
     #[command(flatten)]
-    pub duration: DurationArgs,
-    #[command(flatten)]
-    pub replicates: ReplicatesArgs,
-    /// seed of the run order (printed and recorded when not given)
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// seconds to wait before each run
-    #[arg(long, value_name = "SECS")]
-    pub settle: Option<f64>,
+    pub runs: RunsArgs,
     /// also measure CPU on both ends (-c -C)
     #[arg(long)]
     pub cpu: bool,
@@ -59,9 +51,6 @@ pub struct MatrixArgs {
     /// title of the table and the report
     #[arg(long)]
     pub title: Option<String>,
-    /// the netperf program (default: the one beside netagg, else PATH)
-    #[arg(long, value_name = "PATH")]
-    pub netperf: Option<PathBuf>,
     #[command(flatten)]
     pub out: OutArgs,
     #[command(flatten)]
@@ -195,18 +184,15 @@ fn plan_file(
         .unwrap_or_default();
     let mut tags = vec!["matrix".to_string()];
     tags.extend(args.store.tags.iter().cloned());
-    Ok(PlanFile {
+    let mut file = PlanFile {
         title: Some(
             args.title
                 .clone()
                 .unwrap_or_else(|| format!("scenario matrix{from} ({source})")),
         ),
-        duration: Some(args.duration.duration.unwrap_or(10)),
-        replicates: Some(args.replicates.replicates.unwrap_or(3)),
-        seed: args.seed,
-        settle: args.settle,
+        duration: Some(10),
+        replicates: Some(3),
         cpu: Some(args.cpu),
-        netperf: args.netperf.as_ref().map(|p| p.display().to_string()),
         global_args: Some(args.netperf_args.clone()).filter(|a| !a.is_empty()),
         tags: Some(tags),
         factors: Some(factors),
@@ -217,7 +203,9 @@ fn plan_file(
                 .collect(),
         ),
         ..PlanFile::default()
-    })
+    };
+    set_runs(&mut file, &args.runs);
+    Ok(file)
 }
 
 /// Whether the matrix stored by default before the one vocabulary: it
