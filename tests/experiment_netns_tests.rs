@@ -227,8 +227,7 @@ fn the_limiters_experiment_switches_offloads_on_both_ends_and_puts_them_back() {
             "2021",
             "--out",
             out.to_str().unwrap(),
-            "--db",
-            db.to_str().unwrap(),
+            &format!("--store={}", db.display()),
         ],
         Duration::from_secs(400),
     );

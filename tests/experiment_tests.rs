@@ -71,14 +71,18 @@ fn a_loopback_experiment_records_every_run_of_every_cell() {
             "11",
             "--out",
             out.to_str().unwrap(),
-            "--db",
-            db.to_str().unwrap(),
+            &format!("--store={}", db.display()),
         ],
         Duration::from_secs(120),
     );
     let stderr = text(&run.stderr);
     assert!(run.status.success(), "{stderr}{}", text(&run.stdout));
     assert!(stderr.contains("seed 11"), "{stderr}");
+    assert!(stderr.contains("stored as"), "{stderr}");
+    assert!(
+        !stderr.contains("deprecated") && !stderr.contains("no longer stored"),
+        "{stderr}"
+    );
     let record = read_json(&out.join("experiment.json"));
     assert_eq!(record["status"], "complete");
     assert_eq!(record["seed"], 11);
@@ -231,10 +235,7 @@ fn runs_that_fail_are_recorded_with_their_reason() {
     let scratch = Scratch::new("fail");
     let out = scratch.path("out");
     // A port nothing listens on: every run fails, none is dropped.
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port().to_string()
-    };
+    let port = closed_port().to_string();
     let run = netagg(
         &[
             "experiment",
@@ -256,6 +257,12 @@ fn runs_that_fail_are_recorded_with_their_reason() {
         Duration::from_secs(120),
     );
     assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
+    // The old spelling of --store=PATH still stores, and says so once.
+    assert_eq!(
+        deprecation_lines(&run),
+        ["netagg: --db is deprecated; use --store=PATH"]
+    );
+    assert!(scratch.path("r.db").exists());
     let record = read_json(&out.join("experiment.json"));
     let runs = record["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 4);
@@ -320,4 +327,130 @@ fn bad_plans_are_refused_before_anything_runs() {
     );
     assert_eq!(missing.status.code(), Some(2));
     assert!(text(&missing.stderr).contains("cannot read plan /nonexistent/plan.toml"));
+}
+
+#[test]
+fn storing_is_spelled_as_everywhere_and_old_spellings_still_parse() {
+    let scratch = Scratch::new("vocab");
+    let db = scratch.path("r.db");
+    let db_text = db.to_str().unwrap();
+    let store_at = format!("--store={db_text}");
+    let dry = |extra: &[&str]| {
+        let mut args = vec!["experiment", "--dry-run", "--factor", "protocol=udp,tcp"];
+        args.extend_from_slice(extra);
+        netagg(&args, Duration::from_secs(30))
+    };
+    // The new spellings: no note, the same dry run.
+    for extra in [
+        &["--store"][..],
+        &[&store_at],
+        &["--no-store"],
+        &["--store", "--tag", "a,b", "--tag", "c"],
+        &["--duration", "3", "--replicates", "2", "--out", db_text],
+    ] {
+        let out = dry(extra);
+        assert!(out.status.success(), "{extra:?}: {}", text(&out.stderr));
+        assert!(text(&out.stdout).starts_with("# seed "), "{extra:?}");
+        assert!(deprecation_lines(&out).is_empty(), "{extra:?}");
+        assert!(!text(&out.stderr).contains("no longer stored"), "{extra:?}");
+    }
+    let two = dry(&["--replicates", "2", "--duration", "3"]);
+    assert!(text(&two.stdout).starts_with("# seed ") && text(&two.stdout).contains("-l 3 "));
+    assert!(
+        text(&two.stdout).lines().count() == 5,
+        "{}",
+        text(&two.stdout)
+    );
+    // Host selection: --host, or a remote_hosts file naming one netserver.
+    let hosts_file = scratch.path("remote_hosts");
+    std::fs::write(&hosts_file, "NUM_REMOTE_HOSTS=1\nREMOTE_HOSTS[0]=lg9\n").unwrap();
+    let from_file = dry(&["--hosts-file", hosts_file.to_str().unwrap()]);
+    assert!(
+        text(&from_file.stdout).contains(" -H lg9 "),
+        "{}",
+        text(&from_file.stderr)
+    );
+    assert!(text(&dry(&["--host", "lg8"]).stdout).contains(" -H lg8 "));
+    let two = dry(&["--host", "lg8", "--host", "lg9"]);
+    assert_eq!(two.status.code(), Some(2));
+    assert!(
+        text(&two.stderr).contains("one netserver"),
+        "{}",
+        text(&two.stderr)
+    );
+    // The old spelling: the same meaning, and one line saying so.
+    let old = dry(&["--db", db_text]);
+    assert!(old.status.success(), "{}", text(&old.stderr));
+    assert_eq!(
+        deprecation_lines(&old),
+        ["netagg: --db is deprecated; use --store=PATH"]
+    );
+    // A dry run stores nothing, whatever it is told.
+    assert!(!db.exists());
+    // Contradictions and bad tags are refused.
+    for extra in [
+        &["--store", "--no-store"][..],
+        &["--db", db_text, "--no-store"],
+        &["--db", db_text, "--store=/elsewhere.db"],
+        &["--tag", "a,,b"],
+    ] {
+        let out = dry(extra);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{extra:?}: {}",
+            text(&out.stderr)
+        );
+    }
+    // --help shows the one vocabulary, never the old spellings.
+    let help = text(&netagg(&["experiment", "--help"], Duration::from_secs(30)).stdout);
+    for shown in [
+        "--store[=<DB>]",
+        "--no-store",
+        "--tag",
+        "--out",
+        "--duration",
+        "--replicates",
+    ] {
+        assert!(help.contains(shown), "{shown} not in {help}");
+    }
+    assert!(!help.contains("--db"), "{help}");
+}
+
+#[test]
+fn without_store_an_experiment_stores_nothing_and_says_so_once() {
+    let scratch = Scratch::new("nostore");
+    let out = scratch.path("out");
+    let db = scratch.path("default.db");
+    // A port nothing listens on: the runs fail fast; the point is storing.
+    let port = closed_port().to_string();
+    let args = [
+        "experiment",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        &port,
+        "--factor",
+        "message_size=64",
+        "--replicates",
+        "1",
+        "--duration",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let env = [("NETPERF_NG_DB", db.to_str().unwrap())];
+    let run = common::results::run_as(&NETAGG, &args, &env, None).unwrap();
+    let stderr = text(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    let notes: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("no longer stored"))
+        .collect();
+    assert_eq!(
+        notes,
+        ["netagg experiment: results are no longer stored unless --store is given (--no-store silences this note)"]
+    );
+    assert!(out.join("experiment.json").exists());
+    assert!(!db.exists(), "stored without --store");
 }

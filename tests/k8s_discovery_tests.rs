@@ -1,4 +1,4 @@
-//! Kubernetes API discovery (`netperf_ng::k8s`, `netagg --hosts-k8s`)
+//! Kubernetes API discovery (`netperf_ng::k8s`, `netagg --k8s-selector`)
 //! against a STAND-IN API server, not a cluster: a small HTTP server on
 //! 127.0.0.1 started by each test, answering the real API paths
 //! (/api/v1/namespaces/NS/pods?labelSelector=..., /api/v1/nodes/NAME,
@@ -630,7 +630,7 @@ fn netagg(dir: &TempDir, args: &[&str], env: &[(&str, &str)]) -> std::process::O
 }
 
 #[test]
-fn netagg_hosts_k8s_runs_against_the_pods_the_api_reports() {
+fn netagg_k8s_selector_runs_against_the_pods_the_api_reports() {
     let server = Server::start("127.0.0.2");
     // The stand-in reports this netserver as pod netserver-aa1; the other
     // ready pod must not be there, so it is answered as not ready.
@@ -650,7 +650,7 @@ fn netagg_hosts_k8s_runs_against_the_pods_the_api_reports() {
     let out = netagg(
         &dir,
         &[
-            "--hosts-k8s",
+            "--k8s-selector",
             SELECTOR,
             "--kubeconfig",
             config.to_str().unwrap(),
@@ -671,6 +671,7 @@ fn netagg_hosts_k8s_runs_against_the_pods_the_api_reports() {
     );
     let stderr = text(&out.stderr);
     assert!(out.status.success(), "{}{stderr}", text(&out.stdout));
+    assert!(!stderr.contains("deprecated"), "{stderr}");
     assert!(
         stderr.contains(
             "netagg: load generator 127.0.0.2 (pod netserver-aa1, node node-a, zone zone-1)"
@@ -708,25 +709,26 @@ fn netagg_hosts_k8s_runs_against_the_pods_the_api_reports() {
 }
 
 #[test]
-fn netagg_hosts_k8s_refuses_what_it_cannot_run() {
+fn netagg_k8s_selector_refuses_what_it_cannot_run() {
     let api = StandIn::start(cluster(12866, false));
     let dir = TempDir::new("refuse");
     let config = api.kubeconfig(&dir);
     let config = config.to_str().unwrap();
     let cases: [(&[&str], &str); 4] = [
+        // --hosts-k8s: the old spelling of --k8s-selector, the same query.
         (
             &["--hosts-k8s", SELECTOR, "--kubeconfig", config, "--port", "12865"],
             "netagg: the pods' control port is 12866 (their container port named control, else 12865) but --port says 12865",
         ),
         (
-            &["--hosts-k8s", "app=none", "--kubeconfig", config, "--k8s-namespace", "empty"],
+            &["--k8s-selector", "app=none", "--kubeconfig", config, "--k8s-namespace", "empty"],
             "netagg: no ready pods match \"app=none\" in namespace empty",
         ),
         (
             &["--k8s-namespace", "x", "--host", "127.0.0.1"],
-            "'--k8s-namespace <NS>' cannot be used with '--host <HOST>'",
+            "'--k8s-namespace <NS>' cannot be used with",
         ),
-        (&["--kubeconfig", config], "required arguments were not provided:\n  --hosts-k8s <SELECTOR>"),
+        (&["--kubeconfig", config], "netagg: --kubeconfig needs --k8s-selector"),
     ];
     for (args, says) in cases {
         let out = netagg(&dir, args, &[]);

@@ -4,7 +4,7 @@
 //! say (tests/k8s/check_manifests.py: non-root, read-only root, no CPU
 //! limit, netserver's --data-ports exactly what the pods and Services
 //! expose, its limits set, RBAC read-only and bound to what exists, netagg
-//! --hosts-k8s and matrix --k8s-selector picking netserver pods with a
+//! and the matrix picking netserver pods (--k8s-selector) with a
 //! service account allowed to list them, a writable /tmp for the matrix).
 //! A broken copy must fail both, so the checks are known to bite; and every
 //! overlay must build with kustomize where kubectl is installed. Skipped,
@@ -124,7 +124,7 @@ fn broken_manifests_are_caught() {
         !out.status.success() && said.contains("unlike --data-ports"),
         "{said}"
     );
-    // netagg --hosts-k8s with a selector no netserver pod carries, and a
+    // netagg --k8s-selector with a selector no netserver pod carries, and a
     // service account no Role lets list pods: valid YAML, caught by our checks.
     let rbac = std::fs::read_to_string(format!("{MANIFESTS}/base/netagg-rbac.yaml")).unwrap();
     let k8s = dir.join("k8s");
@@ -150,7 +150,7 @@ fn broken_manifests_are_caught() {
     let said = text(&out.stdout);
     assert!(
         !out.status.success()
-            && said.contains("--hosts-k8s app=netserver picks no netserver")
+            && said.contains("--k8s-selector app=netserver picks no netserver")
             && said.contains("service account netagg may not list pods"),
         "{said}"
     );

@@ -15,7 +15,7 @@
 //! root (writing to / inside fails with EROFS) and the spec's memory limit
 //! and request, published on no host port; the netagg Job's pod, its args
 //! unchanged but for a shorter run at a fixed burst (and, there being no
-//! API server under podman, its --hosts-k8s SELECTOR played as --hosts-dns
+//! API server under podman, its --k8s-selector SELECTOR played as --hosts-dns
 //! with the headless Service selecting the same pods), finds the netserver
 //! pod through the Service's name, completes with
 //! status 0, prints its result and writes it to its emptyDir. The

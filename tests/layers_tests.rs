@@ -26,7 +26,7 @@ const CRATES: &[(&str, &[&str])] = &[
     ("results", &[]),                                 // the results database and statistics
     ("netperf", &[]),                                 // netperf's coordinator and program
     ("k8s", &[]),                                     // Kubernetes discovery
-    ("netagg", &["experiment", "agg", "matrix"]),     // netagg: ramps, experiments, the matrix
+    ("netagg", &["args", "experiment", "agg", "matrix"]), // netagg: shared options, ramps, experiments, the matrix
 ];
 
 /// Crates on one level that must not name each other (the two ends of the

@@ -312,8 +312,7 @@ fn the_matrix_fills_what_the_place_offers_and_names_what_it_cannot() {
             "1",
             "--out",
             &out_text,
-            "--db",
-            &db_text,
+            &format!("--store={db_text}"),
         ],
         Duration::from_secs(240),
     );
@@ -458,4 +457,158 @@ fn without_any_scenario_that_can_run_it_says_why_and_runs_nothing() {
         text(&bad.stderr)
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A scratch directory with the path of a default database (not made),
+/// and a scenario on a loopback port nobody listens on.
+struct Closed {
+    dir: PathBuf,
+    db: PathBuf,
+    scenario: String,
+}
+
+impl Closed {
+    fn new(tag: &str) -> Closed {
+        let dir = std::env::temp_dir().join(format!("ngm-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let scenario = format!("here=127.0.0.1:{}", closed_port());
+        Closed {
+            db: dir.join("default.db"),
+            dir,
+            scenario,
+        }
+    }
+
+    /// One TCP_RR run of one second per scenario.
+    fn base(&self) -> [&str; 8] {
+        [
+            "--scenario",
+            &self.scenario,
+            "--tests",
+            "TCP_RR",
+            "--replicates",
+            "1",
+            "--duration",
+            "1",
+        ]
+    }
+}
+
+impl Drop for Closed {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// `netagg matrix` with `env`.
+fn matrix_with(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut all = vec!["matrix"];
+    all.extend_from_slice(args);
+    common::results::run_as(&NETAGG, &all, env, None).expect("run netagg matrix")
+}
+
+#[test]
+fn the_matrix_speaks_the_shared_vocabulary_and_keeps_the_old_spellings() {
+    // No namespaces: dry runs, and scenarios on a port nobody listens on.
+    let closed = Closed::new("vocab");
+    let db = &closed.db;
+    let env = [("NETPERF_NG_DB", db.to_str().unwrap())];
+    let base = closed.base();
+    let dry = |extra: &[&str]| {
+        let mut args = base.to_vec();
+        args.push("--dry-run");
+        args.extend_from_slice(extra);
+        matrix_with(&args, &env)
+    };
+    let store_at = format!("--store={}", db.display());
+    for extra in [
+        &["--store"][..],
+        &[&store_at],
+        &["--no-store"],
+        &["--tag", "a,b"],
+    ] {
+        let out = dry(extra);
+        assert!(out.status.success(), "{extra:?}: {}", text(&out.stderr));
+        assert!(text(&out.stdout).contains("-l 1 "), "{extra:?}");
+        assert!(deprecation_lines(&out).is_empty(), "{extra:?}");
+    }
+    let old = dry(&["--db", db.to_str().unwrap()]);
+    assert!(old.status.success(), "{}", text(&old.stderr));
+    assert_eq!(
+        deprecation_lines(&old),
+        ["netagg: --db is deprecated; use --store=PATH"]
+    );
+    let old_k8s = dry(&[
+        "--hosts-k8s",
+        "app=x",
+        "--kubeconfig",
+        "/dev/null/kubeconfig",
+    ]);
+    assert_eq!(old_k8s.status.code(), Some(2));
+    assert_eq!(
+        deprecation_lines(&old_k8s),
+        ["netagg: --hosts-k8s is deprecated; use --k8s-selector"]
+    );
+    assert!(text(&old_k8s.stderr).contains("cannot read kubeconfig"));
+    assert_eq!(dry(&["--store", "--no-store"]).status.code(), Some(2));
+    assert!(!db.exists(), "a dry run stores nothing");
+    let help = text(&matrix_with(&["--help"], &env).stdout);
+    for shown in [
+        "--store[=<DB>]",
+        "--no-store",
+        "--tag",
+        "--out",
+        "--k8s-selector",
+        "--replicates",
+    ] {
+        assert!(help.contains(shown), "{shown} not in {help}");
+    }
+    for hidden in ["--db", "--hosts-k8s"] {
+        assert!(!help.contains(hidden), "{hidden} in {help}");
+    }
+}
+
+#[test]
+fn the_matrix_stores_only_with_store_and_says_so_where_it_used_to() {
+    let closed = Closed::new("default");
+    let (dir, db) = (&closed.dir, &closed.db);
+    let env = [("NETPERF_NG_DB", db.to_str().unwrap())];
+    let base = closed.base();
+    // Real runs (that fail: nobody listens). Without --store nothing is
+    // stored; where the old default would have stored (the database
+    // exists), one line says so, and --no-store silences it.
+    let note = "netagg matrix: results are no longer stored unless --store is given (--no-store silences this note)";
+    let run = |extra: &[&str], out: &str| {
+        let out_dir = dir.join(out);
+        let mut args = base.to_vec();
+        args.extend(["--out", out_dir.to_str().unwrap()]);
+        args.extend_from_slice(extra);
+        let got = matrix_with(&args, &env);
+        assert_eq!(
+            got.status.code(),
+            Some(1),
+            "{extra:?}: {}",
+            text(&got.stderr)
+        );
+        text(&got.stderr).lines().filter(|l| *l == note).count()
+    };
+    assert_eq!(
+        run(&[], "first"),
+        0,
+        "no database: the old default stored nothing either"
+    );
+    assert!(!db.exists());
+    assert_eq!(run(&["--store"], "stored"), 0);
+    assert!(db.exists());
+    let stored = || {
+        let db = netperf_ng::resultsdb::Db::open_read_only(db).unwrap();
+        netperf_ng::resultsdb::query::list(&db, &Default::default())
+            .unwrap()
+            .len()
+    };
+    assert_eq!(stored(), 1);
+    assert_eq!(run(&[], "unstored"), 1);
+    assert_eq!(run(&["--no-store"], "quiet"), 0);
+    assert_eq!(stored(), 1, "stored without --store");
 }

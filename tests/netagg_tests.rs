@@ -534,3 +534,82 @@ fn every_stream_of_a_wide_level_runs_through_its_measured_window() {
         assert_eq!(rates.len(), 128);
     }
 }
+
+#[test]
+fn the_ramp_speaks_the_shared_vocabulary_and_keeps_the_old_spellings() {
+    // Everything here is refused before any traffic: no netserver needed.
+    let out_dir = OutDir(std::env::temp_dir().join(format!("netagg-vocab-{}", std::process::id())));
+    let out = out_dir.0.to_str().unwrap();
+    let ramp = |args: &[&str]| run_with_limit(&NETAGG, args, Duration::from_secs(30));
+    let missing = "/nonexistent/kubeconfig";
+    // --k8s-selector, and --hosts-k8s as its old spelling: the same query
+    // (here a kubeconfig that is missing), and one line saying so.
+    for (spelling, notes) in [
+        ("--k8s-selector", &[][..]),
+        (
+            "--hosts-k8s",
+            &["netagg: --hosts-k8s is deprecated; use --k8s-selector"][..],
+        ),
+    ] {
+        let got = ramp(&[spelling, "app=x", "--kubeconfig", missing, "--out", out]);
+        assert_eq!(got.status.code(), Some(2), "{spelling}");
+        assert!(
+            text(&got.stderr).contains("cannot read kubeconfig /nonexistent/kubeconfig"),
+            "{spelling}: {}",
+            text(&got.stderr)
+        );
+        assert_eq!(deprecation_lines(&got), notes, "{spelling}");
+    }
+    let alone = ramp(&["--kubeconfig", missing]);
+    assert_eq!(alone.status.code(), Some(2));
+    assert!(text(&alone.stderr).contains("--kubeconfig needs --k8s-selector"));
+    let both = ramp(&["--hosts-k8s", "a=b", "--k8s-selector", "a=b"]);
+    assert_eq!(both.status.code(), Some(2));
+    // --store=DB, and --db DB as its old spelling: the same database (one
+    // that cannot be created), refused before any traffic.
+    let bad_db = "/dev/null/r.db"; // under a file: never created
+    let store_at = format!("--store={bad_db}");
+    for (spelling, notes) in [
+        (vec![store_at.as_str()], &[][..]),
+        (
+            vec!["--db", bad_db],
+            &["netagg: --db is deprecated; use --store=PATH"][..],
+        ),
+    ] {
+        let mut args = vec!["--host", "127.0.0.1", "--out", out];
+        args.extend(&spelling);
+        let got = ramp(&args);
+        assert_eq!(got.status.code(), Some(2), "{spelling:?}");
+        assert!(
+            text(&got.stderr).contains("netagg: --store: "),
+            "{spelling:?}: {}",
+            text(&got.stderr)
+        );
+        assert_eq!(deprecation_lines(&got), notes, "{spelling:?}");
+    }
+    // --tag needs --store; --store and --no-store together are refused.
+    for args in [
+        &["--host", "127.0.0.1", "--tag", "x"][..],
+        &["--host", "127.0.0.1", "--no-store", "--tag", "x"],
+        &["--host", "127.0.0.1", "--store", "--no-store"],
+        &["--host", "127.0.0.1", "--duration", "1"],
+    ] {
+        assert_eq!(ramp(args).status.code(), Some(2), "{args:?}");
+    }
+    // --help shows the one vocabulary, never the old spellings.
+    let help = text(&ramp(&["--help"]).stdout);
+    for shown in [
+        "--store[=<DB>]",
+        "--no-store",
+        "--tag",
+        "--out",
+        "--duration",
+        "--k8s-selector",
+        "--k8s-namespace",
+    ] {
+        assert!(help.contains(shown), "{shown} not in {help}");
+    }
+    for hidden in ["--db", "--hosts-k8s"] {
+        assert!(!help.contains(hidden), "{hidden} in {help}");
+    }
+}

@@ -441,3 +441,63 @@ fn netagg_store_records_each_level() {
     .unwrap();
     assert_eq!(code(&bad), 2);
 }
+
+#[test]
+fn nothing_is_stored_without_store_and_no_store_says_so_everywhere() {
+    let server = Server::start("127.0.0.1");
+    let dir = TempDir::new();
+    let default_db = dir.db();
+    let env = [("NETPERF_NG_DB", default_db.to_str().unwrap())];
+    let port = server.port.to_string();
+    // netperf: stock behaviour without --store; --no-store spells it out.
+    for extra in [&[][..], &["--", "--no-store"]] {
+        let mut args = vec!["-H", "127.0.0.1", "-p", &port, "-l", "1"];
+        args.extend_from_slice(extra);
+        let out = run_as(&NETPERF, &args, &env, None).unwrap();
+        assert_eq!(code(&out), 0, "{extra:?}: {}", text(&out.stderr));
+    }
+    let both = run_as(
+        &NETPERF,
+        &[
+            "-H",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "--",
+            "--store",
+            "--no-store",
+        ],
+        &env,
+        None,
+    )
+    .unwrap();
+    assert_ne!(code(&both), 0);
+    assert!(text(&both.stderr).contains("--no-store: cannot be used with --store"));
+    // netagg's ramp: one short level, --no-store and nothing said alike.
+    let out_dir = dir.0.join("out");
+    for extra in [&[][..], &["--no-store"]] {
+        let mut args = vec![
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &port,
+            "--kind",
+            "outbound",
+            "--streams",
+            "1",
+            "--duration",
+            "2",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let out = run_as(&common::NETAGG, &args, &env, None).unwrap();
+        assert_eq!(code(&out), 0, "{extra:?}: {}", text(&out.stderr));
+        assert!(
+            !text(&out.stderr).contains("stored"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    assert!(!default_db.exists(), "stored without --store");
+}

@@ -229,6 +229,21 @@ pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// The lines of a program's stderr that say an option is an old spelling.
+pub fn deprecation_lines(out: &Output) -> Vec<String> {
+    text(&out.stderr)
+        .lines()
+        .filter(|l| l.contains("deprecated"))
+        .map(String::from)
+        .collect()
+}
+
+/// A loopback port nobody listens on (bound, then let go).
+pub fn closed_port() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
 /// The numeric fields of a whitespace-separated line.
 pub fn numbers(line: &str) -> Vec<f64> {
     line.split_whitespace()

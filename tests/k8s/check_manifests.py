@@ -4,7 +4,7 @@ read-only root filesystem, no privilege escalation and no capabilities,
 netserver's --data-ports range is exactly what its pods and Services expose
 (TCP and UDP), and its limits options are set; RBAC grants only reads and
 binds what exists; a pod holding a service-account token runs as its own
-account; netagg --hosts-k8s and matrix --k8s-selector have a selector that
+account; netagg and matrix --k8s-selector (or the old --hosts-k8s) have a selector that
 picks netserver pods, a service account allowed to list them, and their node
 and pod name from the downward API; and a matrix or experiment Job has a
 writable /tmp. Prints one line per problem; exit status 1 if there is any."""
@@ -162,7 +162,7 @@ for path, items in docs.items():
                 mounts = {m["mountPath"] for m in c.get("volumeMounts", [])}
                 if "/tmp" not in mounts:
                     problems.append(f"{where}: no writable /tmp for the streams' latency histograms")
-            option = next((o for o in ("--hosts-k8s", "--k8s-selector") if o in args), None)
+            option = next((o for o in ("--k8s-selector", "--hosts-k8s") if o in args), None)
             if not args or args[0] != "netagg" or option is None:
                 continue
             selector = args[args.index(option) + 1]

@@ -1,8 +1,10 @@
 //! netagg: synchronized aggregate tests over many load generators and what
 //! is built on them: the ramps and `netagg post`/`report` (`agg`),
 //! randomized experiments with statistics (`experiment`) and the
-//! pod/node/zone scenario matrix (`matrix`).
+//! pod/node/zone scenario matrix (`matrix`); the options they share
+//! (`args`).
 
 pub mod agg;
+pub mod args;
 pub mod experiment;
 pub mod matrix;

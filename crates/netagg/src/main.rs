@@ -17,7 +17,7 @@ use std::process::ExitCode;
 netagg --hosts-file remote_hosts --kind tps --duration 30\n  \
 netagg --host lg1 --host lg2 --kind outbound --max-streams 8 --out results/\n  \
 netagg --host 127.0.0.1 --kind tps --duration 3 --max-streams 4   # a quick look on loopback\n  \
-netagg --hosts-k8s app.kubernetes.io/name=netserver --kind tps     # the ready pods of a label, via the API\n  \
+netagg --k8s-selector app.kubernetes.io/name=netserver --kind tps  # the ready pods of a label, via the API\n  \
 netagg post netperf_tps.log --intervals                            # post_proc.py on real netperf runs"
 )]
 struct Args {

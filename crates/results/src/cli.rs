@@ -14,7 +14,7 @@ use super::record::Kind;
 use super::render;
 use super::store::store_result;
 use crate::stats::{Bootstrap, Statistic};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -323,54 +323,22 @@ pub fn since_text(text: &str) -> Result<String, DbError> {
     Ok(t.trim_end_matches('Z').to_string())
 }
 
-/// netagg's `--store[=DBPATH]` and `--tag`.
-#[derive(clap::Args, Debug, Clone, Default)]
-pub struct StoreArgs {
-    /// record this run (per level) in the results database (default: $NETPERF_NG_DB,
-    /// else $XDG_DATA_HOME/netperf-ng/results.db, else ~/.local/share/netperf-ng/results.db);
-    /// see `netagg results --help`
-    #[arg(long, value_name = "DBPATH", num_args = 0..=1, require_equals = true)]
-    pub store: Option<Option<PathBuf>>,
-    /// tag the stored run (repeatable or a comma list)
-    #[arg(long = "tag", value_name = "TAG", value_delimiter = ',', requires = "store",
-          value_parser = |t: &str| netperf_client::cli::extensions::checked_tag(t))]
-    pub tags: Vec<String>,
-}
-
 /// An open database waiting for a netagg run to finish.
 pub struct PendingNetaggStore {
     db: Db,
     tags: Vec<String>,
 }
 
-impl StoreArgs {
-    /// The database `--store` names (or the default), opened for writing;
-    /// `Ok(None)` without `--store`.
-    pub fn database(&self) -> Result<Option<Db>, DbError> {
-        match &self.store {
-            None => Ok(None),
-            Some(path) => Db::open(&db::resolve(path.as_deref())?).map(Some),
-        }
-    }
-
-    /// Opens the database before the run, so a bad one stops netagg before
-    /// any traffic; `Ok(None)` without `--store`.
-    pub fn open(&self) -> Result<Option<PendingNetaggStore>, ExitCode> {
-        match self.database() {
-            Ok(None) => Ok(None),
-            Ok(Some(db)) => Ok(Some(PendingNetaggStore {
-                db,
-                tags: self.tags.clone(),
-            })),
-            Err(e) => {
-                eprintln!("netagg: --store: {e}");
-                Err(ExitCode::from(EXIT_ERROR))
-            }
-        }
-    }
-}
-
 impl PendingNetaggStore {
+    /// Opens the database at `path` before the run, so a bad one stops
+    /// netagg before any traffic; `tags` tag the stored run.
+    pub fn open(path: &Path, tags: Vec<String>) -> Result<Self, DbError> {
+        Ok(PendingNetaggStore {
+            db: Db::open(path)?,
+            tags,
+        })
+    }
+
     /// Stores the run; on failure prints one line and gives exit status 2.
     pub fn finish(self, run: &NetaggRun) -> Result<String, ExitCode> {
         let result = super::netagg::result_of(run, &self.tags);

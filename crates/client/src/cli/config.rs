@@ -244,6 +244,9 @@ pub struct TestOptions {
     /// netperf-ng extension `--tag TAG[,TAG...]` (repeatable): tags of the
     /// stored result.
     pub store_tags: Vec<String>,
+    /// netperf-ng extension `--no-store`: store nothing (the default,
+    /// spelled out as netagg takes it); refused beside `--store`.
+    pub no_store: bool,
     /// netperf-ng extension `--data-ports MIN-MAX`: the local data socket
     /// on a free port of this range (a firewall's egress rule names it).
     pub data_ports: Option<netperf_data::net::port_range::PortRange>,

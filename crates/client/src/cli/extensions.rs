@@ -28,6 +28,8 @@ netperf-ng extensions (test-specific, after --):
                       netperf before the test (exit 2), a failure to store
                       after it is one line on stderr (exit 2). See
                       `netagg results --help`
+    --no-store        Store nothing: the default, as in netagg (refused
+                      with --store)
     --tag TAG[,TAG]   Tag the stored result (repeatable; needs --store)
     --data-ports MIN-MAX
                       Open the local data socket on the first free port of
@@ -105,6 +107,10 @@ const EXTENSIONS: &[(&str, Takes, Apply)] = &[
             return Err("the database path is empty".into());
         }
         t.store = Some(v.map(String::from));
+        Ok(())
+    }),
+    ("no-store", Takes::Nothing, |t, _| {
+        t.no_store = true;
         Ok(())
     }),
     ("data-ports", Takes::Value, |t, v| {
@@ -216,6 +222,11 @@ pub fn extract(args: &[String], test: &mut TestOptions) -> Result<Extracted, Cli
             ))
         })?;
     }
+    if test.no_store && test.store.is_some() {
+        return Err(CliError::Extension(
+            "option --no-store: cannot be used with --store".into(),
+        ));
+    }
     if !test.store_tags.is_empty() && test.store.is_none() {
         return Err(CliError::Extension(
             "option --tag: tags a stored result, and needs --store".into(),
@@ -280,6 +291,24 @@ mod tests {
         assert!(e("--store --tag a,,b").contains("a tag is empty"));
         assert!(e("--store=").contains("path is empty"));
         assert!(e("--store --tag").contains("needs a value"));
+    }
+
+    #[test]
+    fn no_store_is_the_default_spelled_out_and_refused_with_store() {
+        let mut t = TestOptions::default();
+        let got = extract(&words("--no-store -m 64"), &mut t).unwrap();
+        assert_eq!(got, Extracted::Rest(words("-m 64")));
+        assert_eq!((t.store, t.no_store), (None, true));
+        for line in ["--store --no-store", "--no-store --store=/tmp/r.db"] {
+            let e = extract(&words(line), &mut TestOptions::default()).unwrap_err();
+            assert!(
+                e.to_string()
+                    .contains("--no-store: cannot be used with --store"),
+                "{e}"
+            );
+        }
+        let e = extract(&words("--no-store --tag a"), &mut TestOptions::default()).unwrap_err();
+        assert!(e.to_string().contains("needs --store"), "{e}");
     }
 
     #[test]

@@ -6,9 +6,10 @@
 use super::runner::{self, BurstTrial, Progress, Recording, RunConfig};
 use super::summary::LevelSummary;
 use super::{charts, compat, health, hosts, plan, report, summary};
+use crate::args::{DurationArgs, HostArgs, K8sArgs, OutArgs, StoreArgs};
 use netperf_base::rlimit;
 use netperf_k8s as k8s;
-use netperf_results::cli::{PendingNetaggStore, StoreArgs};
+use netperf_results::cli::PendingNetaggStore;
 use std::collections::HashSet;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -17,37 +18,27 @@ use std::time::Duration;
 
 // The ramp's options; the command's doc is the binary's.
 #[derive(clap::Args, Debug)]
+#[command(group(clap::ArgGroup::new("listed_hosts")
+    .args(["hosts", "hosts_file"])
+    .multiple(true)
+    .conflicts_with_all(["k8s_selector", "hosts_k8s", "k8s_namespace", "kubeconfig"])))]
 pub struct RampArgs {
-    /// remote_hosts file in the seed's format (REMOTE_HOSTS[i]=..., NUM_REMOTE_HOSTS=N)
-    #[arg(long, value_name = "FILE")]
-    pub hosts_file: Option<String>,
-    /// a load generator (repeatable); used when no --hosts-file is given
-    #[arg(long = "host", value_name = "HOST")]
-    pub hosts: Vec<String>,
+    // The load generators (--host, --hosts-file).
+    #[command(flatten)]
+    pub hosts: HostArgs,
     /// every address of this DNS name is a load generator (all its A and
     /// AAAA records, e.g. a Kubernetes headless Service)
-    #[arg(long, value_name = "NAME", conflicts_with_all = ["hosts_file", "hosts"])]
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["hosts_file", "hosts", "k8s_selector", "hosts_k8s", "k8s_namespace", "kubeconfig"])]
     pub hosts_dns: Option<String>,
-    /// every ready pod this label selector picks is a load generator, found
-    /// through the Kubernetes API ($KUBECONFIG or ~/.kube/config, else the
-    /// in-cluster service account); their control port is the container
-    /// port named control (else 12865), the same on every pod
-    #[arg(long, value_name = "SELECTOR", conflicts_with_all = ["hosts_file", "hosts", "hosts_dns"])]
-    pub hosts_k8s: Option<String>,
-    /// the namespace --hosts-k8s looks in (default: the kubeconfig context's,
-    /// or this pod's)
-    #[arg(long, value_name = "NS", requires = "hosts_k8s", conflicts_with_all = ["hosts_file", "hosts", "hosts_dns"])]
-    pub k8s_namespace: Option<String>,
-    /// the kubeconfig --hosts-k8s uses, instead of $KUBECONFIG, ~/.kube/config
-    /// or the in-cluster service account
-    #[arg(long, value_name = "PATH", requires = "hosts_k8s", conflicts_with_all = ["hosts_file", "hosts", "hosts_dns"])]
-    pub kubeconfig: Option<PathBuf>,
+    // The load generators' pods (--k8s-selector): their control port is
+    // the container port named control (else 12865), the same on every pod.
+    #[command(flatten)]
+    pub k8s: K8sArgs,
     /// the test kind
     #[arg(long, value_enum, default_value = "tps")]
     pub kind: plan::Kind,
-    /// seconds each level of the ramp runs
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(2..=86400))]
-    pub duration: u64,
+    #[command(flatten)]
+    pub duration: DurationArgs,
     /// the last level's stream count (default: 2 x this system's CPUs)
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub max_streams: Option<u32>,
@@ -78,9 +69,8 @@ pub struct RampArgs {
     /// seconds between samples
     #[arg(long, default_value_t = 1.0)]
     pub interval: f64,
-    /// directory for the series (CSV, JSON), the summary, the charts and the report
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub out: PathBuf,
+    #[command(flatten)]
+    pub out: OutArgs,
     /// title of the charts and the report
     #[arg(long, default_value = "")]
     pub title: String,
@@ -97,6 +87,31 @@ pub struct RampArgs {
     pub store: StoreArgs,
 }
 
+/// Seconds each level runs: --duration, else 10.
+fn duration(args: &RampArgs) -> u32 {
+    args.duration.duration.unwrap_or(10)
+}
+
+/// The database `--store` names, opened before any traffic; `Ok(None)`
+/// without `--store`. `--tag` tags the stored run, and needs `--store`.
+fn open_store(args: &StoreArgs) -> Result<Option<PendingNetaggStore>, ExitCode> {
+    let refuse = |e: String| {
+        eprintln!("netagg: --store: {e}");
+        ExitCode::from(2)
+    };
+    let path = args.storing().and_then(|s| s.path()).map_err(refuse)?;
+    match path {
+        Some(path) => PendingNetaggStore::open(&path, args.tags.clone())
+            .map(Some)
+            .map_err(|e| refuse(e.to_string())),
+        None if !args.tags.is_empty() => {
+            eprintln!("netagg: --tag tags the stored run, and needs --store");
+            Err(ExitCode::from(2))
+        }
+        None => Ok(None),
+    }
+}
+
 /// runemomniaggdemo.sh's `-e 1` for its tps streams.
 const DEFAULT_LOSS_TIMEOUT: u32 = 1;
 
@@ -105,7 +120,9 @@ const DEFAULT_LOSS_TIMEOUT: u32 = 1;
 struct Ramp<'a> {
     args: &'a RampArgs,
     cfg: RunConfig,
-    /// What the Kubernetes API said, with --hosts-k8s.
+    /// The output directory (--out, else a new one).
+    out: PathBuf,
+    /// What the Kubernetes API said, with --k8s-selector.
     discovery: Option<k8s::Discovery>,
     /// The streams' loss timeout, for kinds that recover loss.
     loss_timeout: Option<u32>,
@@ -115,7 +132,7 @@ struct Ramp<'a> {
 }
 
 /// Run the ramp `args` ask for: `port_given` says whether --port was on
-/// the command line (it then overrides the pods' port with --hosts-k8s).
+/// the command line (it then overrides the pods' port with --k8s-selector).
 pub fn run(args: &RampArgs, port_given: bool, command_line: Vec<String>) -> ExitCode {
     let (mut ramp, store) = match Ramp::prepare(args, port_given) {
         Ok(ready) => ready,
@@ -168,11 +185,16 @@ impl<'a> Ramp<'a> {
             eprintln!("netagg: --interval must be between 0.1 and 60 seconds");
             return Err(ExitCode::from(2));
         }
-        if let Err(e) = std::fs::create_dir_all(&args.out) {
-            eprintln!("netagg: cannot create {}: {e}", args.out.display());
+        if !(2..=86400).contains(&duration(args)) {
+            eprintln!("netagg: --duration must be between 2 and 86400 seconds");
             return Err(ExitCode::from(2));
         }
-        let store = args.store.open()?;
+        let out = args.out.dir("netagg");
+        if let Err(e) = std::fs::create_dir_all(&out) {
+            eprintln!("netagg: cannot create {}: {e}", out.display());
+            return Err(ExitCode::from(2));
+        }
+        let store = open_store(&args.store)?;
         let cpus = netperf_data::measure::cpu::num_cpus();
         let kind = plan::spec_of(args.kind);
         let loss_timeout = loss_timeout(args, kind)?;
@@ -183,13 +205,14 @@ impl<'a> Ramp<'a> {
             burst: args.burst.unwrap_or(kind.default_burst),
             max_streams: args.streams.or(args.max_streams).unwrap_or(2 * cpus),
             single_level: args.streams.is_some(),
-            level_duration: Duration::from_secs(args.duration),
+            level_duration: Duration::from_secs(duration(args).into()),
             sample_interval: Duration::from_secs_f64(args.interval),
             setup_concurrency: args.setup_concurrency as usize,
             loss_timeout: loss_timeout.unwrap_or(0),
         };
         let ramp = Ramp {
             args,
+            out,
             cfg,
             discovery,
             loss_timeout,
@@ -276,16 +299,19 @@ impl<'a> Ramp<'a> {
         ];
         files.extend(drawing.files(kind.name, recording, levels));
         // The files runemomniaggdemo.sh would have left, for existing tools.
-        if let Err(e) = compat::write(recording, &self.args.out, kind.name, kind.units) {
+        if let Err(e) = compat::write(recording, &self.out, kind.name, kind.units) {
             eprintln!("netagg: cannot write the netperf log files: {e}");
             return Err(ExitCode::from(1));
         }
         for (name, body) in files {
-            let path = self.args.out.join(name);
+            let path = self.out.join(name);
             if let Err(e) = std::fs::write(&path, body) {
                 eprintln!("netagg: cannot write {}: {e}", path.display());
                 return Err(ExitCode::from(1));
             }
+        }
+        if self.args.out.out.is_none() {
+            eprintln!("netagg: outputs in {}", self.out.display());
         }
         Ok(summary_json)
     }
@@ -334,27 +360,24 @@ impl<'a> Ramp<'a> {
 }
 
 /// The load generators from whichever source was given, the control port
-/// (the pods' own with --hosts-k8s) and, with --hosts-k8s, what the API said.
+/// (the pods' own with --k8s-selector) and, with --k8s-selector, what the API said.
 fn load_generators(
     args: &RampArgs,
     port_given: bool,
 ) -> Result<(Vec<String>, u16, Option<k8s::Discovery>), hosts::HostsError> {
-    if let Some(selector) = &args.hosts_k8s {
-        let query = k8s::Query {
-            selector: selector.clone(),
-            namespace: args.k8s_namespace.clone(),
-            kubeconfig: args.kubeconfig.clone(),
-        };
+    if let Some(query) = args.k8s.query().map_err(hosts::HostsError::Usage)? {
         let found = k8s::discover(&query).map_err(|e| hosts::HostsError::K8s(e.to_string()))?;
-        let (list, port) = hosts::from_k8s(&found, selector, port_given.then_some(args.port))?;
+        let given_port = port_given.then_some(args.port);
+        let (list, port) = hosts::from_k8s(&found, &query.selector, given_port)?;
         return Ok((list, port, Some(found)));
     }
-    let list = match (&args.hosts_file, args.hosts.is_empty(), &args.hosts_dns) {
-        (Some(file), _, _) => hosts::read(file),
-        (None, _, Some(name)) => hosts::from_dns(name, args.port),
-        (None, false, None) => Ok(args.hosts.clone()),
-        (None, true, None) => Err(hosts::HostsError::None),
-    }?;
+    let list = match &args.hosts_dns {
+        Some(name) => hosts::from_dns(name, args.port)?,
+        None => args.hosts.list()?,
+    };
+    if list.is_empty() {
+        return Err(hosts::HostsError::None);
+    }
     Ok((list, args.port, None))
 }
 
@@ -419,7 +442,7 @@ impl<'c> Teller<'c> {
         Teller {
             cfg,
             terminal: std::io::stderr().is_terminal(),
-            total: level_count as u64 * args.duration,
+            total: level_count as u64 * u64::from(duration(args)),
             planned: runner::planned_per_host(cfg),
             told: HashSet::new(),
         }

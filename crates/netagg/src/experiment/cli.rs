@@ -7,6 +7,7 @@ use super::plan::{parse_factor_arg, read_plan_file, Plan, PlanFile};
 use super::runner::{run_experiment, NoOffloads, RunSettings};
 use super::{args, environment, order};
 use super::{read_record, text_report, write_analysed, Analysis};
+use crate::args::{HostArgs, OutArgs, RunsArgs, StoreArgs, Storing};
 use netperf_results::model::{cell_label, ExperimentRecord};
 use netperf_results::{self as resultsdb, Db};
 use std::io::Write;
@@ -32,24 +33,15 @@ pub struct ExperimentArgs {
     /// replaces the plan's levels of that factor)
     #[arg(long = "factor", value_name = "NAME=L1,L2")]
     pub factors: Vec<String>,
-    /// the netserver's host (netperf -H)
-    #[arg(long)]
-    pub host: Option<String>,
+    // The netserver (netperf -H): one --host, or a remote_hosts file
+    // naming one.
+    #[command(flatten)]
+    pub hosts: HostArgs,
     /// the netserver's control port (netperf -p)
     #[arg(long)]
     pub port: Option<u16>,
-    /// seconds per run (netperf -l)
-    #[arg(long)]
-    pub duration: Option<u32>,
-    /// runs per cell
-    #[arg(long)]
-    pub replicates: Option<u32>,
-    /// seed of the run order (printed and recorded when not given)
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// seconds to wait before each run
-    #[arg(long, value_name = "SECS")]
-    pub settle: Option<f64>,
+    #[command(flatten)]
+    pub runs: RunsArgs,
     /// local interface whose offloads the plan switches
     #[arg(long)]
     pub interface: Option<String>,
@@ -65,22 +57,10 @@ pub struct ExperimentArgs {
     /// title of the tables and the report
     #[arg(long)]
     pub title: Option<String>,
-    /// a tag for the results database (repeatable)
-    #[arg(long = "tag")]
-    pub tags: Vec<String>,
-    /// the netperf program (default: the one beside netagg, else PATH)
-    #[arg(long, value_name = "PATH")]
-    pub netperf: Option<PathBuf>,
-    /// directory for the outputs (default: experiment-<UTC time>)
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
-    /// the results database (default: $NETPERF_NG_DB, else
-    /// $XDG_DATA_HOME/netperf-ng/results.db, else ~/.local/share/netperf-ng/results.db)
-    #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
-    /// do not record the experiment in the results database
-    #[arg(long, conflicts_with = "db")]
-    pub no_store: bool,
+    #[command(flatten)]
+    pub out: OutArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
     /// write the tables, CSV, JSON and report again from a saved
     /// experiment.json (into --out); run nothing
     #[arg(long, value_name = "experiment.json", conflicts_with_all = ["plan", "factors", "dry_run"])]
@@ -97,26 +77,31 @@ impl ExperimentArgs {
             Some(path) => read_plan_file(path)?,
             None => PlanFile::default(),
         };
-        set(&mut file.host, &self.host);
+        set(&mut file.host, &self.host()?);
         set(&mut file.port, &self.port);
-        set(&mut file.duration, &self.duration);
-        set(&mut file.replicates, &self.replicates);
-        set(&mut file.seed, &self.seed);
-        set(&mut file.settle, &self.settle);
+        set_runs(&mut file, &self.runs);
         set(&mut file.interface, &self.interface);
         set(&mut file.remote_interface, &self.remote_interface);
         set(&mut file.offload_ends, &self.offload_ends);
         set(&mut file.offload_set, &self.offload_set);
         set(&mut file.title, &self.title);
-        if let Some(p) = &self.netperf {
-            file.netperf = Some(p.display().to_string());
-        }
-        if !self.tags.is_empty() {
+        if !self.store.tags.is_empty() {
             file.tags
                 .get_or_insert_with(Vec::new)
-                .extend(self.tags.iter().cloned());
+                .extend(self.store.tags.iter().cloned());
         }
         Ok(file)
+    }
+
+    /// The one netserver --host or --hosts-file names, if any.
+    fn host(&self) -> Result<Option<String>, String> {
+        let mut hosts = self.hosts.list().map_err(|e| e.to_string())?;
+        match hosts.len() {
+            0 | 1 => Ok(hosts.pop()),
+            n => Err(format!(
+                "an experiment runs against one netserver, and {n} hosts were given; compare several with a target factor (--factor target=HOST1,HOST2)"
+            )),
+        }
     }
 
     fn plan(&self) -> Result<Plan, String> {
@@ -164,6 +149,18 @@ fn executable(p: &Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
+/// --duration, --replicates, --seed, --settle and --netperf, when given,
+/// replace the plan file's keys (experiment and matrix).
+pub fn set_runs(file: &mut PlanFile, runs: &RunsArgs) {
+    set(&mut file.duration, &runs.duration.duration);
+    set(&mut file.replicates, &runs.replicates.replicates);
+    set(&mut file.seed, &runs.seed);
+    set(&mut file.settle, &runs.settle);
+    if let Some(p) = &runs.netperf {
+        file.netperf = Some(p.display().to_string());
+    }
+}
+
 /// A command-line value, when given, replaces the plan file's.
 fn set<T: Clone>(slot: &mut Option<T>, value: &Option<T>) {
     if value.is_some() {
@@ -186,36 +183,31 @@ pub fn exit_code(program: &str, result: Result<ExitCode, String>) -> ExitCode {
 }
 
 fn run_inner(args: &ExperimentArgs, command_line: Vec<String>) -> Result<ExitCode, String> {
+    if let Some(json) = &args.render {
+        return render(json, &args.out.dir("experiment"));
+    }
+    let plan = args.plan()?;
     let outputs = Outputs {
         program: "experiment",
-        out: args.out.clone(),
-        db: args.db.clone(),
-        no_store: args.no_store,
+        out: args.out.dir("experiment"),
+        storing: args.store.storing()?,
+        // Experiments stored by default before the one vocabulary.
+        note_unstored: !args.store.said(),
         dry_run: args.dry_run,
     };
-    if let Some(json) = &args.render {
-        return render(json, &outputs.out_dir());
-    }
-    run_plan(&args.plan()?, &outputs, command_line)
+    run_plan(&plan, &outputs, command_line)
 }
 
 /// Where a run of a plan writes: the outputs' directory and the database.
 pub struct Outputs {
-    /// The subcommand, for messages and the default directory's name.
+    /// The subcommand, for messages.
     pub program: &'static str,
-    pub out: Option<PathBuf>,
-    pub db: Option<PathBuf>,
-    pub no_store: bool,
+    pub out: PathBuf,
+    pub storing: Storing,
+    /// Say that the results are not stored, where they used to be.
+    pub note_unstored: bool,
     /// Print the order and command lines; run nothing.
     pub dry_run: bool,
-}
-
-impl Outputs {
-    fn out_dir(&self) -> PathBuf {
-        self.out
-            .clone()
-            .unwrap_or_else(|| default_out_dir(self.program))
-    }
 }
 
 /// Runs a validated plan from start to finish: everything that can refuse
@@ -234,17 +226,9 @@ pub fn run_plan(
         return Ok(ExitCode::SUCCESS);
     }
     let netperf = netperf_program(plan)?;
-    let out_dir = outputs.out_dir();
+    let out_dir = outputs.out.clone();
     check_out_dir(&out_dir)?;
-    let db_path = match outputs.no_store {
-        true => None,
-        false => Some(resultsdb::db::resolve(outputs.db.as_deref()).map_err(|e| e.to_string())?),
-    };
-    let db = db_path
-        .as_deref()
-        .map(Db::open)
-        .transpose()
-        .map_err(|e| e.to_string())?;
+    let (db, db_path) = open_database(&outputs.storing)?;
     // A plan with targets goes to several netservers: no single remote
     // to switch or read offloads on, and none to switch locally.
     let mut switch = match plan.targets.is_empty() {
@@ -303,6 +287,9 @@ pub fn run_plan(
     if let Err(e) = restored {
         return Err(format!("the offloads could not all be put back: {e}"));
     }
+    if outputs.note_unstored {
+        crate::args::note_unstored(program);
+    }
     if let (Some(db), Some(path)) = (&db, &db_path) {
         resultsdb::store_experiment(db, &record).map_err(|e| e.to_string())?;
         eprintln!(
@@ -319,6 +306,18 @@ pub fn run_plan(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The database `--store` asks for, opened before the first run, and its
+/// path; neither without `--store`.
+fn open_database(storing: &Storing) -> Result<(Option<Db>, Option<PathBuf>), String> {
+    let path = storing.path()?;
+    let db = path
+        .as_deref()
+        .map(Db::open)
+        .transpose()
+        .map_err(|e| e.to_string())?;
+    Ok((db, path))
 }
 
 /// The netserver(s) of a plan, for the opening line.
@@ -371,16 +370,6 @@ fn check_out_dir(dir: &Path) -> Result<(), String> {
         ));
     }
     Ok(())
-}
-
-fn default_out_dir(program: &str) -> PathBuf {
-    let now = netperf_base::timefmt::now_utc();
-    let compact: String = now
-        .chars()
-        .take(19)
-        .filter(|c| c.is_ascii_digit() || *c == 'T')
-        .collect();
-    PathBuf::from(format!("{program}-{compact}"))
 }
 
 fn print_dry_run(plan: &Plan, seed: u64) {

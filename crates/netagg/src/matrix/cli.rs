@@ -5,7 +5,8 @@
 
 use super::inventory::{read_inventory, Inventory};
 use super::placement::{choose, scenario_labels};
-use crate::experiment::cli::{exit_code, run_plan, Outputs};
+use crate::args::{K8sArgs, OutArgs, RunsArgs, StoreArgs, Storing};
+use crate::experiment::cli::{exit_code, run_plan, set_runs, Outputs};
 use crate::experiment::plan::PlanFile;
 use crate::experiment::targets::{split_address, target_toml};
 use netperf_results::model::Target;
@@ -24,22 +25,12 @@ const DEFAULT_TESTS: &str = "TCP_STREAM,TCP_RR,UDP_RR,TCP_RR*4";
 #[derive(clap::Args, Debug, Default)]
 #[command(after_help = after_help())]
 pub struct MatrixArgs {
-    /// find the netservers through the Kubernetes API: pods matching this
-    /// label selector, their nodes and zones, and the Services in front
-    #[arg(long, value_name = "SELECTOR")]
-    pub k8s_selector: Option<String>,
-    /// the namespace of --k8s-selector (default: the kubeconfig's, or the
-    /// pod's own)
-    #[arg(long, value_name = "NS", requires = "k8s_selector")]
-    pub k8s_namespace: Option<String>,
-    /// the kubeconfig for --k8s-selector (default: in-cluster, else
-    /// $KUBECONFIG, else ~/.kube/config)
-    #[arg(long, value_name = "PATH", requires = "k8s_selector")]
-    pub kubeconfig: Option<PathBuf>,
+    #[command(flatten)]
+    pub k8s: K8sArgs,
     /// the netservers and this host's place from a TOML file ([me] node and
     /// zone; [[endpoint]] name, address, port, node, zone, network =
     /// pod|host|service|service-local)
-    #[arg(long, value_name = "FILE", conflicts_with = "k8s_selector")]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["k8s_selector", "hosts_k8s"])]
     pub inventory: Option<PathBuf>,
     /// a scenario of your own, LABEL=HOST[:PORT] (repeatable; added after
     /// the placement scenarios)
@@ -48,18 +39,8 @@ pub struct MatrixArgs {
     /// the tests each scenario runs; NAME*N runs N streams at once
     #[arg(long, value_name = "LIST", default_value = DEFAULT_TESTS)]
     pub tests: String,
-    /// seconds per run (netperf -l)
-    #[arg(long, default_value_t = 10)]
-    pub duration: u32,
-    /// runs per scenario and test; the table shows their median
-    #[arg(long, default_value_t = 3)]
-    pub replicates: u32,
-    /// seed of the run order (printed and recorded when not given)
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// seconds to wait before each run
-    #[arg(long, value_name = "SECS")]
-    pub settle: Option<f64>,
+    #[command(flatten)]
+    pub runs: RunsArgs,
     /// also measure CPU on both ends (-c -C)
     #[arg(long)]
     pub cpu: bool,
@@ -70,25 +51,10 @@ pub struct MatrixArgs {
     /// title of the table and the report
     #[arg(long)]
     pub title: Option<String>,
-    /// a tag for the results database (repeatable)
-    #[arg(long = "tag")]
-    pub tags: Vec<String>,
-    /// the netperf program (default: the one beside netagg, else PATH)
-    #[arg(long, value_name = "PATH")]
-    pub netperf: Option<PathBuf>,
-    /// directory for the outputs (default: matrix-<UTC time>)
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
-    /// store in this results database (created if missing)
-    #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
-    /// store in the default results database, creating it if missing (it
-    /// is used anyway when it exists)
-    #[arg(long, conflicts_with = "no_store")]
-    pub store: bool,
-    /// do not store, even when the results database exists
-    #[arg(long, conflicts_with = "db")]
-    pub no_store: bool,
+    #[command(flatten)]
+    pub out: OutArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
     /// print the scenarios, the run order and the netperf command lines;
     /// run nothing
     #[arg(long)]
@@ -127,11 +93,12 @@ fn run_inner(args: &MatrixArgs, command_line: Vec<String>) -> Result<ExitCode, S
         });
     }
     let plan = plan_file(args, &inventory, &source, &targets, available)?.validate(&[])?;
+    let storing = args.store.storing()?;
     let outputs = Outputs {
         program: "matrix",
-        out: args.out.clone(),
-        db: args.db.clone(),
-        no_store: args.dry_run || !stores(args),
+        out: args.out.dir("matrix"),
+        storing: if args.dry_run { Storing::No } else { storing },
+        note_unstored: !args.store.said() && old_default_stored(),
         dry_run: args.dry_run,
     };
     run_plan(&plan, &outputs, command_line)
@@ -143,13 +110,13 @@ fn inventory(args: &MatrixArgs) -> Result<(Option<Inventory>, String), String> {
         let inv = read_inventory(path)?;
         return Ok((Some(inv), format!("inventory {}", path.display())));
     }
-    if let Some(selector) = &args.k8s_selector {
+    if let Some(query) = args.k8s.query()? {
         let inv = super::kubernetes::inventory(
-            selector,
-            args.k8s_namespace.as_deref(),
-            args.kubeconfig.as_deref(),
+            &query.selector,
+            query.namespace.as_deref(),
+            query.kubeconfig.as_deref(),
         )?;
-        return Ok((Some(inv), format!("Kubernetes pods {selector}")));
+        return Ok((Some(inv), format!("Kubernetes pods {}", query.selector)));
     }
     Ok((None, "--scenario".into()))
 }
@@ -216,19 +183,16 @@ fn plan_file(
         })
         .unwrap_or_default();
     let mut tags = vec!["matrix".to_string()];
-    tags.extend(args.tags.iter().cloned());
-    Ok(PlanFile {
+    tags.extend(args.store.tags.iter().cloned());
+    let mut file = PlanFile {
         title: Some(
             args.title
                 .clone()
                 .unwrap_or_else(|| format!("scenario matrix{from} ({source})")),
         ),
-        duration: Some(args.duration),
-        replicates: Some(args.replicates),
-        seed: args.seed,
-        settle: args.settle,
+        duration: Some(10),
+        replicates: Some(3),
         cpu: Some(args.cpu),
-        netperf: args.netperf.as_ref().map(|p| p.display().to_string()),
         global_args: Some(args.netperf_args.clone()).filter(|a| !a.is_empty()),
         tags: Some(tags),
         factors: Some(factors),
@@ -239,23 +203,15 @@ fn plan_file(
                 .collect(),
         ),
         ..PlanFile::default()
-    })
+    };
+    set_runs(&mut file, &args.runs);
+    Ok(file)
 }
 
-/// Whether the results go into the database: when asked, or when the
-/// default one exists already (a pod's read-only root has none to create).
-fn stores(args: &MatrixArgs) -> bool {
-    if args.no_store {
-        return false;
-    }
-    if args.store || args.db.is_some() {
-        return true;
-    }
-    let exists = netperf_results::db::resolve(None).is_ok_and(|p| p.exists());
-    if !exists {
-        eprintln!("netagg matrix: not stored: no results database yet (--store creates it)");
-    }
-    exists
+/// Whether the matrix stored by default before the one vocabulary: it
+/// did when the default results database existed.
+fn old_default_stored() -> bool {
+    netperf_results::db::resolve(None).is_ok_and(|p| p.exists())
 }
 
 #[cfg(test)]
