@@ -613,3 +613,30 @@ fn the_ramp_speaks_the_shared_vocabulary_and_keeps_the_old_spellings() {
         assert!(!help.contains(hidden), "{hidden} in {help}");
     }
 }
+
+#[test]
+fn without_out_the_ramp_writes_into_its_working_directory() {
+    // Scripts run the ramp and then read its runemomniaggdemo.sh-style
+    // files where they stand, as the seed's post-processing does.
+    let server = Server::start("127.0.0.1");
+    let here = OutDir(std::env::temp_dir().join(format!("netagg-here-{}", std::process::id())));
+    std::fs::create_dir_all(&here.0).unwrap();
+    let port = server.port.to_string();
+    let mut args = one_level(&port, "tps", "1", "2", &here);
+    args.truncate(args.len() - 2); // no --out
+    let mut command = std::process::Command::new(NETAGG);
+    command.args(&args).current_dir(&here.0);
+    let out = common::podman::run_command_with_limit(command, Duration::from_secs(60));
+    assert!(
+        out.status.success(),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    for name in ["netagg_tps.json", "netagg_tps.csv", "netperf_tps.log"] {
+        assert!(
+            here.0.join(name).is_file(),
+            "{name} is not in the working directory"
+        );
+    }
+}

@@ -189,7 +189,7 @@ impl<'a> Ramp<'a> {
             eprintln!("netagg: --duration must be between 2 and 86400 seconds");
             return Err(ExitCode::from(2));
         }
-        let out = args.out.dir("netagg");
+        let out = args.out.dir_or_here();
         if let Err(e) = std::fs::create_dir_all(&out) {
             eprintln!("netagg: cannot create {}: {e}", out.display());
             return Err(ExitCode::from(2));
@@ -309,9 +309,6 @@ impl<'a> Ramp<'a> {
                 eprintln!("netagg: cannot write {}: {e}", path.display());
                 return Err(ExitCode::from(1));
             }
-        }
-        if self.args.out.out.is_none() {
-            eprintln!("netagg: outputs in {}", self.out.display());
         }
         Ok(summary_json)
     }

@@ -97,18 +97,26 @@ impl Storing {
     }
 }
 
-/// The output directory: `--out DIR`, else a new directory named after the
-/// command and the UTC start time (`netagg-20261125T0112`,
-/// `experiment-...`, `matrix-...`), the same for every command.
+/// The output directory: `--out DIR` means the same everywhere. Without
+/// it, the ramp writes into the working directory, as it always has: its
+/// runemomniaggdemo.sh-style logs are read there by the seed's
+/// post-processing, and scripts expect them there. An experiment or a
+/// matrix, a tree of files per run, gets a new directory named after the
+/// command and the UTC start time (`experiment-20261125T011236`).
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct OutArgs {
-    /// directory for the outputs (default: a new <command>-<UTC time>,
-    /// e.g. netagg-20261125T011236)
+    /// directory for the outputs (default: the working directory for the
+    /// ramp; a new <command>-<UTC time> for experiment and matrix)
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 }
 
 impl OutArgs {
+    /// `--out`, else the working directory.
+    pub fn dir_or_here(&self) -> PathBuf {
+        self.out.clone().unwrap_or_else(|| PathBuf::from("."))
+    }
+
     /// `--out`, else `<program>-<UTC time>`.
     pub fn dir(&self, program: &str) -> PathBuf {
         self.out.clone().unwrap_or_else(|| default_out_dir(program))
