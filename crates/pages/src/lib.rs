@@ -4,6 +4,7 @@
 //! chart tick labels; and the run context every page opens with and its
 //! JSON carries. No script, no external resource.
 
+pub mod chart;
 pub mod context;
 pub mod html;
 pub mod rate;
