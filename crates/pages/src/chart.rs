@@ -92,6 +92,16 @@ pub enum Ticks {
     Categories(Vec<String>),
 }
 
+impl Ticks {
+    /// The tick label at `value`.
+    fn label(&self, value: f64) -> String {
+        match self {
+            Ticks::Si => si_label(value),
+            Ticks::Categories(names) => category(names, value),
+        }
+    }
+}
+
 /// An axis: its title, its ticks, and its range (None: from the data).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Axis {
@@ -310,14 +320,8 @@ impl Plot {
             .y_label_area_size(70)
             .build_cartesian_2d(x.0..x.1, y.0..y.1)
             .ok()?;
-        let x_label = |v: &f64| match &self.x.ticks {
-            Ticks::Si => si_label(*v),
-            Ticks::Categories(names) => category(names, *v),
-        };
-        let y_label = |v: &f64| match &self.y.ticks {
-            Ticks::Si => si_label(*v),
-            Ticks::Categories(names) => category(names, *v),
-        };
+        let x_label = |v: &f64| self.x.ticks.label(*v);
+        let y_label = |v: &f64| self.y.ticks.label(*v);
         let mut mesh = chart.configure_mesh();
         mesh.max_light_lines(1)
             .light_line_style(RGBColor(0xF4, 0xF4, 0xF4))
