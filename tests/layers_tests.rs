@@ -391,6 +391,33 @@ fn every_import_inside_a_crate_points_down_its_table() {
     );
 }
 
+/// The one file that draws with plotters: every chart is described to it.
+const CHART_BUILDER: &str = "crates/pages/src/chart.rs";
+
+#[test]
+fn one_file_draws_charts() {
+    let mut names = Vec::new();
+    for (dir, _) in CRATES {
+        if manifest(dir).1.iter().any(|d| d == "plotters") {
+            names.push(format!("crates/{dir}"));
+        }
+        let mut files = Vec::new();
+        rust_files(&root().join("crates").join(dir).join("src"), &mut files);
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            let relative = file.strip_prefix(root()).unwrap().display().to_string();
+            if code_only(&text).contains("plotters") && relative != CHART_BUILDER {
+                names.push(relative);
+            }
+        }
+    }
+    assert_eq!(
+        names,
+        ["crates/pages"],
+        "only {CHART_BUILDER} uses plotters"
+    );
+}
+
 #[test]
 fn the_reader_sees_code_and_nothing_else() {
     let src = r##"

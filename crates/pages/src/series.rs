@@ -5,31 +5,13 @@
 //! draws is also kept as JSON beside it (`SeriesRun`), from which
 //! `netagg report FILE.json` draws the page again.
 
+use super::chart::{self, Axis, Look, Plot, Series};
 use super::context::RunContext;
 use super::html::{escape, figure, open, CLOSE};
 use crate::units::si_label;
 use netperf_client::report::interim::Interim;
-use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
-
-const WIDTH: u32 = 1000;
-const HEIGHT: u32 = 450;
-
-/// The chart's legend in a framed, nearly opaque box at `at`, so lines
-/// behind it do not hide its words.
-pub fn legend<'a, DB, CT>(chart: &mut ChartContext<'a, DB, CT>, at: SeriesLabelPosition)
-where
-    DB: DrawingBackend + 'a,
-    CT: plotters::coord::CoordTranslate,
-{
-    let _ = chart
-        .configure_series_labels()
-        .position(at)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw();
-}
 
 /// The rate over time: each interval's rate at its end, seconds from the
 /// test's start, with `result` (the test's figure) across.
@@ -40,59 +22,20 @@ pub fn chart(interims: &[Interim], started_epoch: f64, result: Option<f64>) -> S
         .map(|i| (i.ending_epoch_secs - started_epoch, i.value))
         .collect();
     let x_end = points.last().map_or(1.0, |p| p.0).max(1.0);
-    let top = points
-        .iter()
-        .map(|p| p.1)
-        .chain(result)
-        .fold(0.0, f64::max)
-        .max(f64::MIN_POSITIVE)
-        * 1.15;
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
-        let _ = root.fill(&WHITE);
-        let Ok(mut chart) = ChartBuilder::on(&root)
-            .caption("Rate over time", ("sans-serif", 22))
-            .margin(15)
-            .x_label_area_size(40)
-            .y_label_area_size(70)
-            .build_cartesian_2d(0.0..x_end, 0.0..top)
-        else {
-            return String::new();
-        };
-        let _ = chart
-            .configure_mesh()
-            .x_desc("seconds since the test started")
-            .y_desc(units)
-            .y_label_formatter(&|y| si_label(*y))
-            .draw();
-        let line = chart.draw_series(LineSeries::new(
-            points.iter().copied(),
-            BLUE.stroke_width(2),
-        ));
-        if let Ok(series) = line {
-            series
-                .label("each interval's rate")
-                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE.stroke_width(2)));
-        }
-        let _ = chart.draw_series(points.iter().map(|&p| Circle::new(p, 3, BLUE.filled())));
-        if let Some(result) = result {
-            let drawn = chart.draw_series(LineSeries::new(
-                vec![(0.0, result), (x_end, result)],
-                RED.stroke_width(2),
-            ));
-            if let Ok(series) = drawn {
-                series
-                    .label(format!("the test's result: {}", si_label(result)))
-                    .legend(|(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(2))
-                    });
-            }
-        }
-        legend(&mut chart, SeriesLabelPosition::LowerRight);
-        let _ = root.present();
+    let x = Axis::si("seconds since the test started").range(0.0, x_end);
+    let mut plot = Plot::new("Rate over time", x, Axis::si(units));
+    let rates = Series::line(points, Look::new(chart::BLUE, 0));
+    plot.series
+        .push(rates.named("each interval's rate").dotted());
+    if let Some(result) = result {
+        let across = Series::line(
+            vec![(0.0, result), (x_end, result)],
+            Look::new(chart::VERMILLION, 0),
+        );
+        plot.series
+            .push(across.named(format!("the test's result: {}", si_label(result))));
     }
-    svg
+    plot.svg()
 }
 
 /// The JSON's "format" of a saved series.

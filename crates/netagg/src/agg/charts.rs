@@ -4,15 +4,14 @@
 //! windows shaded, level starts labelled with their stream counts, the peak
 //! level marked, levels with stalled streams flagged) and the per-stream
 //! chart (a legend naming each stream's load generator, or one colour per
-//! load generator when there are many streams; stalled samples crossed).
-//! Axes read in SI form (180k, not 180000.0). The page is `report`.
+//! load generator when there are many streams; stalled samples crossed),
+//! described for the one chart builder (`netperf_pages::chart`). The page
+//! is `report`.
 
 use super::runner::Recording;
 use super::summary::LevelSummary;
-use netperf_pages::html::escape;
-use netperf_pages::series::legend;
+use netperf_pages::chart::{self, Axis, Bands, Look, Markers, Note, Plot, Series, Shape};
 use netperf_pages::units::si_label;
-use plotters::prelude::*;
 
 /// What the user asked to see on the charts.
 #[derive(Debug, Clone, Default)]
@@ -22,130 +21,70 @@ pub struct ChartText {
     pub units: String,
 }
 
-const WIDTH: u32 = 1000;
-const HEIGHT: u32 = 500;
+/// A titled chart with seconds across and the units up.
+fn frame(rec: &Recording, title: String, units: &str) -> Plot {
+    let x_end = rec.samples.last().map_or(1.0, |s| s.t).max(1.0);
+    let x = Axis::si("seconds since the run started").range(0.0, x_end);
+    Plot::new(title, x, Axis::si(units))
+}
 
-fn y_top(values: impl Iterator<Item = f64>) -> f64 {
-    let top = values.fold(0.0, f64::max);
-    if top > 0.0 {
-        top * 1.1
-    } else {
-        1.0
+/// A note at `x`, `height` up the plot.
+fn note(text: String, x: f64, height: f64, colour: usize, size: u32) -> Note {
+    Note {
+        text,
+        x,
+        height,
+        colour,
+        size,
     }
 }
-
-type Chart<'a, 'b> = ChartContext<
-    'a,
-    SVGBackend<'b>,
-    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
->;
-
-/// A titled chart with seconds across and the units up, on a white page.
-fn frame<'a, 'b>(
-    root: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
-    caption: String,
-    x_end: f64,
-    top: f64,
-    units: &str,
-) -> Option<Chart<'a, 'b>> {
-    let _ = root.fill(&WHITE);
-    let mut chart = ChartBuilder::on(root)
-        .caption(caption, ("sans-serif", 22))
-        .margin(15)
-        .x_label_area_size(40)
-        .y_label_area_size(80)
-        .build_cartesian_2d(0.0..x_end, 0.0..top)
-        .ok()?;
-    let _ = chart
-        .configure_mesh()
-        .x_desc("seconds since the run started")
-        .y_desc(units)
-        .x_label_formatter(&|x| si_label(*x))
-        .y_label_formatter(&|y| si_label(*y))
-        .draw();
-    Some(chart)
-}
-
-/// Grey behind the time outside a level's averaging window.
-const SETTLING: RGBAColor = RGBAColor(120, 120, 120, 0.15);
-const STALLED: RGBColor = RGBColor(200, 0, 0);
 
 /// The overall chart as SVG text.
 pub fn overall(rec: &Recording, levels: &[LevelSummary], text: &ChartText) -> String {
-    let mut svg = String::new();
-    let x_end = rec.samples.last().map_or(1.0, |s| s.t).max(1.0);
-    let top = y_top(rec.samples.iter().map(|s| s.aggregate));
-    {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
-        let caption = if text.title.is_empty() {
-            "Aggregate".to_string()
-        } else {
-            text.title.clone()
-        };
-        let Some(mut chart) = frame(&root, caption, x_end, top, &text.units) else {
-            return svg_fallback(&text.title);
-        };
-        shade_settling(&mut chart, rec, levels, top);
-        let _ = chart
-            .draw_series(LineSeries::new(
-                rec.samples.iter().map(|s| (s.t, s.aggregate)),
-                &BLUE,
-            ))
-            .map(|s| {
-                s.label("aggregate per interval")
-                    .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE))
-            });
-        for (index, (run, summary)) in rec.levels.iter().zip(levels).enumerate() {
-            // The level's average, drawn over the window it is computed on.
-            let drawn = chart.draw_series(LineSeries::new(
-                vec![
-                    (summary.window.0, summary.average),
-                    (summary.window.1, summary.average),
-                ],
-                RED.stroke_width(2),
-            ));
-            if let (0, Ok(series)) = (index, drawn) {
-                series.label("level average (window)").legend(|(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(2))
-                });
-            }
-            // Level start marker, labelled with the stream count.
-            let _ = chart.draw_series(LineSeries::new(
-                vec![(run.start, 0.0), (run.start, top)],
-                BLACK.mix(0.3),
-            ));
-            let _ = chart.draw_series(std::iter::once(Text::new(
-                format!("{} streams", run.streams),
-                (run.start, top * 0.97),
-                ("sans-serif", 12),
-            )));
-            let stalled = summary.health.unhealthy().count();
-            if stalled > 0 {
-                let _ = chart.draw_series(std::iter::once(Text::new(
-                    format!("{stalled} stalled"),
-                    (run.start, top * 0.91),
-                    ("sans-serif", 12).into_font().color(&STALLED),
-                )));
-            }
+    let title = match text.title.is_empty() {
+        true => "Aggregate".to_string(),
+        false => text.title.clone(),
+    };
+    let mut plot = frame(rec, title, &text.units);
+    let aggregate = rec.samples.iter().map(|s| (s.t, s.aggregate)).collect();
+    let aggregate = Series::line(aggregate, Look::new(chart::BLUE, 0));
+    plot.series.push(aggregate.named("aggregate per interval"));
+    plot.bands = Some(settling(rec, levels));
+    for (index, (run, summary)) in rec.levels.iter().zip(levels).enumerate() {
+        // The level's average, drawn over the window it is computed on.
+        let (from, to) = summary.window;
+        let average = vec![(from, summary.average), (to, summary.average)];
+        let average = Series::line(average, Look::new(chart::VERMILLION, 0));
+        plot.series.push(match index {
+            0 => average.named("level average (window)"),
+            _ => average,
+        });
+        // Level start marker, labelled with the stream count.
+        plot.rules.push(run.start);
+        let streams = format!("{} streams", run.streams);
+        plot.notes
+            .push(note(streams, run.start, 0.97, chart::BLACK_INK, 12));
+        let stalled = summary.health.unhealthy().count();
+        if stalled > 0 {
+            let stalled = format!("{stalled} stalled");
+            plot.notes
+                .push(note(stalled, run.start, 0.91, chart::VERMILLION, 12));
         }
-        mark_peak(&mut chart, levels, &text.units);
-        if !text.annotation.is_empty() {
-            let _ = chart.draw_series(std::iter::once(Text::new(
-                text.annotation.clone(),
-                (x_end * 0.02, top * 0.05),
-                ("sans-serif", 14),
-            )));
-        }
-        legend(&mut chart, SeriesLabelPosition::LowerRight);
-        let _ = root.present();
     }
-    svg
+    plot.markers.extend(peak(levels, &text.units));
+    if !text.annotation.is_empty() {
+        let x = plot.x.range.map_or(0.0, |(_, end)| end * 0.02);
+        let annotation = text.annotation.clone();
+        plot.notes
+            .push(note(annotation, x, 0.05, chart::BLACK_INK, 14));
+    }
+    plot.svg()
 }
 
 /// Each level's time outside its window — setting up, settling, winding
 /// down — shaded, so the averages' windows stand out.
-fn shade_settling(chart: &mut Chart, rec: &Recording, levels: &[LevelSummary], top: f64) {
-    let spans: Vec<(f64, f64)> = rec
+fn settling(rec: &Recording, levels: &[LevelSummary]) -> Bands {
+    let spans = rec
         .levels
         .iter()
         .zip(levels)
@@ -157,35 +96,25 @@ fn shade_settling(chart: &mut Chart, rec: &Recording, levels: &[LevelSummary], t
         })
         .filter(|(from, to)| to > from)
         .collect();
-    let drawn = chart.draw_series(
-        spans
-            .iter()
-            .map(|&(from, to)| Rectangle::new([(from, 0.0), (to, top)], SETTLING.filled())),
-    );
-    if let (false, Ok(series)) = (spans.is_empty(), drawn) {
-        series
-            .label("settling, outside the averaged window")
-            .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 20, y + 5)], SETTLING.filled()));
+    Bands {
+        name: "settling, outside the averaged window".into(),
+        spans,
     }
 }
 
 /// A ring on the peak level's average, with its stream count and value.
-fn mark_peak(chart: &mut Chart, levels: &[LevelSummary], units: &str) {
-    let Some(peak) = super::summary::peak(levels).and_then(|p| levels.get(p)) else {
-        return;
-    };
-    let at = ((peak.window.0 + peak.window.1) / 2.0, peak.average);
-    let colour = RGBColor(0, 120, 0);
-    let drawn = chart.draw_series(std::iter::once(Circle::new(at, 7, colour.stroke_width(3))));
-    if let Ok(series) = drawn {
-        series
-            .label(format!(
-                "peak: {} streams, {} {units}",
-                peak.streams,
-                si_label(peak.average)
-            ))
-            .legend(move |(x, y)| Circle::new((x + 10, y), 5, colour.stroke_width(2)));
-    }
+fn peak(levels: &[LevelSummary], units: &str) -> Option<Markers> {
+    let peak = super::summary::peak(levels).and_then(|p| levels.get(p))?;
+    Some(Markers {
+        name: format!(
+            "peak: {} streams, {} {units}",
+            peak.streams,
+            si_label(peak.average)
+        ),
+        shape: Shape::Ring,
+        colour: chart::GREEN,
+        points: vec![((peak.window.0 + peak.window.1) / 2.0, peak.average)],
+    })
 }
 
 /// Most streams the per-stream chart names one by one; beyond it, one
@@ -193,16 +122,9 @@ fn mark_peak(chart: &mut Chart, levels: &[LevelSummary], units: &str) {
 const NAMED_STREAMS: usize = 12;
 
 /// One line per stream, with a legend saying which load generator each one
-/// ran against, and red crosses where a stream the level's health check
-/// found stalled moved nothing.
+/// ran against, and crosses where a stream the level's health check found
+/// stalled moved nothing.
 pub fn individual(rec: &Recording, levels: &[LevelSummary], text: &ChartText) -> String {
-    let mut svg = String::new();
-    let x_end = rec.samples.last().map_or(1.0, |s| s.t).max(1.0);
-    let top = y_top(
-        rec.samples
-            .iter()
-            .flat_map(|s| s.stream_rates.iter().copied()),
-    );
     // The widest level's members name every position of the per-stream vectors.
     let members: Vec<(usize, String)> = rec
         .levels
@@ -216,60 +138,43 @@ pub fn individual(rec: &Recording, levels: &[LevelSummary], text: &ChartText) ->
         .max()
         .unwrap_or(0);
     let by_host = streams > NAMED_STREAMS;
-    let hosts: Vec<&String> = {
-        let mut seen: Vec<&String> = Vec::new();
-        for (_, host) in &members {
-            if !seen.contains(&host) {
-                seen.push(host);
-            }
+    let mut hosts: Vec<&String> = Vec::new();
+    for (_, host) in &members {
+        if !hosts.contains(&host) {
+            hosts.push(host);
         }
-        seen
-    };
-    {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
-        let caption = format!("{} per stream", text.title);
-        let Some(mut chart) = frame(&root, caption, x_end, top, &text.units) else {
-            return svg_fallback(&text.title);
-        };
-        for i in 0..streams {
-            let member = members.get(i);
-            let host_index = member.and_then(|(_, h)| hosts.iter().position(|x| *x == h));
-            let color =
-                Palette99::pick(if by_host { host_index.unwrap_or(i) } else { i }).to_rgba();
-            let drawn = chart.draw_series(LineSeries::new(
-                rec.samples
-                    .iter()
-                    .filter_map(|s| s.stream_rates.get(i).map(|r| (s.t, *r))),
-                &color,
-            ));
-            let label = match (by_host, member) {
-                (false, Some((id, host))) => Some(format!("stream {id}: {host}")),
-                (false, None) => Some(format!("stream at {i}")),
-                // One entry per load generator, on its first stream.
-                (true, Some((_, host)))
-                    if members.iter().position(|(_, h)| h == host) == Some(i) =>
-                {
-                    let n = members.iter().filter(|(_, h)| h == host).count();
-                    Some(format!("{host} ({n} streams)"))
-                }
-                (true, _) => None,
-            };
-            if let (Some(label), Ok(series)) = (label, drawn) {
-                series
-                    .label(label)
-                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
-            }
-        }
-        cross_stalls(&mut chart, rec, levels);
-        legend(&mut chart, SeriesLabelPosition::UpperRight);
-        let _ = root.present();
     }
-    svg
+    let mut plot = frame(rec, format!("{} per stream", text.title), &text.units);
+    for i in 0..streams {
+        let member = members.get(i);
+        let host_index = member.and_then(|(_, h)| hosts.iter().position(|x| *x == h));
+        let colour = if by_host { host_index.unwrap_or(i) } else { i };
+        let rates = rec
+            .samples
+            .iter()
+            .filter_map(|s| s.stream_rates.get(i).map(|r| (s.t, *r)))
+            .collect();
+        let mut line = Series::line(rates, Look::new(colour, 0));
+        line.width = 1;
+        line.name = match (by_host, member) {
+            (false, Some((id, host))) => Some(format!("stream {id}: {host}")),
+            (false, None) => Some(format!("stream at {i}")),
+            // One entry per load generator, on its first stream.
+            (true, Some((_, host))) if members.iter().position(|(_, h)| h == host) == Some(i) => {
+                let n = members.iter().filter(|(_, h)| h == host).count();
+                Some(format!("{host} ({n} streams)"))
+            }
+            (true, _) => None,
+        };
+        plot.series.push(line);
+    }
+    plot.markers.push(stalls(rec, levels));
+    plot.svg()
 }
 
-/// A red cross on every sample of a level's window in which a stream its
+/// A cross on every sample of a level's window in which a stream its
 /// health check marked stalled (or that moved nothing) did no work.
-fn cross_stalls(chart: &mut Chart, rec: &Recording, levels: &[LevelSummary]) {
+fn stalls(rec: &Recording, levels: &[LevelSummary]) -> Markers {
     let mut points = Vec::new();
     for (run, summary) in rec.levels.iter().zip(levels) {
         for stream in summary.health.unhealthy() {
@@ -285,26 +190,12 @@ fn cross_stalls(chart: &mut Chart, rec: &Recording, levels: &[LevelSummary]) {
             );
         }
     }
-    if points.is_empty() {
-        return;
+    Markers {
+        name: "stalled stream: no work in this sample".into(),
+        shape: Shape::Cross,
+        colour: chart::VERMILLION,
+        points,
     }
-    let drawn = chart.draw_series(
-        points
-            .into_iter()
-            .map(|p| Cross::new(p, 6, STALLED.stroke_width(2))),
-    );
-    if let Ok(series) = drawn {
-        series
-            .label("stalled stream: no work in this sample")
-            .legend(|(x, y)| Cross::new((x + 10, y), 5, STALLED.stroke_width(2)));
-    }
-}
-
-fn svg_fallback(title: &str) -> String {
-    format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\"><text x=\"10\" y=\"20\">{}</text></svg>",
-        escape(title)
-    )
 }
 
 #[cfg(test)]
