@@ -11,6 +11,7 @@ pub mod cpu;
 pub mod demand;
 pub mod histogram;
 pub mod latency;
+#[cfg(feature = "latency-log")]
 pub mod latency_log;
 pub mod outcome;
 pub mod tcp_info;
