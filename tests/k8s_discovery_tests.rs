@@ -12,112 +12,20 @@
 
 mod common;
 use common::*;
+#[path = "k8s/stand_in.rs"]
+mod stand_in;
 use netperf_ng::k8s::{self, K8sError, Query};
 use serde_json::{json, Value};
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use stand_in::{Answer, StandIn};
+use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
-use std::thread::JoinHandle;
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use common::NETAGG;
 const NS: &str = "netperf-ng";
 const SELECTOR: &str = "app.kubernetes.io/name=netserver";
-
-/// An answer: HTTP status and JSON body; None holds the connection
-/// without answering (an API server that hangs).
-type Answer = Option<(u16, String)>;
-type Routes = dyn Fn(&str) -> Answer + Send + Sync;
-
-/// The stand-in API server: answers each request from `routes` (given the
-/// path and query), one connection at a time, and records what it was asked.
-/// Stops when dropped, or by itself after 60 s whatever happens.
-struct StandIn {
-    port: u16,
-    seen: Arc<Mutex<Vec<String>>>,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl StandIn {
-    fn start(routes: impl Fn(&str) -> Answer + Send + Sync + 'static) -> StandIn {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.set_nonblocking(true).unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let stop = Arc::new(AtomicBool::new(false));
-        let routes: Arc<Routes> = Arc::new(routes);
-        let (seen2, stop2) = (seen.clone(), stop.clone());
-        let thread = std::thread::spawn(move || {
-            let deadline = Instant::now() + Duration::from_secs(60);
-            let mut held = Vec::new();
-            while !stop2.load(Ordering::Relaxed) && Instant::now() < deadline {
-                match listener.accept() {
-                    Ok((conn, _)) => {
-                        if let Some(hold) = serve(conn, &*routes, &seen2) {
-                            held.push(hold);
-                        }
-                    }
-                    Err(_) => std::thread::sleep(Duration::from_millis(5)),
-                }
-            }
-        });
-        StandIn {
-            port,
-            seen,
-            stop,
-            thread: Some(thread),
-        }
-    }
-
-    fn seen(&self) -> Vec<String> {
-        self.seen.lock().unwrap().clone()
-    }
-
-    /// A kubeconfig for this server, its context's namespace `NS`.
-    fn kubeconfig(&self, dir: &TempDir) -> PathBuf {
-        kubeconfig_for(dir, &format!("http://127.0.0.1:{}", self.port))
-    }
-}
-
-impl Drop for StandIn {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-/// One request on `conn`: its request line recorded, then the answer and
-/// close; the connection itself back when the route says to hang.
-fn serve(mut conn: TcpStream, routes: &Routes, seen: &Mutex<Vec<String>>) -> Option<TcpStream> {
-    conn.set_nonblocking(false).ok()?;
-    conn.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
-    let mut request = Vec::new();
-    let mut buf = [0u8; 4096];
-    while !request.windows(4).any(|w| w == b"\r\n\r\n") && request.len() < 65536 {
-        match conn.read(&mut buf) {
-            Ok(0) | Err(_) => return None,
-            Ok(n) => request.extend_from_slice(&buf[..n]),
-        }
-    }
-    let head = String::from_utf8_lossy(&request);
-    let target = head.split_whitespace().nth(1).unwrap_or("").to_string();
-    seen.lock().unwrap().push(target.clone());
-    let Some((status, body)) = routes(&target) else {
-        return Some(conn);
-    };
-    let reply = format!(
-        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    let _ = conn.write_all(reply.as_bytes());
-    None
-}
 
 /// A temporary directory removed when dropped.
 struct TempDir(PathBuf);
@@ -388,7 +296,11 @@ fn query_param(target: &str, key: &str) -> Option<String> {
 fn ready_pods_come_back_with_nodes_zones_and_their_services() {
     let api = StandIn::start(cluster(12866, false));
     let dir = TempDir::new("ready");
-    let found = discover_bounded(query(api.kubeconfig(&dir)), Duration::from_secs(10)).unwrap();
+    let found = discover_bounded(
+        query(kubeconfig_for(&dir, &api.url())),
+        Duration::from_secs(10),
+    )
+    .unwrap();
     assert_eq!(found.namespace, NS, "the kubeconfig context's namespace");
     let pods: Vec<(&str, String, Option<&str>, Option<&str>)> = found
         .pods
@@ -484,7 +396,7 @@ fn host_network_pods_are_told_apart_and_the_namespace_given_wins() {
         }
     });
     let dir = TempDir::new("hostnet");
-    let mut q = query(api.kubeconfig(&dir));
+    let mut q = query(kubeconfig_for(&dir, &api.url()));
     q.namespace = Some("other".into());
     let found = discover_bounded(q, Duration::from_secs(10)).unwrap();
     assert_eq!(found.namespace, "other");
@@ -497,7 +409,11 @@ fn host_network_pods_are_told_apart_and_the_namespace_given_wins() {
 fn forbidden_nodes_leave_zones_unknown_and_discovery_working() {
     let api = StandIn::start(cluster(12865, true));
     let dir = TempDir::new("forbidden");
-    let found = discover_bounded(query(api.kubeconfig(&dir)), Duration::from_secs(10)).unwrap();
+    let found = discover_bounded(
+        query(kubeconfig_for(&dir, &api.url())),
+        Duration::from_secs(10),
+    )
+    .unwrap();
     assert_eq!(found.pods.len(), 2);
     assert!(found.pods.iter().all(|p| p.placement.zone.is_none()));
     assert_eq!(found.pods[0].placement.node.as_deref(), Some("node-a"));
@@ -537,7 +453,11 @@ fn an_api_server_that_is_down_or_hangs_is_a_clear_error() {
     }
     // Accepts, never answers: our bound, not the client's patience, ends it.
     let api = StandIn::start(|_: &str| None);
-    let e = discover_bounded(query(api.kubeconfig(&dir)), Duration::from_secs(1)).unwrap_err();
+    let e = discover_bounded(
+        query(kubeconfig_for(&dir, &api.url())),
+        Duration::from_secs(1),
+    )
+    .unwrap_err();
     assert!(matches!(e, K8sError::Timeout(..)), "{e}");
     assert!(e.to_string().contains("no answer within 1 s"), "{e}");
 }
@@ -597,7 +517,11 @@ fn garbage_and_hostile_answers_are_clear_errors() {
     for (body, says) in answers {
         let body = Arc::new(body);
         let api = StandIn::start(move |_: &str| Some((200, body.to_string())));
-        let e = discover_bounded(query(api.kubeconfig(&dir)), Duration::from_secs(10)).unwrap_err();
+        let e = discover_bounded(
+            query(kubeconfig_for(&dir, &api.url())),
+            Duration::from_secs(10),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains(says), "wanted {says:?}: {e}");
         assert!(!e.to_string().contains('\n'), "one line: {e}");
     }
@@ -645,7 +569,7 @@ fn netagg_k8s_selector_runs_against_the_pods_the_api_reports() {
         Some(answer)
     });
     let dir = TempDir::new("netagg");
-    let config = api.kubeconfig(&dir);
+    let config = kubeconfig_for(&dir, &api.url());
     let out_dir = dir.0.join("out");
     let out = netagg(
         &dir,
@@ -712,7 +636,7 @@ fn netagg_k8s_selector_runs_against_the_pods_the_api_reports() {
 fn netagg_k8s_selector_refuses_what_it_cannot_run() {
     let api = StandIn::start(cluster(12866, false));
     let dir = TempDir::new("refuse");
-    let config = api.kubeconfig(&dir);
+    let config = kubeconfig_for(&dir, &api.url());
     let config = config.to_str().unwrap();
     let cases: [(&[&str], &str); 4] = [
         // --hosts-k8s: the old spelling of --k8s-selector, the same query.
@@ -745,7 +669,7 @@ fn netagg_k8s_selector_refuses_what_it_cannot_run() {
 fn netagg_matrix_chooses_its_far_ends_from_what_the_api_reports() {
     let api = StandIn::start(cluster(23999, false));
     let dir = TempDir::new("matrix");
-    let config = api.kubeconfig(&dir);
+    let config = kubeconfig_for(&dir, &api.url());
     let out = netagg(
         &dir,
         &[
