@@ -454,3 +454,22 @@ fn without_store_an_experiment_stores_nothing_and_says_so_once() {
     assert!(out.join("experiment.json").exists());
     assert!(!db.exists(), "stored without --store");
 }
+
+#[test]
+fn render_refuses_storing_options_it_would_ignore() {
+    // --render draws saved outputs again and stores nothing: a storing
+    // option beside it is refused, not dropped.
+    for extra in [
+        &["--store"][..],
+        &["--db", "/tmp/x.db"],
+        &["--tag", "a"],
+        &["--no-store"],
+    ] {
+        let mut args = vec!["experiment", "--render", "/nonexistent/experiment.json"];
+        args.extend_from_slice(extra);
+        let out = netagg(&args, Duration::from_secs(30));
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(said.contains("cannot be used with"), "{extra:?}: {said}");
+    }
+}

@@ -62,8 +62,9 @@ pub struct ExperimentArgs {
     #[command(flatten)]
     pub store: StoreArgs,
     /// write the tables, CSV, JSON and report again from a saved
-    /// experiment.json (into --out); run nothing
-    #[arg(long, value_name = "experiment.json", conflicts_with_all = ["plan", "factors", "dry_run"])]
+    /// experiment.json (into --out); run nothing, store nothing
+    #[arg(long, value_name = "experiment.json",
+          conflicts_with_all = ["plan", "factors", "dry_run", "store", "no_store", "tags", "db"])]
     pub render: Option<PathBuf>,
     /// print the run order and the netperf command lines; run nothing
     #[arg(long)]
