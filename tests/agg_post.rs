@@ -2,9 +2,14 @@
 //! expected texts were checked against the real post_proc.py with rrdtool
 //! 1.7.2 on the same files (less the garbage lines, on which post_proc.py stops).
 
+mod common;
+
+use common::saved::{redraws_identically, refused};
+use common::{run_with_limit, text, NETAGG};
 use netperf_ng::agg::post;
 use std::fs;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// A directory of its own under the system's temp dir, removed on drop.
 struct TempDir(PathBuf);
@@ -210,6 +215,42 @@ fn series_csv_and_json() {
     a.write_json(&mut text).unwrap();
     let back: serde_json::Value = serde_json::from_slice(&text).unwrap();
     assert_eq!(back, j);
+}
+
+/// `netagg post` saves what its page draws; `netagg report` draws the
+/// same chart and page from that JSON alone, and refuses one that lies.
+#[test]
+fn the_post_page_is_drawn_again_from_its_json() {
+    let dir = TempDir::new("redraw");
+    let log = write_ramp(&dir, false);
+    let out = dir.path("post");
+    let (log, out_text) = (log.to_string_lossy(), out.to_string_lossy());
+    let args = ["post", &log, "--out", &out_text, "--title", "a <ramp>"];
+    let run = run_with_limit(&NETAGG, &args, Duration::from_secs(30));
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let json = out.join("netperf_tps_series.json");
+    let doc: serde_json::Value = serde_json::from_slice(&fs::read(&json).unwrap()).unwrap();
+    assert_eq!(
+        (&doc["format"], &doc["version"]),
+        (&"netagg-post".into(), &1.into())
+    );
+    redraws_identically(&json, &["netperf_tps.html", "netperf_tps_overall.svg"]);
+    let lies = [
+        ("not a file name", "/page/name", "../x".into()),
+        ("not netagg post's", "/units", "furlongs".into()),
+        ("not a time", "/levels/0/start", 1e300.into()),
+        (
+            "not a rate a run measures",
+            "/series/3/value",
+            (-5.0).into(),
+        ),
+        ("newer netperf-ng", "/version", 2.into()),
+    ];
+    for (why, at, value) in lies {
+        let mut bad = doc.clone();
+        *bad.pointer_mut(at).unwrap() = value;
+        refused(&dir.0, &bad.to_string(), why);
+    }
 }
 
 #[test]

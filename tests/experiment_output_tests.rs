@@ -4,6 +4,7 @@
 //! into the same bytes, bad JSON refused clearly, and degenerate or hostile
 //! records still rendered, with every SVG well-formed.
 
+mod common;
 mod experiment_fixture;
 
 use std::collections::BTreeMap;
@@ -206,6 +207,46 @@ fn json_reads_back_and_rerenders_the_same_files() {
         .file_name()
         .to_string_lossy()
         .ends_with(".tmp")));
+}
+
+/// `netagg report experiment.json` (and the old `experiment --render`)
+/// writes every file of the experiment again, byte for byte; a record
+/// with targets is saved as the matrix and drawn the same way.
+#[test]
+fn netagg_report_draws_an_experiment_and_a_matrix_again() {
+    use common::saved::{redraws_identically, refused};
+    use netperf_ng::resultsdb::model::Target;
+    let mut matrix = record();
+    matrix.targets = vec![Target::reachable("same node", "127.0.0.1".into(), 12865)];
+    for (record, format) in [(record(), "netagg-experiment"), (matrix, "netagg-matrix")] {
+        let dir = TempDir::new(&format!("report-{format}"));
+        let written = output::write_outputs(&record, &dir.0).expect("outputs");
+        let json = dir.0.join("experiment.json");
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(doc["format"], format);
+        let names: Vec<String> = written
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        redraws_identically(&json, &names);
+        let mut newer = doc.clone();
+        newer["version"] = 7.into();
+        refused(&dir.0, &newer.to_string(), "written by a newer netperf-ng");
+        let mut lies = doc.clone();
+        lies["runs"] = "none".into();
+        refused(&dir.0, &lies.to_string(), "not an experiment record");
+    }
+    let dir = TempDir::new("report-foreign");
+    for (body, why) in [
+        ("[1, 2]", "not a JSON object"),
+        (r#"{"metadata": {}, "results": {}}"#, "no \"format\""),
+        (r#"{"format": "netagg-experiment"}"#, "no record_version"),
+        ("{", "not JSON"),
+    ] {
+        refused(&dir.0, body, why);
+    }
 }
 
 #[test]

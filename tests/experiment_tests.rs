@@ -155,9 +155,16 @@ fn a_loopback_experiment_records_every_run_of_every_cell() {
         ],
         Duration::from_secs(60),
     );
+    // The old spelling of `netagg report FILE --out DIR`, with a note.
     assert!(rendered.status.success(), "{}", text(&rendered.stderr));
     assert!(
-        again_out.join("report.html").exists() && text(&rendered.stdout).contains("Throughput")
+        again_out.join("report.html").exists() && text(&rendered.stdout).contains("report.html")
+    );
+    assert_eq!(
+        deprecation_lines(&rendered).len(),
+        1,
+        "{}",
+        text(&rendered.stderr)
     );
     // The same --out again would overwrite it: refused before any run.
     let again = netagg(

@@ -390,6 +390,17 @@ fn the_matrix_fills_what_the_place_offers_and_names_what_it_cannot() {
 
     let csv = std::fs::read_to_string(out_dir.join("scenarios.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + 8 * 7, "{csv}");
+    // Saved as the matrix, and drawn again from that alone.
+    assert_eq!(record["format"], "netagg-matrix");
+    common::saved::redraws_identically(
+        &out_dir.join("experiment.json"),
+        &[
+            "report.html",
+            "scenarios.csv",
+            "experiment.txt",
+            "cells.csv",
+        ],
+    );
     let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
     assert!(html.contains("<section id=\"scenarios\">") && html.contains("not available"));
     // Read as a reader would: the context and the scenarios show, and the

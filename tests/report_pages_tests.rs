@@ -231,7 +231,7 @@ fn the_json_draws_the_same_report_again(dir: &Path) {
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let hostile = [
         ("not JSON", "{".to_string()),
-        ("not a netagg run", r#"{"format":"other"}"#.to_string()),
+        ("not a saved run", r#"{"format":"other"}"#.to_string()),
         (
             "unknown kind",
             original

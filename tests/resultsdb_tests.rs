@@ -367,5 +367,5 @@ fn a_saved_experiment_record_can_be_imported() {
     std::fs::write(&file, "{\"id\": 1").unwrap();
     let out = netagg(&dir.db(), &["import", file.to_str().unwrap()]);
     assert_eq!(code(&out), 2);
-    one_error_line(&out, "not an experiment record");
+    one_error_line(&out, "not JSON");
 }

@@ -8,6 +8,7 @@ pub mod control;
 pub mod install;
 pub mod podman;
 pub mod results;
+pub mod saved;
 pub mod skip;
 
 // Not every test binary uses all three.

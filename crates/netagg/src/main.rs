@@ -41,10 +41,12 @@ enum Command {
     /// network, the host network and a Service; one table, CSV/JSON, an
     /// HTML report, the results database
     Matrix(Box<netagg::matrix::cli::MatrixArgs>),
-    /// Draw a saved run's charts and page again from its JSON (what netagg
-    /// wrote as netagg_KIND.json, or `netperf -- --report` beside its
-    /// page): the same context, summary, charts and tables, into --out.
-    Report(commands::ReportArgs),
+    /// Draw a saved run's page and charts again from its JSON alone: a
+    /// ramp's netagg_KIND.json, `netagg post`'s NAME_series.json, an
+    /// experiment's or the matrix's experiment.json, or what `netperf --
+    /// --report` saved beside its page; byte for byte what the run wrote,
+    /// into --out
+    Report(netagg::redraw::ReportArgs),
     /// Read netperf_<type>.log and its .out files from runemomniaggdemo.sh (real
     /// netperf runs) and print post_proc.py's summary; write the series (CSV,
     /// JSON), the chart and the report
@@ -64,7 +66,7 @@ fn main() -> ExitCode {
         }
         Some(Command::Matrix(matrix)) => netagg::matrix::cli::run(matrix, command_line),
         Some(Command::Post(post)) => commands::post(post, command_line),
-        Some(Command::Report(report)) => commands::redraw(report),
+        Some(Command::Report(report)) => netagg::redraw::run(report),
         Some(Command::Results(results)) => netperf_results::cli::run(results),
         None => {
             let port_given =

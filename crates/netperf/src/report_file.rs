@@ -51,7 +51,8 @@ impl ReportFile {
             .unwrap_or_default()
             .as_secs_f64();
         let run = netperf_pages::series::SeriesRun {
-            format: netperf_pages::series::FORMAT.into(),
+            format: netperf_base::saved::SERIES.format.into(),
+            version: netperf_base::saved::SERIES.version,
             context: ctx,
             started_epoch_s: started,
             result: Some(drawn.result),

@@ -38,15 +38,16 @@ pub fn chart(interims: &[Interim], started_epoch: f64, result: Option<f64>) -> S
     plot.svg()
 }
 
-/// The JSON's "format" of a saved series.
-pub const FORMAT: &str = "netperf-series";
+use netperf_base::saved::SERIES;
 /// Most intervals a saved series may hold (a bound against a hostile file).
-const MAX_INTERVALS: usize = 10_000_000;
+const MAX_INTERVALS: usize = netperf_base::saved::MAX_ITEMS;
 
 /// Everything the page draws, as its JSON keeps it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SeriesRun {
     pub format: String,
+    #[serde(default = "first_layout")]
+    pub version: u64,
     pub context: RunContext,
     /// When the data phase started, seconds since the epoch.
     pub started_epoch_s: f64,
@@ -55,6 +56,11 @@ pub struct SeriesRun {
     /// What netperf printed for the test.
     pub result_text: String,
     pub interims: Vec<Interim>,
+}
+
+/// Series saved before "version" existed are of the first layout.
+fn first_layout() -> u64 {
+    1
 }
 
 impl SeriesRun {
@@ -75,10 +81,9 @@ impl SeriesRun {
     /// A saved series, checked: its format, and no more intervals than
     /// any test makes.
     pub fn from_json(doc: &serde_json::Value) -> Result<SeriesRun, String> {
-        if doc.get("format").and_then(serde_json::Value::as_str) != Some(FORMAT) {
-            return Err(format!(
-                "not a saved netperf series (its \"format\" is not {FORMAT:?})"
-            ));
+        match netperf_base::saved::identify(doc)? {
+            &SERIES => {}
+            other => return Err(format!("not a saved netperf series but {}", other.format)),
         }
         let run: SeriesRun = serde_json::from_value(doc.clone()).map_err(|e| e.to_string())?;
         if run.interims.len() > MAX_INTERVALS {
@@ -184,7 +189,8 @@ mod tests {
     #[test]
     fn a_saved_series_draws_the_same_page() {
         let run = SeriesRun {
-            format: FORMAT.into(),
+            format: SERIES.format.into(),
+            version: SERIES.version,
             context: RunContext::new("TCP_RR", vec!["netperf".into()]),
             started_epoch_s: 1000.0,
             result: Some(177_500.0),
@@ -197,7 +203,7 @@ mod tests {
         let other = serde_json::json!({"format": "netagg"});
         assert!(SeriesRun::from_json(&other)
             .unwrap_err()
-            .contains("not a saved netperf series"));
+            .contains("not a saved netperf series but netagg"));
         let mut broken = doc.clone();
         broken["interims"] = serde_json::json!("many");
         assert!(SeriesRun::from_json(&broken).is_err());

@@ -7,7 +7,7 @@ use super::compare::{compare, CompareOptions};
 use super::db::{self, Db};
 use super::error::DbError;
 use super::export::{export, ExportOptions, Format};
-use super::model::{ExperimentRecord, RECORD_VERSION};
+use super::model::ExperimentRecord;
 use super::netagg::NetaggRun;
 use super::query::{self, Filter};
 use super::record::Kind;
@@ -247,29 +247,18 @@ fn execute(args: &ResultsArgs) -> Result<u8, DbError> {
     }
 }
 
-/// The largest record file `import` reads.
-const MAX_RECORD_BYTES: u64 = 256 << 20;
-
-/// An experiment record from a JSON file, refused if it is of a newer
-/// layout than this build knows.
+/// An experiment record from a saved run's JSON file.
 fn read_record(file: &std::path::Path) -> Result<ExperimentRecord, DbError> {
+    use netperf_base::saved::{identify, read_document, EXPERIMENT, MATRIX};
     let bad = |why: String| DbError::Invalid(format!("{}: {why}", file.display()));
-    let size = std::fs::metadata(file)
-        .map_err(|e| bad(e.to_string()))?
-        .len();
-    if size > MAX_RECORD_BYTES {
-        return Err(bad(format!("larger than {} MiB", MAX_RECORD_BYTES >> 20)));
+    let doc = read_document(file).map_err(DbError::Invalid)?;
+    match identify(&doc).map_err(&bad)? {
+        &EXPERIMENT | &MATRIX => ExperimentRecord::from_saved(&doc).map_err(bad),
+        other => Err(bad(format!(
+            "a saved {} ({}), not an experiment",
+            other.format, other.written_by
+        ))),
     }
-    let text = std::fs::read_to_string(file).map_err(|e| bad(e.to_string()))?;
-    let rec: ExperimentRecord =
-        serde_json::from_str(&text).map_err(|e| bad(format!("not an experiment record: {e}")))?;
-    if rec.record_version > RECORD_VERSION {
-        return Err(bad(format!(
-            "record version {} is newer than the {RECORD_VERSION} this netperf-ng reads",
-            rec.record_version
-        )));
-    }
-    Ok(rec)
 }
 
 /// `--since` as a lower bound for RFC 3339 UTC text: a date or date-time

@@ -150,6 +150,26 @@ pub struct ExperimentRecord {
     pub targets: Vec<Target>,
 }
 
+impl ExperimentRecord {
+    /// The record a saved experiment holds (experiment.json, a bare
+    /// record, or what `netagg results show --json` prints: the record is
+    /// its "document"), refused if its layout is newer than this build's.
+    pub fn from_saved(doc: &serde_json::Value) -> Result<ExperimentRecord, String> {
+        let record = netperf_base::saved::experiment_record(doc)
+            .ok_or("not an experiment record (no record_version)")?;
+        match record
+            .get("record_version")
+            .and_then(serde_json::Value::as_u64)
+        {
+            Some(v) if v > u64::from(RECORD_VERSION) => Err(format!(
+                "record version {v} is newer than this netperf-ng understands ({RECORD_VERSION})"
+            )),
+            _ => serde_json::from_value(record.clone())
+                .map_err(|e| format!("not an experiment record: {e}")),
+        }
+    }
+}
+
 /// One target: a label, and the netserver it reaches, or why there is none
 /// (a scenario the place cannot offer, e.g. a second zone).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -303,12 +303,9 @@ impl<'a> Ramp<'a> {
             eprintln!("netagg: cannot write the netperf log files: {e}");
             return Err(ExitCode::from(1));
         }
-        for (name, body) in files {
-            let path = self.out.join(name);
-            if let Err(e) = std::fs::write(&path, body) {
-                eprintln!("netagg: cannot write {}: {e}", path.display());
-                return Err(ExitCode::from(1));
-            }
+        if let Err(e) = netperf_base::saved::write_files(&self.out, &files) {
+            eprintln!("netagg: cannot write {e}");
+            return Err(ExitCode::from(1));
         }
         Ok(summary_json)
     }

@@ -1,6 +1,6 @@
-//! netagg's commands over runs already measured: `netagg post` (real
-//! netperf runs' logs, read as post_proc.py reads them) and `netagg report`
-//! (a saved run's JSON), each drawn as the charts and the page of a ramp.
+//! `netagg post`: real netperf runs' logs, read as post_proc.py reads them,
+//! drawn as the chart and the page of a ramp; and that page drawn again
+//! from the JSON it saved (for `netagg report`).
 
 use super::charts::{self, ChartText};
 use super::health::LevelHealth;
@@ -8,8 +8,9 @@ use super::post::{self, Analysis};
 use super::report;
 use super::runner::{LevelRun, Recording, Sample};
 use super::summary::LevelSummary;
+use netperf_base::saved::{write_files, POST};
 use netperf_pages::context::RunContext;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 // `netagg post`'s options; the subcommand's doc is the binary's.
@@ -31,16 +32,6 @@ pub struct PostArgs {
     pub annotation: String,
 }
 
-// `netagg report`'s options; the subcommand's doc is the binary's.
-#[derive(clap::Args, Debug)]
-pub struct ReportArgs {
-    /// the saved run: netagg_KIND.json, or the FILE.json of `netperf -- --report FILE.html`
-    pub json: PathBuf,
-    /// directory for the page and its charts
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub out: PathBuf,
-}
-
 /// `netagg post`: post_proc.py's work, with our outputs.
 pub fn post(args: &PostArgs, command_line: Vec<String>) -> ExitCode {
     let analysis = match post::analyze(&args.log) {
@@ -52,118 +43,110 @@ pub fn post(args: &PostArgs, command_line: Vec<String>) -> ExitCode {
     };
     let text = analysis.summary_text(args.intervals);
     print!("{text}");
-    if let Err(e) = std::fs::create_dir_all(&args.out) {
-        eprintln!("netagg: cannot create {}: {e}", args.out.display());
-        return ExitCode::from(2);
-    }
     let files = post_files(args, &analysis, &text, command_line);
-    match write_files(&args.out, files, false) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(code) => code,
+    match write_files(&args.out, &files) {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("netagg: cannot write {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// What `netagg post` keeps of a page beyond the analysis (the JSON's
+/// "page"), so `netagg report` draws the same page again.
+struct PostPage {
+    /// The files' stem: the log's name.
+    name: String,
+    summary_text: String,
+    chart_text: ChartText,
+}
+
+impl PostPage {
+    /// The chart and the page.
+    fn files(&self, analysis: &Analysis, context: &RunContext) -> Vec<(String, String)> {
+        let (recording, levels) = as_recording(analysis);
+        let svg = charts::overall(&recording, &levels, &self.chart_text);
+        let page = report::page(
+            context,
+            &self.summary_text,
+            &[(svg.clone(), report::OVERALL_CAPTION.to_string())],
+            &levels,
+            &self.chart_text,
+        );
+        vec![
+            (format!("{}_overall.svg", self.name), svg),
+            (format!("{}.html", self.name), page),
+        ]
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "name": self.name,
+            "title": self.chart_text.title,
+            "annotation": self.chart_text.annotation,
+            "summary_text": self.summary_text,
+        })
     }
 }
 
 /// The files of `netagg post`, named after the log: the series (CSV,
-/// JSON with the run's context), the overall chart and the page.
+/// JSON with the run's context and page), the overall chart and the page.
 fn post_files(
     args: &PostArgs,
     analysis: &Analysis,
     text: &str,
     command_line: Vec<String>,
 ) -> Vec<(String, String)> {
-    let base = args
+    let name = args
         .log
         .file_stem()
         .map_or("netperf".to_string(), |s| s.to_string_lossy().into_owned());
-    let (recording, levels) = as_recording(analysis);
-    let chart_text = ChartText {
-        title: if args.title.is_empty() {
-            base.clone()
-        } else {
-            args.title.clone()
+    let page = PostPage {
+        chart_text: ChartText {
+            title: match args.title.is_empty() {
+                true => name.clone(),
+                false => args.title.clone(),
+            },
+            annotation: args.annotation.clone(),
+            units: analysis.units.to_string(),
         },
-        annotation: args.annotation.clone(),
-        units: analysis.units.to_string(),
+        name,
+        summary_text: text.to_string(),
     };
-    let svg = charts::overall(&recording, &levels, &chart_text);
     let mut context = RunContext::new("netagg post", command_line);
     context.setting("netperf log", args.log.display());
     context.setting("Units", analysis.units);
     context.setting("Hosts", "not in netperf's logs");
-    let json = serde_json::to_string_pretty(&analysis.to_json()).unwrap_or_default() + "\n";
-    let json = report::with_context(&json, &context);
-    vec![
-        (format!("{base}_series.csv"), analysis.series_csv()),
-        (format!("{base}_series.json"), json),
-        (format!("{base}_overall.svg"), svg.clone()),
-        (
-            format!("{base}.html"),
-            report::page(
-                &context,
-                text,
-                &[(svg, report::OVERALL_CAPTION.to_string())],
-                &levels,
-                &chart_text,
-            ),
-        ),
-    ]
+    let mut doc = POST.stamped(analysis.to_json());
+    doc["page"] = page.to_json();
+    doc["context"] = context.to_json();
+    let json = serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n";
+    let mut files = vec![
+        (format!("{}_series.csv", page.name), analysis.series_csv()),
+        (format!("{}_series.json", page.name), json),
+    ];
+    files.extend(page.files(analysis, &context));
+    files
 }
 
-/// `netagg report`: a saved netagg run's charts and page, or a saved
-/// `netperf -- --report` series page, drawn again.
-pub fn redraw(args: &ReportArgs) -> ExitCode {
-    let files = match redrawn_files(&args.json) {
-        Ok(files) => files,
-        Err(e) => {
-            eprintln!("netagg: {e}");
-            return ExitCode::from(2);
-        }
+/// A saved `netagg post`'s chart and page, drawn again from its JSON.
+pub fn redraw_post(doc: &serde_json::Value) -> Result<Vec<(String, String)>, String> {
+    use netperf_base::saved::text;
+    let analysis = Analysis::from_json(doc)?;
+    let context = RunContext::from_json(doc).ok_or("no \"context\"")?;
+    let saved = doc.get("page").ok_or("no \"page\" member")?;
+    let name = text(saved, "name")?;
+    // It names the files written: a plain file name only.
+    if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
+        return Err(format!("\"name\" is not a file name: {name:?}"));
+    }
+    let page = PostPage {
+        name,
+        summary_text: text(saved, "summary_text")?,
+        chart_text: super::saved::chart_text(saved, analysis.units.to_string())?,
     };
-    if let Err(e) = std::fs::create_dir_all(&args.out) {
-        eprintln!("netagg: cannot create {}: {e}", args.out.display());
-        return ExitCode::from(2);
-    }
-    match write_files(&args.out, files, true) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(code) => code,
-    }
-}
-
-/// The files a saved run's JSON draws: a series page for what `netperf --
-/// --report` saved, else a netagg run's charts and page; an error names
-/// the file.
-fn redrawn_files(json: &Path) -> Result<Vec<(String, String)>, String> {
-    use netperf_pages::series::{SeriesRun, FORMAT};
-    let text = std::fs::read_to_string(json)
-        .map_err(|e| format!("cannot read {}: {e}", json.display()))?;
-    let doc = serde_json::from_str::<serde_json::Value>(&text)
-        .map_err(|e| format!("{}: not JSON: {e}", json.display()))?;
-    let files = match doc.get("format").and_then(|f| f.as_str()) {
-        Some(FORMAT) => SeriesRun::from_json(&doc).map(|run| {
-            let stem = json
-                .file_stem()
-                .map_or("series".into(), |s| s.to_string_lossy());
-            vec![(format!("{stem}.html"), run.page())]
-        }),
-        _ => super::saved::read(&doc).map(|s| s.drawing.files(&s.kind, &s.recording, &s.levels)),
-    };
-    files.map_err(|e| format!("{}: {e}", json.display()))
-}
-
-/// Write each (name, body) into `out`, printing each path when `tell`;
-/// the first that cannot be written stops it with exit status 1.
-fn write_files(out: &Path, files: Vec<(String, String)>, tell: bool) -> Result<(), ExitCode> {
-    for (name, body) in files {
-        let path = out.join(name);
-        if let Err(e) = std::fs::write(&path, body) {
-            eprintln!("netagg: cannot write {}: {e}", path.display());
-            return Err(ExitCode::from(1));
-        }
-        if tell {
-            println!("{}", path.display());
-        }
-    }
-    Ok(())
+    Ok(page.files(&analysis, &context))
 }
 
 /// The analysis of real netperf runs in the shape the charts draw: its

@@ -10,17 +10,10 @@ use super::health::{LevelHealth, StreamHealth};
 use super::report::Drawing;
 use super::runner::{LevelRun, Recording, Sample};
 use super::summary::LevelSummary;
+use netperf_base::saved::{count, list, number, numbers, seconds, span, text, RAMP};
 use netperf_pages::context::RunContext;
 use netperf_pages::rate::is_drawable_rate;
 use serde_json::Value;
-
-/// Most samples, levels and streams a saved run may hold (far beyond a
-/// real run; a bound against a hostile file).
-const MAX_ITEMS: usize = 10_000_000;
-/// Latest time into a run a saved run may name (115 days, far beyond a
-/// real ramp): the charts turn times into pixels, and a hostile time
-/// overflows that arithmetic.
-const MAX_SECONDS: f64 = 1e7;
 
 /// A saved run: its kind's name, what the charts draw and the page's texts.
 pub struct Saved {
@@ -30,10 +23,13 @@ pub struct Saved {
     pub drawing: Drawing,
 }
 
-fn number(v: &Value, key: &str) -> Result<f64, String> {
-    v.get(key)
-        .and_then(Value::as_f64)
-        .ok_or_else(|| format!("\"{key}\" is missing or not a number"))
+/// The chart's texts a saved page keeps, in `units`.
+pub fn chart_text(page: &Value, units: String) -> Result<ChartText, String> {
+    Ok(ChartText {
+        title: text(page, "title")?,
+        annotation: text(page, "annotation")?,
+        units,
+    })
 }
 
 /// A rate or an average of rates, as a page can draw it.
@@ -53,63 +49,11 @@ fn rates(v: &Value, key: &str) -> Result<Vec<f64>, String> {
     }
 }
 
-fn text(v: &Value, key: &str) -> Result<String, String> {
-    v.get(key)
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .ok_or_else(|| format!("\"{key}\" is missing or not text"))
-}
-
-fn list<'a>(v: &'a Value, key: &str) -> Result<&'a Vec<Value>, String> {
-    let items = v
-        .get(key)
-        .and_then(Value::as_array)
-        .ok_or_else(|| format!("\"{key}\" is missing or not a list"))?;
-    match items.len() > MAX_ITEMS {
-        true => Err(format!("\"{key}\" holds {} items, too many", items.len())),
-        false => Ok(items),
-    }
-}
-
-fn numbers(v: &Value, key: &str) -> Result<Vec<f64>, String> {
-    list(v, key)?
-        .iter()
-        .map(|x| {
-            x.as_f64()
-                .ok_or_else(|| format!("\"{key}\" holds a non-number"))
-        })
-        .collect()
-}
-
-/// Seconds into the run: from its start to MAX_SECONDS.
-fn seconds(v: &Value, key: &str) -> Result<f64, String> {
-    let t = number(v, key)?;
-    match (0.0..=MAX_SECONDS).contains(&t) {
-        true => Ok(t),
-        false => Err(format!("\"{key}\" is not a time in the run: {t}")),
-    }
-}
-
-/// A stretch of the run: [from, to] in seconds into it, in order.
-fn span(v: &Value, key: &str) -> Result<(f64, f64), String> {
-    match numbers(v, key)?.as_slice() {
-        &[from, to] if 0.0 <= from && from <= to && to <= MAX_SECONDS => Ok((from, to)),
-        _ => Err(format!("\"{key}\" is not a stretch of the run")),
-    }
-}
-
-fn count(v: &Value, key: &str) -> Result<usize, String> {
-    let n = number(v, key)?;
-    match n >= 0.0 && n.fract() == 0.0 && n <= MAX_ITEMS as f64 {
-        true => Ok(n as usize),
-        false => Err(format!("\"{key}\" is not a count: {n}")),
-    }
-}
-
 /// netagg's JSON document, read back.
 pub fn read(doc: &Value) -> Result<Saved, String> {
-    if doc.get("format").and_then(Value::as_str) != Some("netagg") {
-        return Err("not a netagg run's JSON (its \"format\" is not \"netagg\")".into());
+    match netperf_base::saved::identify(doc)? {
+        &RAMP => {}
+        other => return Err(format!("not a netagg ramp but {}", other.format)),
     }
     let kind = text(doc, "kind")?;
     // It names the files written: only a kind netagg knows.
@@ -176,11 +120,7 @@ pub fn read(doc: &Value) -> Result<Saved, String> {
     let drawing = Drawing {
         context,
         summary_text: text(page, "summary_text")?,
-        chart_text: ChartText {
-            title: text(page, "title")?,
-            annotation: text(page, "annotation")?,
-            units,
-        },
+        chart_text: chart_text(page, units)?,
         individual: page
             .get("individual")
             .and_then(Value::as_bool)

@@ -399,8 +399,8 @@ pub fn json(
     let work = health::work_name(units);
     let peak_level = peak(levels);
     let doc = json!({
-        "format": "netagg",
-        "version": 1,
+        "format": netperf_base::saved::RAMP.format,
+        "version": netperf_base::saved::RAMP.version,
         "kind": kind,
         "units": units,
         "hosts": rec.hosts,

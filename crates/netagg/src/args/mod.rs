@@ -11,7 +11,7 @@ use netperf_k8s as k8s;
 use std::path::{Path, PathBuf};
 
 /// Says on stderr that `old` is an old spelling, once per use.
-fn deprecated(old: &str, new: &str) {
+pub fn deprecated(old: &str, new: &str) {
     eprintln!("netagg: {old} is deprecated; use {new}");
 }
 

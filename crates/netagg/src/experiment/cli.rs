@@ -6,7 +6,7 @@ use super::offloads::OffloadSwitch;
 use super::plan::{parse_factor_arg, read_plan_file, Plan, PlanFile};
 use super::runner::{run_experiment, NoOffloads, RunSettings};
 use super::{args, environment, order};
-use super::{read_record, text_report, write_analysed, Analysis};
+use super::{text_report, write_analysed, Analysis};
 use crate::args::{HostArgs, OutArgs, RunsArgs, StoreArgs, Storing};
 use netperf_results::model::{cell_label, ExperimentRecord};
 use netperf_results::{self as resultsdb, Db};
@@ -61,9 +61,8 @@ pub struct ExperimentArgs {
     pub out: OutArgs,
     #[command(flatten)]
     pub store: StoreArgs,
-    /// write the tables, CSV, JSON and report again from a saved
-    /// experiment.json (into --out); run nothing, store nothing
-    #[arg(long, value_name = "experiment.json",
+    /// deprecated spelling of `netagg report experiment.json --out DIR`
+    #[arg(long, value_name = "experiment.json", hide = true,
           conflicts_with_all = ["plan", "factors", "dry_run", "store", "no_store", "tags", "db"])]
     pub render: Option<PathBuf>,
     /// print the run order and the netperf command lines; run nothing
@@ -343,20 +342,13 @@ fn write_outputs(record: &ExperimentRecord, dir: &Path) -> Result<(), String> {
         .map_err(|e| format!("cannot write the outputs in {}: {e}", dir.display()))
 }
 
-/// `--render`: the outputs again from a saved experiment.json.
+/// `--render`: the old spelling of `netagg report FILE --out DIR`.
 fn render(json: &Path, dir: &Path) -> Result<ExitCode, String> {
-    let record = read_record(json).map_err(|e| e.to_string())?;
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    if dir.join("experiment.json").canonicalize().ok() == json.canonicalize().ok() {
-        return Err(format!(
-            "--out {} would overwrite {}: choose another directory",
-            dir.display(),
-            json.display()
-        ));
-    }
-    write_outputs(&record, dir)?;
-    eprintln!("netagg experiment: outputs in {}", dir.display());
-    Ok(ExitCode::SUCCESS)
+    crate::args::deprecated("experiment --render FILE", "netagg report FILE --out DIR");
+    Ok(crate::redraw::run(&crate::redraw::ReportArgs {
+        json: json.to_path_buf(),
+        out: dir.to_path_buf(),
+    }))
 }
 
 /// An output directory that would not overwrite another experiment.

@@ -5,80 +5,40 @@
 //! to a temporary name and renamed into place, so a reader never sees half
 //! a file.
 
-use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
 use super::analysis::Analysis;
 use super::{charts, csv, html, tables};
-use netperf_results::model::{ExperimentRecord, RECORD_VERSION};
+use netperf_base::saved::{read_document, write_files, EXPERIMENT, MATRIX};
+use netperf_results::model::ExperimentRecord;
 
-/// experiment.json: the record's own fields, and `analysis` beside them. A
+/// experiment.json: the saved-run stamp (an experiment, or the matrix when
+/// it has targets), the record's own fields, and `analysis` beside them. A
 /// reader that wants only the record deserializes it as an
-/// [`ExperimentRecord`] (the extra field is ignored).
+/// [`ExperimentRecord`] (the extra fields are ignored).
 pub fn experiment_json(
     record: &ExperimentRecord,
     analysis: &Analysis,
 ) -> serde_json::Result<String> {
-    let mut document = serde_json::to_value(record)?;
+    let kind = match record.targets.is_empty() {
+        true => &EXPERIMENT,
+        false => &MATRIX,
+    };
+    let mut document = kind.stamped(serde_json::to_value(record)?);
     if let serde_json::Value::Object(map) = &mut document {
         map.insert("analysis".into(), serde_json::to_value(analysis)?);
     }
     serde_json::to_string_pretty(&document)
 }
 
-/// Reads an experiment.json (or a bare record, or what `netagg results
-/// show --json` prints for a stored experiment: the record is its
-/// "document"), refusing a record layout newer than this program
-/// understands.
+/// Reads a saved experiment (experiment.json, a bare record, or what
+/// `netagg results show --json` prints), refusing a record layout newer
+/// than this program understands.
 pub fn read_record(path: &Path) -> io::Result<ExperimentRecord> {
-    let text = fs::read_to_string(path)
-        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-    let invalid = |message: String| {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("{}: {message}", path.display()),
-        )
-    };
-    let mut value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| invalid(format!("not JSON: {e}")))?;
-    if value.get("record_version").is_none() {
-        if let Some(document) = value
-            .get_mut("document")
-            .filter(|d| d.get("record_version").is_some())
-        {
-            value = document.take();
-        }
-    }
-    let version = value
-        .get("record_version")
-        .and_then(serde_json::Value::as_u64);
-    match version {
-        None => {
-            return Err(invalid(
-                "not an experiment record (no record_version)".into(),
-            ))
-        }
-        Some(v) if v > u64::from(RECORD_VERSION) => {
-            return Err(invalid(format!(
-                "record version {v} is newer than this netperf-ng understands ({RECORD_VERSION})"
-            )))
-        }
-        Some(_) => {}
-    }
-    serde_json::from_value(value).map_err(|e| invalid(format!("not an experiment record: {e}")))
-}
-
-/// Writes `contents` to `dir/name` through a temporary file and a rename.
-fn write_file(dir: &Path, name: &str, contents: &str) -> io::Result<PathBuf> {
-    let path = dir.join(name);
-    let temporary = dir.join(format!(".{name}.tmp"));
-    let result = fs::write(&temporary, contents).and_then(|()| fs::rename(&temporary, &path));
-    if let Err(e) = result {
-        let _ = fs::remove_file(&temporary);
-        return Err(io::Error::new(e.kind(), format!("{}: {e}", path.display())));
-    }
-    Ok(path)
+    let invalid = |message: String| io::Error::new(io::ErrorKind::InvalidData, message);
+    let doc = read_document(path).map_err(invalid)?;
+    ExperimentRecord::from_saved(&doc).map_err(|e| invalid(format!("{}: {e}", path.display())))
 }
 
 /// Analyses `record` and writes every output into `dir` (created if
@@ -96,33 +56,35 @@ pub fn write_analysed(
     analysis: &Analysis,
     dir: &Path,
 ) -> io::Result<Vec<PathBuf>> {
-    fs::create_dir_all(dir)
-        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
-    let json = experiment_json(record, analysis)
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+    let files =
+        files(record, analysis).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+    write_files(dir, &files)
+}
+
+/// Every output as (file name, contents), in the order written.
+pub fn files(
+    record: &ExperimentRecord,
+    analysis: &Analysis,
+) -> serde_json::Result<Vec<(String, String)>> {
     let charts = charts::all(record, analysis);
-    let mut written = vec![
-        write_file(
-            dir,
-            "experiment.txt",
-            &tables::text_report(record, analysis),
-        )?,
-        write_file(dir, "runs.csv", &csv::runs_csv(record))?,
-        write_file(dir, "cells.csv", &csv::cells_csv(record, analysis))?,
-        write_file(dir, "experiment.json", &json)?,
-        write_file(dir, "report.html", &html::report(record, analysis, &charts))?,
+    let mut files = vec![
+        (
+            "experiment.txt".into(),
+            tables::text_report(record, analysis),
+        ),
+        ("runs.csv".into(), csv::runs_csv(record)),
+        ("cells.csv".into(), csv::cells_csv(record, analysis)),
+        ("experiment.json".into(), experiment_json(record, analysis)?),
+        (
+            "report.html".into(),
+            html::report(record, analysis, &charts),
+        ),
     ];
     if let Some(table) = super::scenarios::scenario_table(record, analysis) {
-        written.push(write_file(
-            dir,
-            "scenarios.csv",
-            &super::scenarios::csv(&table),
-        )?);
+        files.push(("scenarios.csv".into(), super::scenarios::csv(&table)));
     }
-    for chart in &charts {
-        written.push(write_file(dir, &chart.file_name, &chart.svg)?);
-    }
-    Ok(written)
+    files.extend(charts.into_iter().map(|c| (c.file_name, c.svg)));
+    Ok(files)
 }
 
 /// Renders a saved experiment.json again into `dir`: the analysis is

@@ -144,6 +144,8 @@ pub struct Analysis {
 const UNITS: &[(&str, &str, f64)] = &[("pps", "Trans/s", 1.0), ("tps", "Trans/s", 1.0)];
 /// Bulk tests report 10^6bits/s (`-f m`); post_proc.py shows bits/s.
 const BULK_UNITS: (&str, f64) = ("bits/s", 1e6);
+/// Every unit a report is in.
+const REPORT_UNITS: [&str; 2] = [UNITS[0].1, BULK_UNITS.0];
 
 /// Reads `netperf_<type>.log` and the `netperf_<type>*.out` files beside it
 /// and computes the summary, as `post_proc.py netperf_<type>.log` does.

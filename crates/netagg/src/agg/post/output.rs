@@ -128,6 +128,88 @@ impl Analysis {
         })
     }
 
+    /// What `to_json` wrote, read back as far as a page draws it: the
+    /// series, the levels and the units, the values already in the
+    /// report's units (the multiplier is 1). Every member is checked.
+    pub fn from_json(doc: &Value) -> Result<Analysis, String> {
+        use netperf_base::saved::{count, list, number, text};
+        let units = text(doc, "units")?;
+        let units = super::REPORT_UNITS
+            .into_iter()
+            .find(|u| *u == units)
+            .ok_or_else(|| format!("\"units\" is {units:?}, not netagg post's"))?;
+        // A level's statistic is null where no second had a value.
+        let stat = |l: &Value, key: &str| match l.get(key) {
+            Some(Value::Null) => Ok(f64::NAN),
+            _ => number(l, key),
+        };
+        let whole = |v: &Value, key: &str| -> Result<i64, String> {
+            let t = number(v, key)?;
+            match t.fract() == 0.0 && t.abs() <= super::MAX_TIMESTAMP {
+                true => Ok(t as i64),
+                false => Err(format!("\"{key}\" is not a time: {t}")),
+            }
+        };
+        let levels = list(doc, "levels")?
+            .iter()
+            .map(|l| {
+                let streams = count(l, "streams")?
+                    .try_into()
+                    .map_err(|_| "too many streams")?;
+                Ok(Level {
+                    number: count(l, "number")?,
+                    marker: count(l, "marker")?,
+                    streams,
+                    window: super::LevelWindow {
+                        start: whole(l, "level_start")?,
+                        end: whole(l, "level_end")?,
+                        streams,
+                    },
+                    start: whole(l, "start")?,
+                    end: whole(l, "end")?,
+                    average: stat(l, "average")?,
+                    minimum: stat(l, "minimum")?,
+                    maximum: stat(l, "maximum")?,
+                })
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        let series = list(doc, "series")?
+            .iter()
+            .map(|p| {
+                let value = stat(p, "value")?;
+                match netperf_pages::rate::is_drawable_rate(value) || value.is_nan() {
+                    true => Ok(super::Point {
+                        time: whole(p, "time")?,
+                        value,
+                    }),
+                    false => Err(format!("\"value\" is not a rate a run measures: {value}")),
+                }
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        let first = series.first().map_or(0, |p| p.time);
+        let last = series.last().map_or(0, |p| p.time);
+        if last - first > super::MAX_RUN_SECONDS as i64 {
+            return Err("\"series\" spans more than a run may".into());
+        }
+        let peak_number = doc.get("peak").and_then(|p| p.get("number"));
+        Ok(Analysis {
+            prefix: text(doc, "prefix")?,
+            units,
+            multiplier: 1.0,
+            start_time: number(doc, "start_time")?,
+            end_time: number(doc, "end_time")?,
+            min_timestamp: number(doc, "first_result").unwrap_or(f64::NAN),
+            peak: levels
+                .iter()
+                .position(|l| peak_number.and_then(Value::as_u64) == Some(l.number as u64)),
+            levels,
+            series,
+            files: Vec::new(),
+            bad_log_lines: 0,
+            diagnostics: Vec::new(),
+        })
+    }
+
     /// `to_json`, pretty-printed, with a final newline.
     pub fn write_json(&self, w: &mut dyn Write) -> io::Result<()> {
         serde_json::to_writer_pretty(&mut *w, &self.to_json())?;
