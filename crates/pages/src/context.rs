@@ -6,12 +6,12 @@
 //! to run it again. The same struct is the JSON's "context", so a page can
 //! be drawn again from the JSON alone.
 
-use super::html::{escape, shell_quote};
+use super::html::shell_quote;
+use super::page::{Cell, Page, Table};
 use netperf_client::report::omni::record::EndRecord;
 use netperf_data::net::interface::InterfaceInfo;
 use netperf_data::net::sysinfo::SystemInfo;
 use serde::{Deserialize, Serialize};
-use std::fmt::Write as _;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// One host of the run and what is known of it; an empty text is not known.
@@ -211,10 +211,8 @@ impl RunContext {
         serde_json::from_value(doc.get("context")?.clone()).ok()
     }
 
-    /// The page's opening section.
-    pub fn html(&self) -> String {
-        let mut out =
-            String::from("<section id=\"context\"><h2>Context</h2><dl class=\"context\">\n");
+    /// The page's opening section: the run's settings, then its hosts.
+    pub fn add_to(&self, page: &mut Page) {
         let duration = format!("{:.1} s", self.duration_s);
         let version = format!("{} (git {})", self.version, self.revision);
         let mut items: Vec<(&str, &str)> = vec![("What ran", &self.what)];
@@ -225,36 +223,27 @@ impl RunContext {
             ("Duration", duration.as_str()),
             ("netperf-ng", version.as_str()),
         ]);
-        for (name, value) in items {
-            let _ = writeln!(out, "<dt>{}</dt><dd>{}</dd>", escape(name), escape(value));
-        }
-        let _ = writeln!(
-            out,
-            "<dt>Command line</dt><dd><code>{}</code></dd></dl>",
-            escape(&command_text(&self.command_line))
-        );
-        self.hosts_table(&mut out);
-        out.push_str("</section>\n");
-        out
+        page.section("context", "Context", |page| {
+            page.context_list(items, &command_text(&self.command_line));
+            if !self.hosts.is_empty() {
+                page.heading("Hosts").table(&self.hosts_table());
+            }
+        });
     }
 
-    fn hosts_table(&self, out: &mut String) {
-        if self.hosts.is_empty() {
-            return;
-        }
-        out.push_str(
-            "<h3>Hosts</h3><div class=\"scroll\"><table class=\"words\"><thead><tr><th>role</th>\
-             <th>host</th><th>kernel</th><th>CPU</th><th>CPUs</th><th>interface</th><th>driver</th>\
-             <th>MTU</th><th>offloads</th></tr></thead><tbody>\n",
-        );
-        let or_unknown = |text: &str| match text {
-            "" => "not known".to_string(),
-            text => escape(text),
-        };
+    fn hosts_table(&self) -> Table {
+        let head = "role host kernel CPU CPUs interface driver MTU offloads";
+        let mut table = Table::new(head.split(' ')).of_words();
+        let or_unknown = |text: &str| Cell::text(if text.is_empty() { "not known" } else { text });
         for h in &self.hosts {
             let count = h.cpu_count.map_or(String::new(), |c| c.to_string());
-            let _ = write!(out, "<tr><td class=\"label\">{}</td>", escape(&h.role));
-            for value in [
+            // The note says why the offloads are missing, when that is known.
+            let offloads = if h.offloads.is_empty() {
+                &h.note
+            } else {
+                &h.offloads
+            };
+            let facts = [
                 &h.host,
                 &h.kernel,
                 &h.cpu_model,
@@ -262,28 +251,20 @@ impl RunContext {
                 &h.interface,
                 &h.driver,
                 &h.mtu,
-            ] {
-                let _ = write!(out, "<td class=\"text\">{}</td>", or_unknown(value));
-            }
-            let offloads = match (h.offloads.as_str(), h.note.as_str()) {
-                ("", "") => "not known".to_string(),
-                ("", note) => escape(note),
-                (text, _) => escape(text),
-            };
-            let _ = writeln!(out, "<td class=\"text\">{offloads}</td></tr>");
+                offloads,
+            ];
+            table.row(std::iter::once(Cell::label(&h.role)).chain(facts.map(|f| or_unknown(f))));
         }
-        out.push_str("</tbody></table></div>\n");
+        table
     }
 
     /// The page's closing section: how to run it again.
-    pub fn reproduce_html(&self) -> String {
-        format!(
-            "<section id=\"reproduce\"><h2>How to reproduce</h2><p>With netperf-ng {} (git {}) on the same hosts:</p>\
-             <pre>{}</pre></section>\n",
-            escape(&self.version),
-            escape(&self.revision),
-            escape(&self.reproduce)
-        )
+    pub fn add_reproduce_to(&self, page: &mut Page) {
+        let with = format!(
+            "With netperf-ng {} (git {}) on the same hosts:",
+            self.version, self.revision
+        );
+        page.reproduce(&[(&with, &self.reproduce)]);
     }
 }
 
@@ -310,14 +291,17 @@ mod tests {
         );
         let doc = serde_json::json!({ "context": ctx.to_json() });
         assert_eq!(RunContext::from_json(&doc), Some(ctx.clone()));
-        let page = ctx.html();
+        let mut page = Page::new("context");
+        ctx.add_to(&mut page);
+        ctx.add_reproduce_to(&mut page);
+        let page = page.finish();
         assert!(page.contains("<dd>16</dd>"));
         assert!(page.contains("netagg --title &#39;a &lt;b&gt;&#39;"));
         assert!(page.contains("2023-11-14T22:13:20.000Z"));
         assert!(page.contains("2023-11-14T22:13:50.000Z"));
         assert!(page.contains("30.0 s"));
         assert!(page.contains("<td class=\"text\">not known</td>"));
-        assert!(ctx.reproduce_html().contains(&escape(&ctx.reproduce)));
+        assert!(page.contains(&crate::html::escape(&ctx.reproduce)));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The pieces every report page shares: escaping, shell quoting, the one
 //! style sheet (1280 px, a phone — wide tables scroll inside their own box,
-//! never the page — and paper), and the page's head and foot.
+//! never the page — and paper) and an SVG file's drawing; `page` puts
+//! them together.
 
 /// Text made safe for HTML content and attribute values.
 pub fn escape(text: &str) -> String {
@@ -59,30 +60,38 @@ dl.context dt{margin-top:.4rem}}\
 figure,table,pre{break-inside:avoid}h2,h3{break-after:avoid}th,td{white-space:normal}\
 thead th{background:none}}";
 
-/// A page's start: the head with the style sheet, and `title` as its
-/// heading.
-pub fn open(title: &str) -> String {
-    let title = escape(title);
-    format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>{title}</title><style>{STYLE}</style></head><body>\n<h1>{title}</h1>\n"
-    )
-}
-
-/// A page's end.
-pub const CLOSE: &str = "</body></html>\n";
-
-/// `svg` as a figure of the page, with its caption.
-pub fn figure(svg: &str, caption: &str) -> String {
-    format!(
-        "<figure><div class=\"scroll\">{}</div><figcaption>{}</figcaption></figure>\n",
-        svg_body(svg),
-        escape(caption)
-    )
-}
-
 /// The `<svg>` element of an SVG file (without an XML declaration).
 pub fn svg_body(svg: &str) -> &str {
     svg.find("<svg").map_or(svg, |at| &svg[at..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup_and_quotes() {
+        assert_eq!(
+            escape("<b a=\"x\">&'"),
+            "&lt;b a=&quot;x&quot;&gt;&amp;&#39;"
+        );
+    }
+
+    #[test]
+    fn shell_quoting_round_trips_through_sh() {
+        assert_eq!(shell_quote("plan.toml"), "plan.toml");
+        assert_eq!(shell_quote("--seed=42"), "--seed=42");
+        assert_eq!(shell_quote("my plan"), "'my plan'");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(shell_quote(""), "''");
+    }
+
+    #[test]
+    fn svg_body_drops_a_declaration() {
+        assert_eq!(
+            svg_body("<?xml version=\"1.0\"?>\n<svg></svg>"),
+            "<svg></svg>"
+        );
+        assert_eq!(svg_body("<svg/>"), "<svg/>");
+    }
 }

@@ -7,11 +7,10 @@
 
 use super::chart::{self, Axis, Look, Plot, Series};
 use super::context::RunContext;
-use super::html::{escape, figure, open, CLOSE};
+use super::page::{Cell, Page, Table};
 use crate::units::si_label;
 use netperf_client::report::interim::Interim;
 use serde::{Deserialize, Serialize};
-use std::fmt::Write as _;
 
 /// The rate over time: each interval's rate at its end, seconds from the
 /// test's start, with `result` (the test's figure) across.
@@ -108,52 +107,47 @@ pub fn page(
     result: Option<f64>,
     result_text: &str,
 ) -> String {
-    let mut out = open(&format!("{} over time", ctx.what));
-    out.push_str(&ctx.html());
-    out.push_str("<section id=\"series\"><h2>Rate over time</h2>\n");
-    if interims.is_empty() {
-        out.push_str("<p class=\"caution\">No interval completed: the test ended before its first -D interval, or moved nothing.</p>\n");
-    } else {
-        let every = interims[0].interval_secs;
-        out.push_str(&figure(
-            &chart(interims, started_epoch, result),
-            &format!(
-                "{} interval rates (about every {every:.2} s; an interval in which nothing completed joins the next one), and the test's result",
-                interims.len()
-            ),
-        ));
+    let mut page = Page::new(&format!("{} over time", ctx.what));
+    ctx.add_to(&mut page);
+    page.section("series", "Rate over time", |page| match interims.first() {
+        None => {
+            page.caution("No interval completed: the test ended before its first -D interval, or moved nothing.");
+        }
+        Some(first) => {
+            let caption = format!(
+                "{} interval rates (about every {:.2} s; an interval in which nothing completed joins the next one), and the test's result",
+                interims.len(),
+                first.interval_secs
+            );
+            page.figure(&chart(interims, started_epoch, result), &caption);
+        }
+    });
+    page.section("result", "netperf's result", |page| {
+        page.summary(result_text);
+    });
+    if let Some(first) = interims.first() {
+        page.section("intervals", "Every interval", |page| {
+            page.table(&intervals_table(interims, started_epoch, &first.units));
+        });
     }
-    let _ = writeln!(
-        out,
-        "</section>\n<section id=\"result\"><h2>netperf's result</h2><pre class=\"summary\">{}</pre></section>",
-        escape(result_text)
-    );
-    intervals_table(&mut out, interims, started_epoch);
-    out.push_str(&ctx.reproduce_html());
-    out.push_str(CLOSE);
-    out
+    ctx.add_reproduce_to(&mut page);
+    page.finish()
 }
 
-fn intervals_table(out: &mut String, interims: &[Interim], started_epoch: f64) {
-    if interims.is_empty() {
-        return;
-    }
-    let units = escape(&interims[0].units);
-    let _ = writeln!(
-        out,
-        "<section id=\"intervals\"><h2>Every interval</h2><div class=\"scroll\"><table><thead><tr>\
-         <th>ends at (s)</th><th>length (s)</th><th>rate ({units})</th></tr></thead><tbody>"
-    );
+fn intervals_table(interims: &[Interim], started_epoch: f64, units: &str) -> Table {
+    let mut table = Table::new([
+        "ends at (s)".to_string(),
+        "length (s)".to_string(),
+        format!("rate ({units})"),
+    ]);
     for i in interims {
-        let _ = writeln!(
-            out,
-            "<tr><td>{:.3}</td><td>{:.3}</td><td>{:.2}</td></tr>",
-            i.ending_epoch_secs - started_epoch,
-            i.interval_secs,
-            i.value
-        );
+        table.row([
+            Cell::number(format!("{:.3}", i.ending_epoch_secs - started_epoch)),
+            Cell::number(format!("{:.3}", i.interval_secs)),
+            Cell::number(format!("{:.2}", i.value)),
+        ]);
     }
-    out.push_str("</tbody></table></div></section>\n");
+    table
 }
 
 #[cfg(test)]

@@ -9,8 +9,7 @@ use super::runner::{Recording, RunConfig};
 use super::summary::{with_members, LevelSummary};
 use netperf_client::control::offload::RemoteOffloads;
 use netperf_pages::context::{HostFacts, RunContext};
-use netperf_pages::html::{escape, figure, open, CLOSE};
-use std::fmt::Write as _;
+use netperf_pages::page::{Cell, Page, Table};
 use std::sync::mpsc;
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
@@ -207,48 +206,68 @@ pub fn page(
         true => "netagg report",
         false => &text.title,
     };
-    let mut out = open(title);
-    out.push_str(&ctx.html());
-    let _ = writeln!(
-        out,
-        "<section id=\"summary\"><h2>Summary</h2><pre class=\"summary\">{}</pre></section>",
-        escape(summary_text)
-    );
-    out.push_str("<section id=\"charts\"><h2>Charts</h2>\n");
-    for (svg, caption) in charts {
-        out.push_str(&figure(svg, caption));
-    }
-    out.push_str("</section>\n");
-    level_table(&mut out, levels, &text.units);
-    out.push_str(&ctx.reproduce_html());
-    out.push_str(CLOSE);
-    out
+    let mut page = Page::new(title);
+    ctx.add_to(&mut page);
+    page.section("summary", "Summary", |page| {
+        page.summary(summary_text);
+    });
+    page.section("charts", "Charts", |page| {
+        for (svg, caption) in charts {
+            page.figure(svg, caption);
+        }
+    });
+    page.section("levels", "Levels", |page| {
+        page.table(&level_table(levels, &text.units));
+    });
+    ctx.add_reproduce_to(&mut page);
+    page.finish()
 }
 
-fn level_table(out: &mut String, levels: &[LevelSummary], units: &str) {
-    let units = escape(units);
-    let _ = writeln!(
-        out,
-        "<section id=\"levels\"><h2>Levels</h2><div class=\"scroll\"><table><thead><tr><th>streams</th>\
-         <th>average {units}</th><th>min {units}</th><th>max {units}</th><th>SUT CPU %</th>\
-         <th>busiest CPU %</th><th>us/unit</th><th>packets/s out</th><th>packets/s in</th>\
-         <th>min/max</th><th>Jain</th><th>trustworthy</th></tr></thead><tbody>"
-    );
+/// The level table's figures: heading, whether it is in the run's units,
+/// the figure and its decimal places.
+type LevelFigure = (&'static str, bool, fn(&LevelSummary) -> f64, usize);
+const LEVEL_FIGURES: [LevelFigure; 10] = [
+    ("average", true, |l| l.average, 3),
+    ("min", true, |l| l.min, 3),
+    ("max", true, |l| l.max, 3),
+    ("SUT CPU %", false, |l| l.cpu_util, 1),
+    ("busiest CPU %", false, |l| l.cpu_peak, 1),
+    ("us/unit", false, |l| l.service_demand, 3),
+    ("packets/s out", false, |l| l.packets_out, 0),
+    ("packets/s in", false, |l| l.packets_in, 0),
+    ("min/max", false, |l| l.min_over_max, 3),
+    ("Jain", false, |l| l.jain, 3),
+];
+
+fn level_table(levels: &[LevelSummary], units: &str) -> Table {
+    let figures = LEVEL_FIGURES
+        .iter()
+        .map(|&(heading, in_units, _, _)| match in_units {
+            true => format!("{heading} {units}"),
+            false => heading.to_string(),
+        });
+    let head = std::iter::once("streams".to_string())
+        .chain(figures)
+        .chain(["trustworthy".to_string()]);
+    let mut table = Table::new(head);
     let peak = super::summary::peak(levels);
     for (index, l) in levels.iter().enumerate() {
-        let unhealthy = l.health.unhealthy().count();
-        let trusted = match unhealthy {
-            0 => "<td class=\"text\">yes</td>".to_string(),
-            n => format!("<td class=\"text bad\">no: {n} streams stalled or moved nothing</td>"),
-        };
         let mark = if peak == Some(index) { " (peak)" } else { "" };
-        let _ = writeln!(
-            out,
-            "<tr><td class=\"label\">{}{mark}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td><td>{:.1}</td>\
-             <td>{:.1}</td><td>{:.3}</td><td>{:.0}</td><td>{:.0}</td><td>{:.3}</td><td>{:.3}</td>{trusted}</tr>",
-            l.streams, l.average, l.min, l.max, l.cpu_util, l.cpu_peak, l.service_demand,
-            l.packets_out, l.packets_in, l.min_over_max, l.jain
+        let figures = LEVEL_FIGURES
+            .iter()
+            .map(|&(_, _, value, places)| Cell::number(format!("{:.places$}", value(l))));
+        let trustworthy = match l.health.unhealthy().count() {
+            0 => Cell::text("yes"),
+            n => Cell::new(
+                "text bad",
+                format!("no: {n} streams stalled or moved nothing"),
+            ),
+        };
+        table.row(
+            std::iter::once(Cell::label(format!("{}{mark}", l.streams)))
+                .chain(figures)
+                .chain([trustworthy]),
         );
     }
-    out.push_str("</tbody></table></div></section>\n");
+    table
 }

@@ -9,11 +9,12 @@
 
 use std::fmt::Write as _;
 
-use netperf_pages::html::svg_body;
-pub use netperf_pages::html::{escape, shell_quote};
+use netperf_pages::context::command_text;
+use netperf_pages::page::{Cell, Page, Table};
 
 use super::analysis::{
-    describe_ratio, format_ratio, key_metrics_present, Analysis, LevelRatio, RatioOf,
+    describe_ratio, format_ratio, key_metrics_present, Analysis, Bounds, LevelRatio, MetricStats,
+    RatioOf,
 };
 use super::charts::{Chart, ChartKind};
 use super::layout::{
@@ -36,10 +37,7 @@ pub fn reproduce_command(record: &ExperimentRecord) -> String {
         args.push("--seed".into());
         args.push(record.seed.to_string());
     }
-    args.iter()
-        .map(|a| shell_quote(a))
-        .collect::<Vec<_>>()
-        .join(" ")
+    command_text(&args)
 }
 
 /// The whole page; `charts` are inlined in the order given.
@@ -49,27 +47,34 @@ pub fn report(record: &ExperimentRecord, analysis: &Analysis, charts: &[Chart]) 
     } else {
         &record.title
     };
-    let mut out = netperf_pages::html::open(title);
-    context(&mut out, record, analysis);
-    scenarios(&mut out, record, analysis);
-    results(&mut out, record, analysis);
-    figures(&mut out, charts, ChartKind::MetricVsRow, "Charts");
+    let mut page = Page::new(title);
+    context(&mut page, record, analysis);
+    scenarios(&mut page, record, analysis);
+    results(&mut page, record, analysis);
+    figures(&mut page, charts, ChartKind::MetricVsRow, "Charts");
     figures(
-        &mut out,
+        &mut page,
         charts,
         ChartKind::Percentiles,
         "Percentiles per cell",
     );
-    ratios(&mut out, analysis);
-    cell_statistics(&mut out, record, analysis);
-    failures(&mut out, record);
-    reproduce(&mut out, record);
-    out.push_str(netperf_pages::html::CLOSE);
-    out
+    ratios(&mut page, analysis);
+    cell_statistics(&mut page, record, analysis);
+    failures(&mut page, record);
+    page.reproduce(&[
+        (
+            "Run the same plan with the same seed to get the same run order:",
+            &reproduce_command(record),
+        ),
+        (
+            "Re-render this report from the saved record:",
+            "netagg experiment --render experiment.json",
+        ),
+    ]);
+    page.finish()
 }
 
-fn context(out: &mut String, record: &ExperimentRecord, analysis: &Analysis) {
-    out.push_str("<section id=\"context\"><h2>Context</h2><dl class=\"context\">\n");
+fn context(page: &mut Page, record: &ExperimentRecord, analysis: &Analysis) {
     let factors: Vec<String> = record
         .factors
         .iter()
@@ -105,23 +110,13 @@ fn context(out: &mut String, record: &ExperimentRecord, analysis: &Analysis) {
             },
         ),
     ];
-    for (name, value) in items {
-        let _ = writeln!(out, "<dt>{name}</dt><dd>{}</dd>", escape(&value));
-    }
-    let command = record
-        .command_line
-        .iter()
-        .map(|a| shell_quote(a))
-        .collect::<Vec<_>>()
-        .join(" ");
-    let _ = writeln!(
-        out,
-        "<dt>Command line</dt><dd><code>{}</code></dd></dl>",
-        escape(&command)
-    );
-    let _ = writeln!(out, "<h3>Plan</h3><pre>{}</pre>", escape(&record.plan));
-    environment(out, record);
-    out.push_str("</section>\n");
+    page.section("context", "Context", |page| {
+        page.context_list(items, &command_text(&record.command_line));
+        page.heading("Plan").pre(&record.plan);
+        if let Some(table) = environment(record) {
+            page.heading("Environment").table(&table);
+        }
+    });
 }
 
 /// "1234.5 s" between two RFC 3339 times; empty when either is not one.
@@ -133,38 +128,46 @@ fn duration_text(started: &str, ended: &str) -> String {
     }
 }
 
-fn environment(out: &mut String, record: &ExperimentRecord) {
+/// Both ends' environment side by side; none when neither was recorded.
+fn environment(record: &ExperimentRecord) -> Option<Table> {
     let env = &record.environment;
     let mut keys: Vec<&String> = env.local.keys().chain(env.remote.keys()).collect();
     keys.sort();
     keys.dedup();
     if keys.is_empty() {
-        return;
+        return None;
     }
-    out.push_str("<h3>Environment</h3><div class=\"scroll\"><table class=\"words\"><thead><tr><th></th><th>local</th><th>remote</th></tr></thead><tbody>\n");
+    let mut table = Table::new(["", "local", "remote"]).of_words();
     for key in keys {
         let side = |map: &std::collections::BTreeMap<String, String>| {
-            escape(map.get(key).map_or("", String::as_str))
+            Cell::text(map.get(key).map_or("", String::as_str))
         };
-        let _ = writeln!(
-            out,
-            "<tr><td class=\"label\">{}</td><td class=\"text\">{}</td><td class=\"text\">{}</td></tr>",
-            escape(key),
-            side(&env.local),
-            side(&env.remote)
-        );
+        table.row([Cell::label(key), side(&env.local), side(&env.remote)]);
     }
-    out.push_str("</tbody></table></div>\n");
+    Some(table)
 }
 
-fn results(out: &mut String, record: &ExperimentRecord, analysis: &Analysis) {
-    out.push_str("<section id=\"results\"><h2>Results</h2>\n");
-    let metrics = key_metrics_present(record);
-    if metrics.is_empty() {
-        out.push_str("<p>No run reported a key metric.</p></section>\n");
-        return;
-    }
-    let layout = Layout::of(record);
+fn results(page: &mut Page, record: &ExperimentRecord, analysis: &Analysis) {
+    page.section("results", "Results", |page| {
+        let metrics = key_metrics_present(record);
+        if metrics.is_empty() {
+            page.paragraph("No run reported a key metric.");
+            return;
+        }
+        let layout = Layout::of(record);
+        page.note(&results_legend(record, analysis, &layout));
+        if let Some(caveat) = analysis.small_sample_caveat() {
+            page.caution(&caveat);
+        }
+        for metric in metrics {
+            page.heading(&metric_heading(record, metric))
+                .table(&metric_table(record, analysis, &layout, metric));
+        }
+    });
+}
+
+/// How to read a cell of the result tables and their Improvement row.
+fn results_legend(record: &ExperimentRecord, analysis: &Analysis, layout: &Layout) -> String {
     let confidence = format!("{:.0} %", analysis.confidence * 100.0);
     let mut legend = format!(
         "Each cell: mean ± half-width of its {confidence} Student-t confidence interval over the \
@@ -183,162 +186,108 @@ fn results(out: &mut String, record: &ExperimentRecord, analysis: &Analysis) {
     if !layout.column_factors.is_empty() {
         let _ = write!(legend, " Columns: {}.", layout.columns_title());
     }
-    let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(&legend));
-    if let Some(caveat) = analysis.small_sample_caveat() {
-        let _ = writeln!(out, "<p class=\"caution\">{}</p>", escape(&caveat));
-    }
-    for metric in metrics {
-        let _ = writeln!(out, "<h3>{}</h3>", escape(&metric_heading(record, metric)));
-        metric_table(out, record, analysis, &layout, metric);
-    }
-    out.push_str("</section>\n");
+    legend
 }
 
 /// The scenario summary (experiments with targets: `netagg matrix`).
-fn scenarios(out: &mut String, record: &ExperimentRecord, analysis: &Analysis) {
-    let Some(table) = super::scenarios::scenario_table(record, analysis) else {
+fn scenarios(page: &mut Page, record: &ExperimentRecord, analysis: &Analysis) {
+    let Some(scenarios) = super::scenarios::scenario_table(record, analysis) else {
         return;
     };
-    out.push_str("<section id=\"scenarios\"><h2>Scenarios</h2>\n");
-    out.push_str("<div class=\"scroll\"><table><thead><tr><th>Scenario</th>");
-    for column in &table.columns {
-        let _ = write!(out, "<th>{}</th>", escape(&column.heading));
+    let headings = scenarios.columns.iter().map(|c| c.heading.clone());
+    let mut table = Table::new(std::iter::once("Scenario".to_string()).chain(headings));
+    for row in &scenarios.rows {
+        let values = row.values.iter().map(|(text, _)| Cell::number(text));
+        table.row(std::iter::once(Cell::label(&row.label).titled(&row.about)).chain(values));
     }
-    out.push_str("</tr></thead><tbody>\n");
-    for row in &table.rows {
-        let _ = write!(
-            out,
-            "<tr><td class=\"label\" title=\"{}\">{}</td>",
-            escape(&row.about),
-            escape(&row.label)
-        );
-        for (text, _) in &row.values {
-            let _ = write!(out, "<td>{}</td>", escape(text));
-        }
-        out.push_str("</tr>\n");
-    }
-    let _ = write!(
-        out,
-        "</tbody></table></div>\n<p>Each value is the median of the scenario's runs ({} asked per cell).</p>\n<ul class=\"scenarios\">",
-        table.replicates
-    );
-    for row in &table.rows {
-        let _ = write!(
-            out,
-            "<li><b>{}</b>: {}</li>",
-            escape(&row.label),
-            escape(&row.about)
-        );
-    }
-    out.push_str("</ul></section>\n");
+    let about: Vec<(&str, &str)> = scenarios
+        .rows
+        .iter()
+        .map(|row| (row.label.as_str(), row.about.as_str()))
+        .collect();
+    page.section("scenarios", "Scenarios", |page| {
+        page.table(&table)
+            .paragraph(&format!(
+                "Each value is the median of the scenario's runs ({} asked per cell).",
+                scenarios.replicates
+            ))
+            .labelled_list("scenarios", &about);
+    });
 }
 
 fn metric_table(
-    out: &mut String,
     record: &ExperimentRecord,
     analysis: &Analysis,
     layout: &Layout,
     metric: &str,
-) {
-    let corner = layout.row_factor.as_deref().unwrap_or("");
-    let _ = write!(
-        out,
-        "<div class=\"scroll\"><table><thead><tr><th>{}</th>",
-        escape(corner)
-    );
-    for column in &layout.columns {
-        let _ = write!(out, "<th>{}</th>", escape(&column_label(column)));
-    }
-    out.push_str("</tr></thead><tbody>\n");
+) -> Table {
+    let corner = layout.row_factor.clone().unwrap_or_default();
+    let mut table =
+        Table::new(std::iter::once(corner).chain(layout.columns.iter().map(column_label)));
     for row in &layout.rows {
-        let _ = write!(out, "<tr><td class=\"label\">{}</td>", escape(row));
-        for column in &layout.columns {
-            let text = cell_text(
-                analysis,
-                &layout.cell(row, column),
-                metric,
-                record.replicates,
-            );
-            let _ = write!(out, "<td>{}</td>", escape(&text));
-        }
-        out.push_str("</tr>\n");
+        let values = layout.columns.iter().map(|column| {
+            let cell = layout.cell(row, column);
+            Cell::number(cell_text(analysis, &cell, metric, record.replicates))
+        });
+        table.row(std::iter::once(Cell::label(row)).chain(values));
     }
     if layout.rows.len() >= 2 {
-        out.push_str("<tr class=\"improvement\"><td class=\"label\">Improvement</td>");
-        for column in &layout.columns {
-            let text = match analysis.improvement(metric, column) {
-                Some(i) => match (i.value, i.ci95) {
-                    (Some(v), Some(ci)) => format!(
-                        "{} [{}, {}] {}",
-                        format_ratio(v),
-                        format_ratio(ci.low),
-                        format_ratio(ci.high),
-                        improvement_mark(i.finding)
-                    ),
-                    (Some(v), None) => {
-                        format!("{} {}", format_ratio(v), improvement_mark(i.finding))
-                    }
-                    (None, _) => "—".to_string(),
-                },
-                None => "—".to_string(),
+        let values = layout.columns.iter().map(|column| {
+            let improvement = analysis.improvement(metric, column);
+            let text = match improvement.map(|i| (i.value, i.ci95, i.finding)) {
+                Some((Some(v), Some(ci), finding)) => format!(
+                    "{} [{}, {}] {}",
+                    format_ratio(v),
+                    format_ratio(ci.low),
+                    format_ratio(ci.high),
+                    improvement_mark(finding)
+                ),
+                Some((Some(v), None, finding)) => {
+                    format!("{} {}", format_ratio(v), improvement_mark(finding))
+                }
+                _ => "—".to_string(),
             };
-            let note = analysis
-                .improvement(metric, column)
-                .and_then(|i| i.note.clone())
-                .unwrap_or_default();
-            let _ = write!(
-                out,
-                "<td title=\"{}\">{}</td>",
-                escape(&note),
-                escape(&text)
-            );
-        }
-        out.push_str("</tr>\n");
+            let note = improvement.and_then(|i| i.note.clone());
+            Cell::number(text).titled(note.unwrap_or_default())
+        });
+        table.styled_row(
+            "improvement",
+            std::iter::once(Cell::label("Improvement")).chain(values),
+        );
     }
-    out.push_str("</tbody></table></div>\n");
+    table
 }
 
-fn figures(out: &mut String, charts: &[Chart], kind: ChartKind, heading: &str) {
+fn figures(page: &mut Page, charts: &[Chart], kind: ChartKind, heading: &str) {
     let mine: Vec<&Chart> = charts.iter().filter(|c| c.kind == kind).collect();
     if mine.is_empty() {
         return;
     }
-    let _ = writeln!(out, "<section><h2>{}</h2>", escape(heading));
-    for chart in mine {
-        let _ = writeln!(
-            out,
-            "<figure><div class=\"scroll\">{}</div><figcaption>{} ({})</figcaption></figure>",
-            svg_body(&chart.svg),
-            escape(&chart.title),
-            escape(&chart.file_name)
-        );
-    }
-    out.push_str("</section>\n");
+    page.section("", heading, |page| {
+        for chart in mine {
+            page.figure(
+                &chart.svg,
+                &format!("{} ({})", chart.title, chart.file_name),
+            );
+        }
+    });
 }
 
-fn ratios(out: &mut String, analysis: &Analysis) {
+fn ratios(page: &mut Page, analysis: &Analysis) {
     let means = analysis.ratios_by_metric(RatioOf::Mean);
     if means.is_empty() {
         return;
     }
-    let confidence = format!("{:.0} %", analysis.confidence * 100.0);
-    let _ = writeln!(
-        out,
-        "<section id=\"ratios\"><h2>Ratios between levels</h2><p class=\"note\">Each level of a factor \
-         over the factor's first level, the other factors held at the levels shown; {confidence} \
-         percentile-bootstrap intervals ({} resamples, seed {}); n counts the successful runs of the \
-         level and of the baseline. An interval that contains 1 is \
-         &ldquo;no significant difference&rdquo;.</p>",
-        analysis.bootstrap_resamples, analysis.bootstrap_seed
-    );
-    if let Some(caveat) = analysis.small_sample_caveat() {
-        let _ = writeln!(out, "<p class=\"caution\">{}</p>", escape(&caveat));
-    }
-    out.push_str(
-        "<div class=\"scroll\"><table class=\"words\"><thead><tr><th>metric</th><th>factor</th>\
-         <th>level / baseline</th><th>other factors at</th><th>n</th><th>ratio of means</th>\
-         <th>ratio of medians</th></tr></thead><tbody>\n",
-    );
+    let mut table = Table::new([
+        "metric",
+        "factor",
+        "level / baseline",
+        "other factors at",
+        "n",
+        "ratio of means",
+        "ratio of medians",
+    ])
+    .of_words();
     for r in means {
         let median = analysis.ratios.iter().find(|m| {
             m.statistic == RatioOf::Median
@@ -347,40 +296,46 @@ fn ratios(out: &mut String, analysis: &Analysis) {
                 && m.level == r.level
                 && m.held == r.held
         });
-        let _ = writeln!(
-            out,
-            "<tr><td class=\"label\">{}</td><td class=\"label\">{}</td><td class=\"label\">{} / {}</td>\
-             <td class=\"text\">{}</td><td>{} / {}</td>{}{}</tr>",
-            escape(&metric_title(&r.metric)),
-            escape(&r.factor),
-            escape(&r.level),
-            escape(&r.baseline),
-            escape(&cell_label(&r.held)),
-            r.n_level,
-            r.n_baseline,
+        table.row([
+            Cell::label(metric_title(&r.metric)),
+            Cell::label(&r.factor),
+            Cell::label(format!("{} / {}", r.level, r.baseline)),
+            Cell::text(cell_label(&r.held)),
+            Cell::number(format!("{} / {}", r.n_level, r.n_baseline)),
             ratio_cell(Some(r)),
-            ratio_cell(median)
-        );
+            ratio_cell(median),
+        ]);
     }
-    out.push_str("</tbody></table></div></section>\n");
+    let confidence = format!("{:.0} %", analysis.confidence * 100.0);
+    page.section("ratios", "Ratios between levels", |page| {
+        page.note(&format!(
+            "Each level of a factor over the factor's first level, the other factors held at the \
+             levels shown; {confidence} percentile-bootstrap intervals ({} resamples, seed {}); n \
+             counts the successful runs of the level and of the baseline. An interval that contains \
+             1 is \u{201c}no significant difference\u{201d}.",
+            analysis.bootstrap_resamples, analysis.bootstrap_seed
+        ));
+        if let Some(caveat) = analysis.small_sample_caveat() {
+            page.caution(&caveat);
+        }
+        page.table(&table);
+    });
 }
 
-fn ratio_cell(ratio: Option<&LevelRatio>) -> String {
+/// A ratio in words, coloured by whether it is better or worse.
+fn ratio_cell(ratio: Option<&LevelRatio>) -> Cell {
     let Some(r) = ratio else {
-        return "<td></td>".to_string();
+        return Cell::number("");
     };
     let text = describe_ratio(r.ratio, r.ci95, r.finding, r.better, r.note.as_deref());
-    let class = if text.ends_with("(better)") {
-        " better"
-    } else if text.ends_with("(worse)") {
-        " worse"
-    } else {
-        ""
-    };
-    format!("<td class=\"text{class}\">{}</td>", escape(&text))
+    let class = [("(better)", "text better"), ("(worse)", "text worse")]
+        .into_iter()
+        .find(|(ending, _)| text.ends_with(ending))
+        .map_or("text", |(_, class)| class);
+    Cell::new(class, text)
 }
 
-fn cell_statistics(out: &mut String, record: &ExperimentRecord, analysis: &Analysis) {
+fn cell_statistics(page: &mut Page, record: &ExperimentRecord, analysis: &Analysis) {
     let metrics = key_metrics_present(record);
     if metrics.is_empty() {
         return;
@@ -391,151 +346,84 @@ fn cell_statistics(out: &mut String, record: &ExperimentRecord, analysis: &Analy
         .map(|f| f.name.as_str())
         .collect::<Vec<_>>()
         .join(" × ");
-    let _ = writeln!(
-        out,
-        "<section id=\"cells\"><h2>Cell statistics</h2><p class=\"note\">Over each cell's successful \
-         runs; cells are named by their levels of {}. Percentiles and every other metric are in \
-         cells.csv.</p>",
-        escape(&factors)
-    );
-    const HEAD: [&str; 10] = [
-        "ok",
-        "not ok",
-        "mean",
-        "95 % CI (t)",
-        "median",
-        "95 % CI (bootstrap)",
-        "sd",
-        "min",
-        "max",
-        "n excluded",
-    ];
-    for metric in metrics {
-        let unit = metric_unit(record, metric);
-        let heading = match unit.is_empty() {
-            true => metric_title(metric),
-            false => format!("{} ({unit})", metric_title(metric)),
-        };
-        let _ = write!(
-            out,
-            "<h3>{}</h3><div class=\"scroll\"><table><thead><tr>",
-            escape(&heading)
-        );
-        out.push_str("<th>cell</th>");
-        for h in HEAD {
-            let _ = write!(out, "<th>{h}</th>");
-        }
-        out.push_str("</tr></thead><tbody>\n");
-        for cell in &analysis.cells {
-            let interval = |b: Option<super::analysis::Bounds>| {
-                b.map_or("—".to_string(), |b| {
-                    format!("[{}, {}]", format_value(b.low), format_value(b.high))
-                })
+    page.section("cells", "Cell statistics", |page| {
+        page.note(&format!(
+            "Over each cell's successful runs; cells are named by their levels of {factors}. \
+             Percentiles and every other metric are in cells.csv."
+        ));
+        for metric in metrics {
+            let unit = metric_unit(record, metric);
+            let heading = match unit.is_empty() {
+                true => metric_title(metric),
+                false => format!("{} ({unit})", metric_title(metric)),
             };
-            let stats = cell.metrics.iter().find(|m| m.metric == metric);
-            let mut fields = vec![
-                cell.n_ok.to_string(),
-                (cell.n_failed + cell.n_interrupted).to_string(),
-            ];
-            match stats {
-                Some(s) => fields.extend([
-                    format_value(s.mean),
-                    interval(s.mean_ci95),
-                    format_value(s.median),
-                    interval(s.median_ci95),
-                    s.stdev.map_or("—".to_string(), format_value),
-                    format_value(s.min),
-                    format_value(s.max),
-                    s.n_excluded.to_string(),
-                ]),
-                None => fields.extend(std::iter::repeat_n("—".to_string(), HEAD.len() - 2)),
-            }
-            let _ = write!(
-                out,
-                "<tr><td class=\"label\">{}</td>",
-                escape(&cell_short_label(&cell.cell))
-            );
-            for f in fields {
-                let _ = write!(out, "<td>{}</td>", escape(&f));
-            }
-            out.push_str("</tr>\n");
+            page.heading(&heading).table(&cell_table(analysis, metric));
         }
-        out.push_str("</tbody></table></div>\n");
-    }
-    out.push_str("</section>\n");
+    });
 }
 
-fn failures(out: &mut String, record: &ExperimentRecord) {
-    let bad: Vec<_> = record.runs.iter().filter(|r| !r.status.is_ok()).collect();
-    let _ = writeln!(
-        out,
-        "<section id=\"failures\"><h2>Runs that did not measure ({})</h2>",
-        bad.len()
-    );
-    if bad.is_empty() {
-        out.push_str("<p>Every run measured.</p></section>\n");
-        return;
+/// The cell statistics of one metric: heading and figure.
+type CellFigure = (&'static str, fn(&MetricStats) -> String);
+const CELL_FIGURES: [CellFigure; 8] = [
+    ("mean", |s| format_value(s.mean)),
+    ("95 % CI (t)", |s| interval(s.mean_ci95)),
+    ("median", |s| format_value(s.median)),
+    ("95 % CI (bootstrap)", |s| interval(s.median_ci95)),
+    ("sd", |s| s.stdev.map_or("—".to_string(), format_value)),
+    ("min", |s| format_value(s.min)),
+    ("max", |s| format_value(s.max)),
+    ("n excluded", |s| s.n_excluded.to_string()),
+];
+
+fn interval(bounds: Option<Bounds>) -> String {
+    bounds.map_or("—".to_string(), |b| {
+        format!("[{}, {}]", format_value(b.low), format_value(b.high))
+    })
+}
+
+/// Every cell's statistics of `metric`.
+fn cell_table(analysis: &Analysis, metric: &str) -> Table {
+    let head = ["cell", "ok", "not ok"].into_iter();
+    let mut table = Table::new(head.chain(CELL_FIGURES.iter().map(|(heading, _)| *heading)));
+    for cell in &analysis.cells {
+        let stats = cell.metrics.iter().find(|m| m.metric == metric);
+        let figures = CELL_FIGURES.iter().map(|(_, figure)| match stats {
+            Some(stats) => figure(stats),
+            None => "—".to_string(),
+        });
+        let counts = [cell.n_ok, cell.n_failed + cell.n_interrupted].map(|n| n.to_string());
+        let label = Cell::label(cell_short_label(&cell.cell));
+        table
+            .row(std::iter::once(label).chain(counts.into_iter().chain(figures).map(Cell::number)));
     }
-    out.push_str(
-        "<p class=\"note\">Counted per cell, never in the statistics.</p><div class=\"scroll\"><table class=\"words\"><thead><tr>\
-         <th>run</th><th>replicate</th><th>cell</th><th>status</th><th>reason</th></tr></thead><tbody>\n",
-    );
-    for run in bad {
+    table
+}
+
+fn failures(page: &mut Page, record: &ExperimentRecord) {
+    let mut table = Table::new(["run", "replicate", "cell", "status", "reason"]).of_words();
+    for run in &record.runs {
         let (status, reason) = match &run.status {
             RunStatus::Failed { reason } => ("failed", reason.as_str()),
             RunStatus::Interrupted => ("interrupted", ""),
             RunStatus::Ok => continue,
         };
-        let _ = writeln!(
-            out,
-            "<tr><td>{}</td><td>{}</td><td class=\"label\">{}</td><td class=\"label\">{status}</td>\
-             <td class=\"text reason\">{}</td></tr>",
-            run.order,
-            run.replicate,
-            escape(&cell_label(&run.cell)),
-            escape(reason)
-        );
+        table.row([
+            Cell::number(run.order.to_string()),
+            Cell::number(run.replicate.to_string()),
+            Cell::label(cell_label(&run.cell)),
+            Cell::label(status),
+            Cell::new("text reason", reason),
+        ]);
     }
-    out.push_str("</tbody></table></div></section>\n");
-}
-
-fn reproduce(out: &mut String, record: &ExperimentRecord) {
-    let _ = writeln!(
-        out,
-        "<section id=\"reproduce\"><h2>How to reproduce</h2><p>Run the same plan with the same seed \
-         to get the same run order:</p><pre>{}</pre><p>Re-render this report from the saved record:</p>\
-         <pre>netagg experiment --render experiment.json</pre></section>",
-        escape(&reproduce_command(record))
-    );
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn escapes_markup_and_quotes() {
-        assert_eq!(
-            escape("<b a=\"x\">&'"),
-            "&lt;b a=&quot;x&quot;&gt;&amp;&#39;"
-        );
-    }
-
-    #[test]
-    fn shell_quoting_round_trips_through_sh() {
-        assert_eq!(shell_quote("plan.toml"), "plan.toml");
-        assert_eq!(shell_quote("--seed=42"), "--seed=42");
-        assert_eq!(shell_quote("my plan"), "'my plan'");
-        assert_eq!(shell_quote("it's"), r"'it'\''s'");
-        assert_eq!(shell_quote(""), "''");
-    }
-
-    #[test]
-    fn svg_body_drops_a_declaration() {
-        assert_eq!(
-            svg_body("<?xml version=\"1.0\"?>\n<svg></svg>"),
-            "<svg></svg>"
-        );
-        assert_eq!(svg_body("<svg/>"), "<svg/>");
-    }
+    let bad = record.runs.iter().filter(|r| !r.status.is_ok()).count();
+    let heading = format!("Runs that did not measure ({bad})");
+    page.section("failures", &heading, |page| match bad {
+        0 => {
+            page.paragraph("Every run measured.");
+        }
+        _ => {
+            page.note("Counted per cell, never in the statistics.")
+                .table(&table);
+        }
+    });
 }
