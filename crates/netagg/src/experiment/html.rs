@@ -67,8 +67,8 @@ pub fn report(record: &ExperimentRecord, analysis: &Analysis, charts: &[Chart]) 
             &reproduce_command(record),
         ),
         (
-            "Re-render this report from the saved record:",
-            "netagg experiment --render experiment.json",
+            "Draw this report and its files again from the saved record:",
+            "netagg report experiment.json --out DIR",
         ),
     ]);
     page.finish()
