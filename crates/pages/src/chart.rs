@@ -84,9 +84,10 @@ impl Look {
 }
 
 /// What an axis's tick labels say.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub enum Ticks {
     /// Numbers in short SI form (18k, 2.5M, 0.25).
+    #[default]
     Si,
     /// Names at x = 0, 1, 2, … (and nothing between them).
     Categories(Vec<String>),
@@ -103,7 +104,7 @@ impl Ticks {
 }
 
 /// An axis: its title, its ticks, and its range (None: from the data).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Axis {
     pub label: String,
     pub ticks: Ticks,
@@ -115,8 +116,7 @@ impl Axis {
     pub fn si(label: impl Into<String>) -> Axis {
         Axis {
             label: label.into(),
-            ticks: Ticks::Si,
-            range: None,
+            ..Axis::default()
         }
     }
 
@@ -211,7 +211,7 @@ pub struct Note {
 }
 
 /// A chart described: draw it with [`Plot::svg`].
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Plot {
     pub title: String,
     pub x: Axis,
@@ -244,12 +244,7 @@ impl Plot {
             title: title.into(),
             x,
             y,
-            series: Vec::new(),
-            bands: None,
-            markers: Vec::new(),
-            rules: Vec::new(),
-            notes: Vec::new(),
-            legend_title: None,
+            ..Plot::default()
         }
     }
 
@@ -361,7 +356,11 @@ impl Plot {
         for series in &self.series {
             let colour = PALETTE[series.look.colour % COLOURS];
             let style = colour.stroke_width(series.width.max(1));
-            let cap = interval_cap(&self.x.ticks, x);
+            // Half an interval bar's cap, in x units.
+            let cap = match self.x.ticks {
+                Ticks::Categories(_) => 0.03,
+                Ticks::Si => (x.1 - x.0) * 0.006,
+            };
             for &(x, low, high) in &series.intervals {
                 let _ = chart.draw_series([
                     PathElement::new(vec![(x, low), (x, high)], style),
@@ -422,21 +421,13 @@ impl Plot {
 }
 
 /// The lowest and highest finite values (0, 0 when there are none).
-fn span(values: impl Iterator<Item = f64>) -> (f64, f64) {
+pub fn span(values: impl Iterator<Item = f64>) -> (f64, f64) {
     values
         .filter(|v| v.is_finite())
         .fold(None, |acc: Option<(f64, f64)>, v| {
             Some(acc.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v))))
         })
         .unwrap_or((0.0, 0.0))
-}
-
-/// Half the width of an interval bar's caps, in x units.
-fn interval_cap(ticks: &Ticks, (low, high): (f64, f64)) -> f64 {
-    match ticks {
-        Ticks::Categories(_) => 0.03,
-        Ticks::Si => (high - low) * 0.006,
-    }
 }
 
 /// The name at an integer x, nothing between names.
@@ -490,13 +481,12 @@ fn draw_legend(area: &Area<'_>, title: Option<&str>, entries: &[(Swatch, String)
             Swatch::Band => {
                 let _ = area.draw(&Rectangle::new([(8, y - 6), (40, y + 6)], BAND.filled()));
             }
-            Swatch::Marker(Shape::Ring, colour) => {
+            Swatch::Marker(shape, colour) => {
                 let style = PALETTE[colour % COLOURS].stroke_width(2);
-                let _ = area.draw(&Circle::new((24, y), 5, style));
-            }
-            Swatch::Marker(Shape::Cross, colour) => {
-                let style = PALETTE[colour % COLOURS].stroke_width(2);
-                let _ = area.draw(&Cross::new((24, y), 5, style));
+                let _ = match shape {
+                    Shape::Ring => area.draw(&Circle::new((24, y), 5, style)),
+                    Shape::Cross => area.draw(&Cross::new((24, y), 5, style)),
+                };
             }
         }
         let _ = area.draw(&Text::new(label.clone(), (48, y - 8), ("sans-serif", 15)));

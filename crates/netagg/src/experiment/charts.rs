@@ -7,7 +7,7 @@
 
 use super::analysis::{key_metrics_present, Analysis};
 use super::layout::{cell_short_label, column_label, metric_title, metric_unit, Layout};
-use netperf_pages::chart::{message, Axis, Look, Plot, Series};
+use netperf_pages::chart::{message, span, Axis, Look, Plot, Series};
 use netperf_results::model::ExperimentRecord;
 
 /// One chart of a report: where it is saved, what it shows, its SVG.
@@ -32,11 +32,7 @@ pub enum ChartKind {
 /// metric against the row factor, then per key metric the percentiles.
 pub fn all(record: &ExperimentRecord, analysis: &Analysis) -> Vec<Chart> {
     let metrics = key_metrics_present(record);
-    let layout = Layout::of(record);
-    let against = match layout.row_factor {
-        Some(_) => format!(" vs {}", layout.row_title()),
-        None => String::new(),
-    };
+    let against = against(&Layout::of(record));
     let mut charts: Vec<Chart> = metrics
         .iter()
         .map(|m| Chart {
@@ -55,6 +51,14 @@ pub fn all(record: &ExperimentRecord, analysis: &Analysis) -> Vec<Chart> {
     charts
 }
 
+/// " vs send size" when there is a row factor.
+fn against(layout: &Layout) -> String {
+    match layout.row_factor {
+        Some(_) => format!(" vs {}", layout.row_title()),
+        None => String::new(),
+    }
+}
+
 /// A selector name as a safe file name: lower case, [a-z0-9_-] only.
 fn file_stem(metric: &str) -> String {
     metric
@@ -67,7 +71,7 @@ fn file_stem(metric: &str) -> String {
 }
 
 /// The axis title of a metric: "Throughput (10^6bits/s)".
-fn metric_axis(record: &ExperimentRecord, metric: &str) -> String {
+pub(super) fn metric_axis(record: &ExperimentRecord, metric: &str) -> String {
     match metric_unit(record, metric) {
         unit if unit.is_empty() => metric_title(metric),
         unit => format!("{} ({unit})", metric_title(metric)),
@@ -99,20 +103,17 @@ pub fn metric_vs_row(record: &ExperimentRecord, analysis: &Analysis, metric: &st
         })
         .collect();
     if series.iter().all(Vec::is_empty) {
-        return message(&format!("{}: no successful run", metric_title(metric)));
+        return no_run(metric);
     }
     let legend_title = match layout.columns_title() {
         t if t.is_empty() => "series".to_string(),
         t => t,
     };
-    let caption = match layout.row_factor {
-        Some(_) => format!(
-            "{} vs {}: mean and 95 % CI",
-            metric_title(metric),
-            layout.row_title()
-        ),
-        None => format!("{}: mean and 95 % CI", metric_title(metric)),
-    };
+    let caption = format!(
+        "{}{}: mean and 95 % CI",
+        metric_title(metric),
+        against(&layout)
+    );
     let x = Axis::categories(layout.row_title(), layout.rows.clone());
     let y = Axis::si(metric_axis(record, metric));
     let mut plot = Plot::new(caption, x, y);
@@ -158,29 +159,19 @@ pub fn percentiles(record: &ExperimentRecord, metric: &str) -> String {
         }
     }
     if curves.is_empty() {
-        return message(&format!("{}: no successful run", metric_title(metric)));
+        return no_run(metric);
     }
     let median = |v: &[f64]| netperf_results::stats::median_of_sorted(v).unwrap_or(0.0);
     curves.sort_by(|a, b| median(&b.2).total_cmp(&median(&a.2)));
-    let (low, high) = curves
-        .iter()
-        .flat_map(|(_, _, v)| v.iter().copied())
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
-            (lo.min(v), hi.max(v))
-        });
+    let (low, high) = span(curves.iter().flat_map(|(_, _, v)| v.iter().copied()));
     let pad = if high > low {
         (high - low) * 0.05
     } else {
         low.abs().max(1.0) * 0.05
     };
-    let legend_title = match record
-        .factors
-        .iter()
-        .map(|f| f.name.as_str())
-        .collect::<Vec<_>>()
-    {
+    let legend_title = match factor_names(record) {
         names if names.is_empty() => "cell".to_string(),
-        names => names.join(" × "),
+        names => names,
     };
     let caption = format!("{}: percentiles per cell", metric_title(metric));
     let x = Axis::si("percentile of the cell's runs").range(0.0, 100.0);
@@ -193,6 +184,17 @@ pub fn percentiles(record: &ExperimentRecord, metric: &str) -> String {
         plot.series.push(line.named(label).dotted());
     }
     plot.svg()
+}
+
+/// In place of a chart: "Throughput: no successful run".
+fn no_run(metric: &str) -> String {
+    message(&format!("{}: no successful run", metric_title(metric)))
+}
+
+/// Every factor's name: "protocol × size × offloads".
+pub(super) fn factor_names(record: &ExperimentRecord) -> String {
+    let names: Vec<&str> = record.factors.iter().map(|f| f.name.as_str()).collect();
+    names.join(" × ")
 }
 
 /// Sorted `values` at their plotting positions (i − ½)/n, in percent.

@@ -16,10 +16,8 @@ use super::analysis::{
     describe_ratio, format_ratio, key_metrics_present, Analysis, Bounds, LevelRatio, MetricStats,
     RatioOf,
 };
-use super::charts::{Chart, ChartKind};
-use super::layout::{
-    cell_short_label, column_label, metric_heading, metric_title, metric_unit, Layout,
-};
+use super::charts::{factor_names, metric_axis, Chart, ChartKind};
+use super::layout::{cell_short_label, column_label, metric_heading, metric_title, Layout};
 use super::numbers::format_value;
 use super::tables::{
     cell_text, improvement_mark, MARK_NOT_SIGNIFICANT, MARK_NO_INTERVAL, MARK_SIGNIFICANT,
@@ -340,24 +338,15 @@ fn cell_statistics(page: &mut Page, record: &ExperimentRecord, analysis: &Analys
     if metrics.is_empty() {
         return;
     }
-    let factors = record
-        .factors
-        .iter()
-        .map(|f| f.name.as_str())
-        .collect::<Vec<_>>()
-        .join(" × ");
+    let factors = factor_names(record);
     page.section("cells", "Cell statistics", |page| {
         page.note(&format!(
             "Over each cell's successful runs; cells are named by their levels of {factors}. \
              Percentiles and every other metric are in cells.csv."
         ));
         for metric in metrics {
-            let unit = metric_unit(record, metric);
-            let heading = match unit.is_empty() {
-                true => metric_title(metric),
-                false => format!("{} ({unit})", metric_title(metric)),
-            };
-            page.heading(&heading).table(&cell_table(analysis, metric));
+            page.heading(&metric_axis(record, metric))
+                .table(&cell_table(analysis, metric));
         }
     });
 }
