@@ -70,7 +70,7 @@ impl PostPage {
         let page = report::page(
             context,
             &self.summary_text,
-            &[(svg.clone(), report::OVERALL_CAPTION.to_string())],
+            &[(svg.as_str(), report::OVERALL_CAPTION)],
             &levels,
             &self.chart_text,
         );

@@ -121,6 +121,7 @@ fn load_generators(rec: &Recording) -> Vec<HostFacts> {
     facts
 }
 
+/// The overall chart's caption (also on `netagg post`'s page).
 pub const OVERALL_CAPTION: &str = "The aggregate rate per sampling interval (blue); each level's average over its window (red), \
      the time outside the windows shaded grey; level starts labelled with their stream counts; the peak level ringed.";
 const STREAMS_CAPTION: &str = "Each stream's rate per sampling interval; the legend names each stream's load generator \
@@ -156,33 +157,26 @@ impl Drawing {
         rec: &Recording,
         levels: &[LevelSummary],
     ) -> Vec<(String, String)> {
-        let mut charts = vec![(
-            format!("netagg_{kind}_overall.svg"),
-            super::charts::overall(rec, levels, &self.chart_text),
-            OVERALL_CAPTION,
-        )];
+        let overall = super::charts::overall(rec, levels, &self.chart_text);
+        let mut files = vec![(format!("netagg_{kind}_overall.svg"), overall)];
+        let mut captions = vec![OVERALL_CAPTION];
         if self.individual {
-            charts.push((
-                format!("netagg_{kind}_streams.svg"),
-                super::charts::individual(rec, levels, &self.chart_text),
-                STREAMS_CAPTION,
-            ));
+            let streams = super::charts::individual(rec, levels, &self.chart_text);
+            files.push((format!("netagg_{kind}_streams.svg"), streams));
+            captions.push(STREAMS_CAPTION);
         }
-        let captioned: Vec<(String, String)> = charts
+        let charts: Vec<(&str, &str)> = files
             .iter()
-            .map(|(_, svg, caption)| (svg.clone(), caption.to_string()))
+            .zip(captions)
+            .map(|((_, svg), caption)| (svg.as_str(), caption))
             .collect();
         let html = page(
             &self.context,
             &self.summary_text,
-            &captioned,
+            &charts,
             levels,
             &self.chart_text,
         );
-        let mut files: Vec<(String, String)> = charts
-            .into_iter()
-            .map(|(name, svg, _)| (name, svg))
-            .collect();
         files.push((format!("netagg_{kind}.html"), html));
         files
     }
@@ -198,7 +192,7 @@ pub fn with_context(doc: &str, ctx: &RunContext) -> String {
 pub fn page(
     ctx: &RunContext,
     summary_text: &str,
-    charts: &[(String, String)],
+    charts: &[(&str, &str)],
     levels: &[LevelSummary],
     text: &ChartText,
 ) -> String {
