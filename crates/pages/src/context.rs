@@ -190,6 +190,7 @@ impl RunContext {
         }
     }
 
+    /// A setting shown in the context, after those already given.
     pub fn setting(&mut self, name: &str, value: impl ToString) {
         self.settings.push((name.to_string(), value.to_string()));
     }

@@ -52,6 +52,7 @@ impl Page {
         self.element("h3", "", text)
     }
 
+    /// A paragraph of text.
     pub fn paragraph(&mut self, text: &str) -> &mut Page {
         self.element("p", "", text)
     }
@@ -122,6 +123,7 @@ impl Page {
         self
     }
 
+    /// `table`, in its own sideways-scrolling box.
     pub fn table(&mut self, table: &Table) -> &mut Page {
         table.write(&mut self.out);
         self
@@ -157,6 +159,7 @@ pub struct Cell {
 }
 
 impl Cell {
+    /// A cell of the style sheet's `class` ("text bad", "text better", …).
     pub fn new(class: &'static str, text: impl Into<String>) -> Cell {
         Cell {
             text: text.into(),
@@ -198,6 +201,7 @@ pub struct Table {
 }
 
 impl Table {
+    /// A table with these header cells and no rows yet.
     pub fn new<H: Into<String>>(head: impl IntoIterator<Item = H>) -> Table {
         Table {
             head: head.into_iter().map(Into::into).collect(),
@@ -211,6 +215,7 @@ impl Table {
         self
     }
 
+    /// A row of `cells`.
     pub fn row(&mut self, cells: impl IntoIterator<Item = Cell>) -> &mut Table {
         self.styled_row("", cells)
     }

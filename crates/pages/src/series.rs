@@ -63,6 +63,7 @@ fn first_layout() -> u64 {
 }
 
 impl SeriesRun {
+    /// The page this run draws.
     pub fn page(&self) -> String {
         page(
             &self.context,
@@ -73,6 +74,7 @@ impl SeriesRun {
         )
     }
 
+    /// The run as the JSON saved beside its page.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).unwrap_or_default() + "\n"
     }
