@@ -49,13 +49,12 @@ pub fn report(record: &ExperimentRecord, analysis: &Analysis, charts: &[Chart]) 
     context(&mut page, record, analysis);
     scenarios(&mut page, record, analysis);
     results(&mut page, record, analysis);
-    figures(&mut page, charts, ChartKind::MetricVsRow, "Charts");
-    figures(
-        &mut page,
-        charts,
-        ChartKind::Percentiles,
-        "Percentiles per cell",
-    );
+    for (kind, heading) in [
+        (ChartKind::MetricVsRow, "Charts"),
+        (ChartKind::Percentiles, "Percentiles per cell"),
+    ] {
+        figures(&mut page, charts, kind, heading);
+    }
     ratios(&mut page, analysis);
     cell_statistics(&mut page, record, analysis);
     failures(&mut page, record);
