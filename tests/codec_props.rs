@@ -5,7 +5,9 @@
 //! stock netperf are checked elsewhere (wire_capture, the unit tests).
 
 use netperf_ng::fuzzing::decode;
-use netperf_ng::wire::extension::{Extension, MAX_BUSY_POLL_USECS, MAX_MMSG};
+use netperf_ng::wire::extension::{
+    Extension, MAX_BUSY_POLL_USECS, MAX_FLOWS, MAX_FLOW_THREADS, MAX_MMSG,
+};
 use netperf_ng::wire::omni::{OmniRequest, OmniResponse, OmniResults, NF_INET6};
 use netperf_ng::wire::system_facts::DatagramCounts;
 use netperf_ng::wire::system_facts::{self, SystemFacts};
@@ -307,8 +309,10 @@ proptest! {
         mmsg_batch in 0..=MAX_MMSG,
         busy in prop::option::of(0..=MAX_BUSY_POLL_USECS),
         bits in any::<[bool; 4]>(),
-        over in (MAX_MMSG + 1.., MAX_BUSY_POLL_USECS + 1..),
+        flows in prop::option::of((1..=MAX_FLOWS, 1..=MAX_FLOW_THREADS)),
+        over in (MAX_MMSG + 1.., MAX_BUSY_POLL_USECS + 1.., MAX_FLOWS + 1..),
     ) {
+        let (flows, flow_threads) = flows.unwrap_or((0, 0));
         let ext = Extension {
             mmsg_batch,
             zerocopy: bits[0],
@@ -316,6 +320,8 @@ proptest! {
             system_facts: bits[1],
             sequence: bits[2],
             interface_counters: bits[3],
+            flows,
+            flow_threads,
         };
         // It lives in an omni request, beside the request's own fields.
         let mut m = OmniRequest::default().encode();
@@ -331,6 +337,10 @@ proptest! {
         let long_poll = Extension { busy_poll_usecs: Some(over.1), ..ext };
         let mut m = Message::default();
         long_poll.encode_into(&mut m);
+        prop_assert!(Extension::decode(&m).is_err());
+        let too_many = Extension { flows: over.2, flow_threads: 1, ..ext };
+        let mut m = Message::default();
+        too_many.encode_into(&mut m);
         prop_assert!(Extension::decode(&m).is_err());
     }
 

@@ -137,6 +137,8 @@ fn encoded_messages() -> Vec<(&'static str, Message)> {
         system_facts: true,
         sequence: true,
         interface_counters: true,
+        flows: 0,
+        flow_threads: 0,
     }
     .encode_into(&mut with_ext);
     let mut results = OmniResults {
@@ -251,6 +253,10 @@ fn encoded_messages() -> Vec<(&'static str, Message)> {
 fn hostile_messages() -> Vec<(&'static str, Message)> {
     vec![
         (
+            "ng-omni-request-absurd-flows",
+            omni_with_flows(u32::MAX, u32::MAX),
+        ),
+        (
             "ng-offload-request-foreign-interface",
             offload_set_naming(b"mgmt0"),
         ),
@@ -297,6 +303,19 @@ fn offload_set_naming(name: &[u8]) -> Message {
 
 /// The session target's TCP_MAERTS template (netserver sends, from a fill
 /// file when one is named) asking for fill file `name`.
+/// An omni request (a TCP one of the templates) asking for `flows` flows on
+/// `threads` threads.
+fn omni_with_flows(flows: u32, threads: u32) -> Message {
+    let mut m = templates::templates()[1].clone();
+    Extension {
+        flows,
+        flow_threads: threads,
+        ..Default::default()
+    }
+    .encode_into(&mut m);
+    m
+}
+
 fn omni_with_fill(name: &str) -> Message {
     let mut r = OmniRequest::decode(&templates::templates()[1]);
     r.fill_file = name.to_string();
@@ -566,6 +585,26 @@ fn hostile_session_seeds() -> Vec<(String, script::Script)> {
         steps,
     };
     vec![
+        (
+            "flows-absurd-counts",
+            script(
+                [
+                    (u32::MAX, 1),
+                    (2_000_000, 2),
+                    (10, 0),
+                    (10, u32::MAX),
+                    (500_000, 2),
+                ]
+                .iter()
+                .flat_map(|&(flows, threads)| {
+                    [
+                        Step::Message(Box::new(omni_with_flows(flows, threads).bytes)),
+                        Await,
+                    ]
+                })
+                .collect(),
+            ),
+        ),
         (
             "offload-foreign-and-absurd-interfaces",
             script(

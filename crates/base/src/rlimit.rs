@@ -4,7 +4,8 @@
 //! listener and connection), so a thousand of either need more than the
 //! usual soft limit of 1,024. Both raise the soft limit to the hard one at
 //! start and say so when even that is too low for what they were asked to
-//! run.
+//! run. A many-flow test (`--flows`) holds a socket per flow on each end,
+//! and is refused before any traffic when they would not fit.
 
 /// Descriptors one netagg stream holds.
 pub const FILES_PER_STREAM: u64 = 3;
@@ -76,6 +77,19 @@ pub fn too_low_for_tests(limit: &FilesLimit, max_tests: usize) -> Option<String>
         &format!("--max-tests {max_tests}"),
         "tests",
     )
+}
+
+/// Whether `flows` more sockets fit under this process's open-file limit
+/// (raised to the hard limit first), beside what it has open already;
+/// else what to tell the user.
+pub fn room_for_flows(flows: u32) -> Result<(), String> {
+    let limit = raise_open_files().map_err(|e| format!("cannot read the open-file limit: {e}"))?;
+    let open = std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count() as u64);
+    let needed = u64::from(flows) + open + BASE_FILES;
+    match shortfall(&limit, needed, &format!("{flows} flows"), "flows") {
+        Some(why) => Err(why),
+        None => Ok(()),
+    }
 }
 
 fn shortfall(limit: &FilesLimit, needed: u64, what: &str, units: &str) -> Option<String> {

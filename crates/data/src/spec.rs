@@ -204,6 +204,8 @@ pub struct TestSpec {
     pub maxseg: Option<i32>,
     /// netperf-ng extensions asked for on the command line (both ends).
     pub extension: netperf_wire::extension::Extension,
+    /// Keep each flow's work per interval (`--flow-samples`, with `--flows`).
+    pub flow_samples: bool,
     /// A Unix-domain test's `-p dir`, checked and absolute: where netserver
     /// makes its socket file (None: its default).
     pub unix_dir: Option<std::path::PathBuf>,

@@ -115,6 +115,12 @@ pub fn run(config: &Config, spec: &TestSpec) -> i32 {
     if report_file.is_some() {
         spec.extension.system_facts = true;
     }
+    if spec.extension.flows > 0 {
+        if let Err(why) = netperf_base::rlimit::room_for_flows(spec.extension.flows) {
+            eprintln!("netperf: --flows: {why}");
+            return 2;
+        }
+    }
     match run_iterations(config, &spec, kind, omni.as_ref()) {
         Ok(finished) => {
             super::out(&finished.text);
@@ -153,7 +159,7 @@ pub fn run(config: &Config, spec: &TestSpec) -> i32 {
             if let Some(file) = report_file {
                 file.abandon();
             }
-            EXIT_FAILURE
+            e.exit_status(EXIT_FAILURE)
         }
     }
 }

@@ -1,6 +1,7 @@
 //! netserver: listen for control connections, serve each on its own thread
 //! (`session`), run the netserver half of omni tests (`omni`, its checks
-//! in `omni_checks` and its results message in `omni_results`) and of the
+//! in `omni_checks` and its results message in `omni_results`; many flows
+//! in one test in `flows`) and of the
 //! legacy tests stock netperf still sends (`legacy`) and of the Unix-domain
 //! tests (`unix`); read and, where the
 //! operator allows it (`offload_scope`), change offloads for a client
@@ -8,6 +9,7 @@
 
 pub mod allow;
 pub mod fill;
+pub mod flows;
 pub mod legacy;
 pub mod limits;
 pub mod log;

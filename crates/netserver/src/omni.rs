@@ -122,6 +122,7 @@ pub fn serve(chan: &mut Channel, m: &Message, caller: Caller) -> Result<(), Chan
         let ext = Extension::decode(m)
             .map_err(|reason| refuse(libc::EINVAL, reason))?
             .unwrap_or_default();
+        super::flows::check(&r, protocol, &ext, &opts.limits)?;
         let fill = super::fill::read(&r.fill_file, opts.fill_dir.as_deref())?;
         let client = client_data_addr(&r, protocol, peer, &opts.allow)?;
         Ok((protocol, ext, fill, client))
@@ -236,7 +237,11 @@ fn setup_and_run(
             return Ok(Err(refusal));
         }
     };
-    chan.send(&accept_response(test.r, &data, sopts.nodelay).encode())?;
+    let mut accepted = accept_response(test.r, &data, sopts.nodelay).encode();
+    if test.ext.is_used() {
+        netperf_wire::extension::acknowledge(&mut accepted);
+    }
+    chan.send(&accepted)?;
     let phase = caller.phase("omni", kind::OMNI_RESPONSE, test.measures_cpu());
     let clock = Clock::of(test);
     // Buffers are made before the clock and the CPU sampler start.
@@ -311,7 +316,7 @@ fn open_data_socket(
         let s = socket::create(&addr, sopts)?;
         s.bind(&SockAddr::from(addr))?;
         if test.protocol == Protocol::Tcp {
-            s.listen(128)?;
+            s.listen(super::flows::backlog(test.ext))?;
         }
         Ok(s)
     };
@@ -505,6 +510,20 @@ fn run_data(listener: &Socket, test: &Test, path: DataPath) -> Result<DataOutcom
     // timeouts from the listener.
     if !timed {
         socket::set_timeouts(listener, Some(ACCEPT_POLL)).map_err(DataError::Connect)?;
+    }
+    if test.ext.flows > 0 {
+        let client_ip = test.client.ip();
+        let udp = test.protocol == Protocol::Udp;
+        let permit = |ip: IpAddr| test.allow.permits(ip) && (!udp || ip == client_ip);
+        let flows = super::flows::FlowsTest {
+            r: test.r,
+            ext: test.ext,
+            protocol: test.protocol,
+            send_size: path.send_ring.size() as i32,
+            recv_size: path.recv_ring.size() as i32,
+            permit: &permit,
+        };
+        return super::flows::serve(listener, &flows, path.stop);
     }
     let connection_test = test.r.flags & omni::flag::CONNECT_TEST != 0;
     if test.protocol == Protocol::Tcp && connection_test {

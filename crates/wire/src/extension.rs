@@ -1,6 +1,6 @@
 //! netperf-ng's extension block in the omni request: what our netperf asks
 //! of our netserver beyond netperf 2.7.1 (UDP batching, zero-copy sends,
-//! busy polling). It sits in request bytes a stock netperf leaves zero, after
+//! busy polling, many flows in one test). It sits in request bytes a stock netperf leaves zero, after
 //! a magic word, so a stock netserver never sees it and a stock netperf never
 //! sends it.
 
@@ -19,6 +19,20 @@ const FLAG_SYSTEM_FACTS: u32 = 0x4;
 const FLAG_SEQUENCE: u32 = 0x8;
 /// Report the netserver's data interface counters over the test.
 const FLAG_IF_COUNTERS: u32 = 0x10;
+/// Many flows in one test (`--flows`): their count and threads follow.
+const FLAG_FLOWS: u32 = 0x20;
+/// Every flag this build knows.
+const FLAGS: u32 = FLAG_ZEROCOPY
+    | FLAG_BUSY_POLL
+    | FLAG_SYSTEM_FACTS
+    | FLAG_SEQUENCE
+    | FLAG_IF_COUNTERS
+    | FLAG_FLOWS;
+/// Most flows one test may ask for: far beyond a machine's ports, a bound
+/// on what a hostile request can make either end allocate.
+pub const MAX_FLOWS: u32 = 1_000_000;
+/// Most threads a many-flow test may ask each end for.
+pub const MAX_FLOW_THREADS: u32 = 1024;
 /// Largest batch sendmmsg/recvmmsg take (UIO_MAXIOV).
 pub const MAX_MMSG: u32 = 1024;
 pub const MAX_BUSY_POLL_USECS: u32 = 1_000_000;
@@ -35,6 +49,11 @@ pub struct Extension {
     pub sequence: bool,
     /// The netserver counts its data interface's packets over the test.
     pub interface_counters: bool,
+    /// Data connections (or UDP flows) of a many-flow test; 0 for one
+    /// flow as netperf runs it.
+    pub flows: u32,
+    /// Threads each end runs the flows on.
+    pub flow_threads: u32,
 }
 
 impl Extension {
@@ -63,10 +82,15 @@ impl Extension {
         if self.interface_counters {
             flags |= FLAG_IF_COUNTERS;
         }
+        if self.flows > 0 {
+            flags |= FLAG_FLOWS;
+        }
         m.set_data_u32(AT, MAGIC);
         m.set_data_u32(AT + 1, flags);
         m.set_data_u32(AT + 2, self.mmsg_batch);
         m.set_data_u32(AT + 3, self.busy_poll_usecs.unwrap_or(0));
+        m.set_data_u32(AT + 4, self.flows);
+        m.set_data_u32(AT + 5, self.flow_threads);
     }
 
     /// The block of a request, if it carries one; values out of range are an
@@ -78,14 +102,7 @@ impl Extension {
         let flags = m.data_u32(AT + 1);
         let mmsg_batch = m.data_u32(AT + 2);
         let busy = m.data_u32(AT + 3);
-        if flags
-            & !(FLAG_ZEROCOPY
-                | FLAG_BUSY_POLL
-                | FLAG_SYSTEM_FACTS
-                | FLAG_SEQUENCE
-                | FLAG_IF_COUNTERS)
-            != 0
-        {
+        if flags & !FLAGS != 0 {
             return Err(format!("unknown extension flags {flags:#x}"));
         }
         if mmsg_batch > MAX_MMSG {
@@ -94,6 +111,18 @@ impl Extension {
         if busy > MAX_BUSY_POLL_USECS {
             return Err(format!("busy poll {busy} us out of range"));
         }
+        let (flows, flow_threads) = match flags & FLAG_FLOWS != 0 {
+            true => (m.data_u32(AT + 4), m.data_u32(AT + 5)),
+            false => (0, 0),
+        };
+        if flags & FLAG_FLOWS != 0 && !(1..=MAX_FLOWS).contains(&flows) {
+            return Err(format!("{flows} flows: a test has 1 to {MAX_FLOWS}"));
+        }
+        if flags & FLAG_FLOWS != 0 && !(1..=MAX_FLOW_THREADS).contains(&flow_threads) {
+            return Err(format!(
+                "{flow_threads} flow threads: a test has 1 to {MAX_FLOW_THREADS}"
+            ));
+        }
         Ok(Some(Extension {
             mmsg_batch,
             zerocopy: flags & FLAG_ZEROCOPY != 0,
@@ -101,8 +130,21 @@ impl Extension {
             system_facts: flags & FLAG_SYSTEM_FACTS != 0,
             sequence: flags & FLAG_SEQUENCE != 0,
             interface_counters: flags & FLAG_IF_COUNTERS != 0,
+            flows,
+            flow_threads,
         }))
     }
+}
+
+/// Our netserver's word that it read the block: the magic at the same
+/// place of its response (a stock netserver never writes there).
+pub fn acknowledge(response: &mut Message) {
+    response.set_data_u32(AT, MAGIC);
+}
+
+/// Whether the netserver that sent `response` read the block.
+pub fn acknowledged(response: &Message) -> bool {
+    response.data_u32(AT) == MAGIC
 }
 
 #[cfg(test)]
@@ -119,6 +161,8 @@ mod tests {
             system_facts: true,
             sequence: true,
             interface_counters: true,
+            flows: 10_000,
+            flow_threads: 2,
         };
         let req = OmniRequest {
             fill_file: "x".repeat(31),
@@ -146,5 +190,18 @@ mod tests {
         m.set_data_u32(AT + 2, 4);
         m.set_data_u32(AT + 1, 0x80);
         assert!(Extension::decode(&m).is_err());
+        // Absurd flow and thread counts from a hostile client.
+        for (flows, threads) in [
+            (0, 1),
+            (MAX_FLOWS + 1, 1),
+            (5, 0),
+            (5, MAX_FLOW_THREADS + 1),
+        ] {
+            m.set_data_u32(AT + 1, FLAG_FLOWS);
+            m.set_data_u32(AT + 2, 0);
+            m.set_data_u32(AT + 4, flows);
+            m.set_data_u32(AT + 5, threads);
+            assert!(Extension::decode(&m).is_err(), "{flows} {threads}");
+        }
     }
 }

@@ -256,6 +256,14 @@ pub struct TestOptions {
     /// netperf-ng extension `--report FILE.html`: the test's -D series
     /// drawn as a page with its context.
     pub report: Option<std::path::PathBuf>,
+    /// netperf-ng extension `--flows N`: N data connections (or UDP flows)
+    /// in one test, multiplexed over `flow_threads` threads on each end.
+    pub flows: Option<u32>,
+    /// netperf-ng extension `--threads T` (with `--flows`).
+    pub flow_threads: Option<u32>,
+    /// netperf-ng extension `--flow-samples FILE`: one CSV row per flow
+    /// per interval.
+    pub flow_samples: Option<std::path::PathBuf>,
 }
 
 /// Everything the command line said.

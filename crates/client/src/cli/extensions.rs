@@ -50,6 +50,21 @@ netperf-ng extensions (test-specific, after --):
                       over time and every interval. Needs -D INTERVAL. The
                       output is unchanged; a file that cannot be written is
                       one line on stderr (exit 2)
+    --flows N         Run N data connections (or UDP flows) in one test,
+                      multiplexed with epoll over --threads T threads on
+                      each end (default: the online CPUs, never more than
+                      N): TCP_RR, TCP_CRR, UDP_RR, TCP_STREAM, TCP_MAERTS,
+                      UDP_STREAM and omni. The result block is the
+                      aggregate; selectors FLOWS THREADS FLOW_RATE_MIN
+                      _MEDIAN _MAX FLOW_JAIN FLOWS_STALLED FLOWS_FAILED add
+                      the per-flow view, and the latency selectors come
+                      from every flow's transactions. Needs netperf-ng's
+                      netserver. 1..1000000
+    --threads T       Threads per end for --flows. 1..1024
+    --flow-samples FILE
+                      With --flows: one CSV row per flow per interval (-D
+                      INTERVAL, else 1 s): flow, thread, interval end,
+                      work, P50/P99/max latency in us
     --help-ext        Display this text
 
 and one test-specific letter netperf does not use:
@@ -128,6 +143,21 @@ const EXTENSIONS: &[(&str, Takes, Apply)] = &[
     ("report", Takes::Value, |t, v| {
         match v.filter(|p| !p.is_empty()) {
             Some(path) => t.report = Some(path.into()),
+            None => return Err("the file name is empty".into()),
+        }
+        Ok(())
+    }),
+    ("flows", Takes::Value, |t, v| {
+        t.flows = Some(number(v, 1, netperf_wire::extension::MAX_FLOWS)?);
+        Ok(())
+    }),
+    ("threads", Takes::Value, |t, v| {
+        t.flow_threads = Some(number(v, 1, netperf_wire::extension::MAX_FLOW_THREADS)?);
+        Ok(())
+    }),
+    ("flow-samples", Takes::Value, |t, v| {
+        match v.filter(|p| !p.is_empty()) {
+            Some(path) => t.flow_samples = Some(path.into()),
             None => return Err("the file name is empty".into()),
         }
         Ok(())
@@ -231,6 +261,16 @@ pub fn extract(args: &[String], test: &mut TestOptions) -> Result<Extracted, Cli
         return Err(CliError::Extension(
             "option --tag: tags a stored result, and needs --store".into(),
         ));
+    }
+    for (given, name) in [
+        (test.flow_threads.is_some(), "--threads"),
+        (test.flow_samples.is_some(), "--flow-samples"),
+    ] {
+        if given && test.flows.is_none() {
+            return Err(CliError::Extension(format!(
+                "option {name}: goes with --flows N"
+            )));
+        }
     }
     Ok(Extracted::Rest(rest))
 }

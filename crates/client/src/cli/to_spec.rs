@@ -49,6 +49,7 @@ impl Config {
         check_data_ports(t)?;
         let limit = limit(g, &shape)?;
         check_until_stopped(&shape, limit)?;
+        check_flows(g, t, &shape, limit)?;
         if shape.test.is_unix() {
             refuse_tcp_udp_only(g, t)?;
         }
@@ -140,8 +141,13 @@ impl Config {
                 system_facts: false,
                 sequence: t.sequence,
                 interface_counters: false,
+                flows: t.flows.unwrap_or(0),
+                flow_threads: t.flows.map_or(0, |n| {
+                    netperf_data::engine::flows::threads_for(n, t.flow_threads)
+                }),
             },
             unix_dir,
+            flow_samples: t.flow_samples.is_some(),
         }
     }
 }
@@ -271,6 +277,49 @@ fn check_until_stopped(shape: &Shape, limit: Limit) -> Result<(), SpecError> {
         ));
     }
     Ok(())
+}
+
+/// `--flows`: what a many-flow test cannot do is refused with the reason,
+/// never silently done with one flow.
+fn check_flows(
+    g: &GlobalOptions,
+    t: &TestOptions,
+    shape: &Shape,
+    limit: Limit,
+) -> Result<(), SpecError> {
+    if t.flows.is_none() {
+        return Ok(());
+    }
+    let refused = |why: &str| Err(SpecError::Invalid(format!("--flows: {why}")));
+    if shape.test.is_unix() || shape.sendfile {
+        return refused(&format!(
+            "{} is not a TCP or UDP test over sockets (--flows runs TCP_RR, TCP_CRR, UDP_RR, \
+             TCP_STREAM, TCP_MAERTS, UDP_STREAM and omni)",
+            g.test_name
+        ));
+    }
+    if shape.connection && shape.direction == 0 {
+        return refused("TCP_CC moves no data; TCP_CRR is the connection test with --flows");
+    }
+    if shape.protocol == Protocol::Udp && shape.direction == RECV {
+        return refused(
+            "UDP flows receiving from netserver are not available; send (-d send) or -d rr",
+        );
+    }
+    if matches!(limit, Limit::Units(_)) {
+        return refused("a count (-l -N) is not available; give a time (-l SECONDS)");
+    }
+    let one_flow_only = [
+        ("-b (first burst)", t.first_burst > 0),
+        ("-w/-b pacing", g.interval_usecs > 0),
+        ("--mmsg", t.mmsg_batch.is_some()),
+        ("--zerocopy", t.zerocopy),
+        ("--seq", t.sequence),
+    ];
+    match one_flow_only.iter().find(|(_, given)| *given) {
+        Some((option, _)) => refused(&format!("{option} runs with one flow only")),
+        None => Ok(()),
+    }
 }
 
 /// What only TCP/UDP sockets do, asked of a Unix-domain test: refused, never

@@ -34,14 +34,21 @@ fn remote_error(errno: i32) -> ClientError {
 }
 
 /// A netserver's refusal to open the data socket, with what a netserver
-/// with `--data-ports` means by the two errnos it refuses with.
-fn data_socket_refused(errno: i32) -> ClientError {
-    let hint = match errno {
-        libc::EADDRINUSE => {
+/// with `--data-ports` means by the two errnos it refuses with, and ours
+/// by the two it refuses too many flows with.
+fn data_socket_refused(errno: i32, flows: u32) -> ClientError {
+    let hint = match (errno, flows > 0) {
+        (libc::EADDRINUSE, _) => {
             " (the data port is taken; with netserver --data-ports, every port of its range)"
         }
-        libc::EADDRNOTAVAIL => {
+        (libc::EADDRNOTAVAIL, _) => {
             " (or, with netserver --data-ports, -P's remote port is outside its range)"
+        }
+        (libc::EMFILE, true) => {
+            " (--flows: more sockets than the netserver's open-file limit allows; ask for fewer flows, or raise its hard limit: ulimit -Hn)"
+        }
+        (libc::EUSERS, true) => {
+            " (--flows: more flows than the netserver's --max-connections; ask for fewer, or start it with a larger --max-connections)"
         }
         _ => "",
     };
@@ -192,6 +199,8 @@ pub struct Iteration {
     pub latency: Option<netperf_data::measure::latency::LatencyRecorder>,
     /// Wall-clock time the data phase started (the latency log's StartTime).
     pub data_started: std::time::SystemTime,
+    /// What each flow of a many-flow test (`--flows`) did.
+    pub flows: Option<netperf_data::measure::flows::FlowsReport>,
 }
 
 /// Run one iteration of `spec` over an established control connection, or
@@ -317,10 +326,19 @@ fn ask_netserver(
     let reply = chan.recv(RESPONSE_WAIT)?;
     let response = OmniResponse::decode(&reply);
     if response.serv_errno != 0 {
-        return Err(data_socket_refused(response.serv_errno));
+        return Err(data_socket_refused(
+            response.serv_errno,
+            spec.extension.flows,
+        ));
     }
     if reply.kind() != kind::OMNI_RESPONSE {
         return Err(ClientError::Unexpected(reply.kind()));
+    }
+    if spec.extension.flows > 0 && !netperf_wire::extension::acknowledged(&reply) {
+        return Err(ClientError::NeedsOurNetserver(format!(
+            "--flows {} needs netperf-ng's netserver on {}: this one runs one data connection per test (a stock netserver?)",
+            spec.extension.flows, spec.data_host
+        )));
     }
     Ok(response)
 }
@@ -396,6 +414,7 @@ fn assemble(spec: &TestSpec, ours: Ours, rec: Recorders, theirs: Theirs) -> Iter
         interface_delta: ours.watched.interface_delta,
         latency: rec.hist.map(Histogram::into_latency),
         data_started: ours.watched.data_started,
+        flows: rec.flows,
     }
 }
 

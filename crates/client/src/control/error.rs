@@ -24,6 +24,22 @@ pub enum ClientError {
     Data(#[from] DataError),
     #[error("netperf: {0}")]
     Setup(String),
+    /// An extension (many flows) that only our netserver serves, asked of
+    /// another: refused before any traffic.
+    #[error("netperf: {0}")]
+    NeedsOurNetserver(String),
+}
+
+impl ClientError {
+    /// netperf's exit status for it: 2 for what the command line asked of
+    /// a netserver that cannot do it (as for a usage error), else
+    /// `failure`, netperf's own.
+    pub fn exit_status(&self, failure: i32) -> i32 {
+        match self {
+            ClientError::NeedsOurNetserver(_) => 2,
+            _ => failure,
+        }
+    }
 }
 
 impl From<ResolveError> for ClientError {

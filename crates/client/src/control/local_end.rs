@@ -113,6 +113,9 @@ impl LocalData {
         watch: &Watch,
         rec: &mut Recorders,
     ) -> Result<DataRun, ClientError> {
+        if spec.extension.flows > 0 {
+            return self.move_flows(sock, spec, run, watch, rec);
+        }
         let io_wait = watch.units.is_some().then_some(UNTIMED_IO_WAIT);
         let silence = watch.units.map(|_| UNTIMED_SILENCE);
         let (data, silent) =
@@ -137,6 +140,39 @@ impl LocalData {
             return Err(ClientError::Data(DataError::Recv(e)));
         }
         Ok(data)
+    }
+
+    /// `move_data` for a many-flow test: the flows run on their own
+    /// sockets (the one made for the test is not used), watched alike.
+    fn move_flows(
+        &mut self,
+        sock: socket2::Socket,
+        spec: &TestSpec,
+        run: &RunOptions,
+        watch: &Watch,
+        rec: &mut Recorders,
+    ) -> Result<DataRun, ClientError> {
+        drop(sock);
+        let (ran, silent) = watchdog::netperf_watched(watch.control_fd, &watch.stop, None, || {
+            super::flows::run(
+                spec,
+                &self.sizes,
+                &self.dest,
+                self.bind,
+                &self.opts,
+                run,
+                &watch.stop,
+            )
+        });
+        let ran = ran?;
+        if let Some(e) = silent {
+            return Err(ClientError::Data(DataError::Recv(e)));
+        }
+        if let Some(hist) = rec.hist.as_mut() {
+            hist.merge(&ran.latency);
+        }
+        rec.flows = Some(ran.report);
+        Ok((ran.counters, -1, None))
     }
 
     /// Our side's figures as the data phase left them (before the data
@@ -197,6 +233,8 @@ pub(super) fn clock_and_count(limit: Limit) -> (Option<Duration>, Option<u64>) {
 pub(super) struct Recorders {
     pub(super) hist: Option<Histogram>,
     pub(super) seq: Option<netperf_data::engine::sequence::Sequence>,
+    /// What each flow of a many-flow test did.
+    pub(super) flows: Option<netperf_data::measure::flows::FlowsReport>,
 }
 
 impl Recorders {
@@ -207,6 +245,7 @@ impl Recorders {
                 .extension
                 .sequence
                 .then(netperf_data::engine::sequence::Sequence::new),
+            flows: None,
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The netperf side of a test run over the control connection (framed by
 //! `net::channel`): what netperf asks netserver for (`request`), its half of
-//! the data phase (`data`), and one iteration end to end (`client`, our end
+//! the data phase (`data`; with many flows, `flows`), and one iteration end to end (`client`, our end
 //! of its data connection in `local_end`), with interim results sampled
 //! beside it (`interim`); the remote netserver's offloads, netperf-ng only
 //! (`offload`); the Unix-domain tests' own exchange over it (`unix`); what
@@ -9,6 +9,7 @@
 pub mod client;
 pub mod data;
 pub mod error;
+pub mod flows;
 pub mod interim;
 mod local_end;
 pub mod offload;

@@ -5,6 +5,7 @@
 pub mod affinity;
 pub mod connect;
 pub mod fd_table;
+pub mod flows;
 pub mod io;
 pub mod message;
 pub mod mmsg;

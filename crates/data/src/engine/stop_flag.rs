@@ -47,6 +47,12 @@ impl StopFlag {
     pub fn publish(&self, units: u64) {
         self.0.units.store(units, Ordering::Relaxed)
     }
+    /// Adds `units` to the work published so far: for work done by
+    /// several threads at once (a many-flow test), each adding its own
+    /// every so often, never per call.
+    pub fn add_units(&self, units: u64) {
+        self.0.units.fetch_add(units, Ordering::Relaxed);
+    }
     /// The work units published so far.
     pub fn units(&self) -> u64 {
         self.0.units.load(Ordering::Relaxed)

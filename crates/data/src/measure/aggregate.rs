@@ -2,7 +2,9 @@
 //! over the streams that ran at once. The one place the sum is taken: netagg's
 //! samples (every stream's rate at one instant) and an experiment's runs of
 //! several streams (their rates, counts, and the work service demand is
-//! charged for) both call [`sum`].
+//! charged for) both call [`sum`]. How evenly the streams shared it is
+//! [`jain`]'s index, also taken in one place (netagg's levels, the flows of
+//! a many-flow test).
 
 /// The sum of every stream's figure, or `None` when a stream did not measure
 /// it: a sum over some of the streams would pass for the whole aggregate.
@@ -10,6 +12,17 @@
 /// (they would make the sum non-finite); nothing panics.
 pub fn sum(per_stream: impl IntoIterator<Item = Option<f64>>) -> Option<f64> {
     per_stream.into_iter().sum()
+}
+
+/// Jain's fairness index of the streams' rates: (sum x)^2 / (n sum x^2),
+/// 1 when all are equal, 1/n when one did everything; 0 with no work.
+pub fn jain(rates: &[f64]) -> f64 {
+    let sum: f64 = rates.iter().sum();
+    let squares: f64 = rates.iter().map(|r| r * r).sum();
+    if rates.is_empty() || squares == 0.0 {
+        return 0.0;
+    }
+    sum * sum / (rates.len() as f64 * squares)
 }
 
 #[cfg(test)]
@@ -29,6 +42,14 @@ mod tests {
     fn a_stream_without_the_figure_leaves_no_aggregate() {
         assert_eq!(sum([Some(1.0), None, Some(3.0)]), None);
         assert_eq!(sum([None]), None);
+    }
+
+    #[test]
+    fn jain_is_one_when_fair_and_one_over_n_when_not() {
+        assert_eq!(jain(&[5.0, 5.0, 5.0, 5.0]), 1.0);
+        assert_eq!(jain(&[8.0, 0.0, 0.0, 0.0]), 0.25);
+        assert_eq!(jain(&[]), 0.0);
+        assert_eq!(jain(&[0.0, 0.0]), 0.0);
     }
 
     #[test]

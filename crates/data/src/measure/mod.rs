@@ -1,5 +1,5 @@
 //! Measurements: what a test measured (`outcome`), the sum of concurrent
-//! streams (`aggregate`), CPU utilization from /proc/stat (`cpu`), service
+//! streams (`aggregate`), what the flows of a many-flow test did (`flows`), CPU utilization from /proc/stat (`cpu`), service
 //! demand (`demand`), confidence intervals over iterations (`confidence`),
 //! netperf's latency histogram (`histogram`), the HDR latency statistics beside
 //! it (`latency`) and their HdrHistogram interval-log files (`latency_log`),
@@ -9,6 +9,7 @@ pub mod aggregate;
 pub mod confidence;
 pub mod cpu;
 pub mod demand;
+pub mod flows;
 pub mod histogram;
 pub mod latency;
 #[cfg(feature = "latency-log")]

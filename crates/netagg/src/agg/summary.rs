@@ -49,15 +49,7 @@ fn mean(values: impl Iterator<Item = f64>) -> f64 {
     }
 }
 
-/// Jain's index: (sum x)^2 / (n sum x^2); 1 is perfectly fair.
-pub fn jain(rates: &[f64]) -> f64 {
-    let sum: f64 = rates.iter().sum();
-    let squares: f64 = rates.iter().map(|r| r * r).sum();
-    if rates.is_empty() || squares == 0.0 {
-        return 0.0;
-    }
-    sum * sum / (rates.len() as f64 * squares)
-}
+pub use netperf_data::measure::aggregate::jain;
 
 /// A level's service demand (-1 when not measured): the SUT's CPU over the
 /// aggregate rate, per transaction, or per KB for bit rates (netperf's

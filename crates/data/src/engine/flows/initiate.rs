@@ -1,0 +1,484 @@
+//! netperf's side of a many-flow test: each thread opens its share of the
+//! flows (connects in flight together), drives them as epoll says they may
+//! move until the stop flag, samples each flow every interval (stalls,
+//! `--flow-samples`), gives up on lost UDP requests after the loss timeout,
+//! and ends every flow the way netserver expects.
+
+use super::epoll::{self, Epoll};
+use super::flow::{Drive, Flow, Moved, State, Work};
+use super::{FlowResult, FlowSample, FlowsReport};
+use crate::engine::stop_flag::StopFlag;
+use crate::measure::histogram::Histogram;
+use crate::net::socket::{self, SocketOptions};
+use socket2::{SockAddr, Socket};
+use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
+
+/// Events taken per epoll wait.
+const EVENTS: usize = 256;
+/// Longest an epoll wait lasts: how soon a thread sees the stop flag.
+const WAIT_MS: i32 = 10;
+/// How long the end of the test waits for netserver to close the flows.
+const CLOSE_WAIT: Duration = Duration::from_secs(5);
+
+/// What a many-flow test runs.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub work: Work,
+    pub flows: u32,
+    pub threads: u32,
+    /// One datagram per message (UDP).
+    pub datagram: bool,
+    /// A new connection per transaction (TCP_CRR).
+    pub reconnect: bool,
+    pub remote: SocketAddr,
+    /// The local address to bind each flow to (its port left to the kernel).
+    pub local: Option<SocketAddr>,
+    pub opts: SocketOptions,
+    /// A UDP request unanswered this long is lost: counted, and the flow
+    /// sends the next.
+    pub loss_timeout: Duration,
+    /// How often every flow is sampled.
+    pub interval: Duration,
+    /// Keep one row per flow per interval.
+    pub flow_samples: bool,
+    /// Bytes every message is cut from.
+    pub payload: Vec<u8>,
+}
+
+/// Runs the flows until `stop` is set; `stop`'s units count every
+/// thread's work as it goes (for interim results). Every transaction's
+/// time is in the histogram.
+pub fn run(plan: &Plan, stop: &StopFlag) -> (FlowsReport, Histogram) {
+    let started = Instant::now();
+    let threads = plan.threads.clamp(1, plan.flows.max(1));
+    let per_thread: Vec<ThreadOutcome> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let mine: Vec<u32> = (t..plan.flows).step_by(threads as usize).collect();
+                std::thread::Builder::new()
+                    .name(format!("flows-{t}"))
+                    .spawn_scoped(scope, move || Thread::new(plan, t, mine, started).run(stop))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .filter_map(|h| h.ok().and_then(|h| h.join().ok()))
+            .collect()
+    });
+    let mut outcome = FlowsReport {
+        threads,
+        ..FlowsReport::default()
+    };
+    let mut latency = Histogram::new();
+    for t in per_thread {
+        outcome.flows.extend(t.flows);
+        latency.merge(&t.latency);
+        outcome.samples.extend(t.samples);
+    }
+    outcome.flows.sort_by_key(|f| f.flow);
+    outcome
+        .samples
+        .sort_by(|a, b| a.end_s.total_cmp(&b.end_s).then(a.flow.cmp(&b.flow)));
+    (outcome, latency)
+}
+
+/// What one thread hands back.
+struct ThreadOutcome {
+    flows: Vec<FlowResult>,
+    latency: Histogram,
+    samples: Vec<FlowSample>,
+}
+
+/// A flow of this thread: its socket, state, and what the samples saw.
+struct Slot {
+    id: u32,
+    socket: Option<Socket>,
+    flow: Flow,
+    failure: Option<String>,
+    sampled_units: u64,
+    stalled_intervals: u32,
+    /// Transaction times of the current interval (`--flow-samples` only).
+    interval_ns: Vec<u64>,
+    /// In `busy`.
+    queued: bool,
+}
+
+struct Thread<'a> {
+    plan: &'a Plan,
+    index: u32,
+    epoll: Option<Epoll>,
+    slots: Vec<Slot>,
+    send_buf: Vec<u8>,
+    recv_buf: Vec<u8>,
+    latency: Histogram,
+    samples: Vec<FlowSample>,
+    started: Instant,
+    published: u64,
+    /// Flows that moved their share and may move more (`Moved::Busy`):
+    /// driven again on the next turn.
+    busy: Vec<usize>,
+}
+
+impl<'a> Thread<'a> {
+    fn new(plan: &'a Plan, index: u32, ids: Vec<u32>, started: Instant) -> Thread<'a> {
+        let len = plan.work.buffer_len();
+        let mut send_buf = vec![0u8; len];
+        if !plan.payload.is_empty() {
+            for (i, b) in send_buf.iter_mut().enumerate() {
+                *b = plan.payload[i % plan.payload.len()];
+            }
+        }
+        let slots = ids
+            .into_iter()
+            .map(|id| Slot {
+                id,
+                socket: None,
+                flow: Flow::new(-1, State::Done, plan.datagram),
+                failure: None,
+                sampled_units: 0,
+                stalled_intervals: 0,
+                interval_ns: Vec::new(),
+                queued: false,
+            })
+            .collect();
+        Thread {
+            plan,
+            index,
+            epoll: None,
+            slots,
+            send_buf,
+            recv_buf: vec![0u8; len],
+            latency: Histogram::new(),
+            samples: Vec::new(),
+            started,
+            published: 0,
+            busy: Vec::new(),
+        }
+    }
+
+    fn run(mut self, stop: &StopFlag) -> ThreadOutcome {
+        match Epoll::new() {
+            Ok(e) => self.epoll = Some(e),
+            Err(e) => {
+                let why = format!("cannot create an epoll instance: {e}");
+                for s in &mut self.slots {
+                    s.failure = Some(why.clone());
+                }
+                return self.outcome();
+            }
+        }
+        for slot in 0..self.slots.len() {
+            self.open(slot);
+        }
+        for slot in 0..self.slots.len() {
+            self.drive(slot, false);
+        }
+        let mut events = epoll::events(EVENTS);
+        let mut next_sample = Instant::now() + self.plan.interval;
+        let sweep_every = (self.plan.loss_timeout / 4).max(Duration::from_millis(10));
+        let mut next_sweep = Instant::now() + sweep_every;
+        let asks_datagrams = self.plan.datagram && matches!(self.plan.work, Work::Ask { .. });
+        while !stop.is_set() {
+            let timeout = if self.busy.is_empty() { WAIT_MS } else { 0 };
+            let ready = self.wait(&mut events, timeout);
+            for event in &events[..ready] {
+                self.drive(event.u64 as usize, false);
+            }
+            for slot in std::mem::take(&mut self.busy) {
+                self.slots[slot].queued = false;
+                self.drive(slot, false);
+            }
+            self.publish(stop);
+            let now = Instant::now();
+            if asks_datagrams && now >= next_sweep {
+                self.sweep_losses();
+                next_sweep = now + sweep_every;
+            }
+            if now >= next_sample {
+                self.sample(now);
+                next_sample += self.plan.interval;
+            }
+        }
+        self.publish(stop);
+        self.finish();
+        self.outcome()
+    }
+
+    fn wait(&self, events: &mut [libc::epoll_event], timeout_ms: i32) -> usize {
+        let epoll = self.epoll.as_ref().expect("opened in run");
+        epoll.wait(events, timeout_ms).unwrap_or(0)
+    }
+
+    /// Adds this thread's new work to the test's running count.
+    fn publish(&mut self, stop: &StopFlag) {
+        let units: u64 = self
+            .slots
+            .iter()
+            .map(|s| s.flow.units(self.plan.work))
+            .sum();
+        stop.add_units(units - self.published);
+        self.published = units;
+    }
+
+    /// A new socket for `slot`, connecting (TCP) or connected (UDP).
+    fn open(&mut self, slot: usize) {
+        let plan = self.plan;
+        let opened = socket::create(&plan.remote, &plan.opts).and_then(|s| {
+            if let Some(local) = plan.local {
+                s.bind(&SockAddr::from(local))?;
+            }
+            s.set_nonblocking(true)?;
+            match s.connect(&SockAddr::from(plan.remote)) {
+                Ok(()) => Ok((s, State::Sending(0))),
+                Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => Ok((s, State::Connecting)),
+                Err(e) => Err(e),
+            }
+        });
+        let (s, state) = match opened {
+            Ok(v) => v,
+            Err(e) => return self.fail(slot, format!("cannot open the flow: {e}")),
+        };
+        // Receivers wait; everyone else starts once connected.
+        let state = match (state, plan.work) {
+            (State::Sending(_), Work::Receive { .. }) => State::Receiving(0),
+            (state, _) => state,
+        };
+        let fd = s.as_raw_fd();
+        let epoll = self.epoll.as_ref().expect("opened in run");
+        if let Err(e) = epoll.add(fd, slot as u64, epoll::READ_WRITE) {
+            return self.fail(slot, format!("cannot watch the flow: {e}"));
+        }
+        let entry = &mut self.slots[slot];
+        let tally = entry.flow.tally;
+        entry.flow = Flow::new(fd, state, plan.datagram);
+        entry.flow.tally = tally;
+        entry.socket = Some(s);
+    }
+
+    /// Moves `slot` as far as it goes; `stopping` lets the current
+    /// transaction finish without starting another.
+    fn drive(&mut self, slot: usize, stopping: bool) {
+        let Some(entry) = self.slots.get_mut(slot) else {
+            return;
+        };
+        if entry.socket.is_none() {
+            return;
+        }
+        let (latency, interval_ns) = (&mut self.latency, &mut entry.interval_ns);
+        let keep = self.plan.flow_samples;
+        let mut record = |ns: u64| {
+            latency.record_ns(ns);
+            if keep {
+                interval_ns.push(ns);
+            }
+        };
+        let mut drive = Drive {
+            work: self.plan.work,
+            send_buf: &self.send_buf,
+            recv_buf: &mut self.recv_buf,
+            reconnect: self.plan.reconnect,
+            latency: &mut record,
+            stopping,
+        };
+        match entry.flow.drive(&mut drive) {
+            Moved::Wait => {}
+            Moved::Busy if !entry.queued => {
+                entry.queued = true;
+                self.busy.push(slot);
+            }
+            Moved::Busy => {}
+            Moved::Reconnect if stopping => self.close(slot),
+            // epoll reports the new connection once it is writable.
+            Moved::Reconnect => {
+                self.close(slot);
+                self.open(slot);
+            }
+            Moved::Closed { .. } if stopping => self.close(slot),
+            Moved::Closed { .. } => self.fail(slot, "netserver closed the flow".into()),
+            Moved::Failed(e) => self.fail(slot, format!("{e}")),
+        }
+    }
+
+    /// Closes `slot`'s socket (a clean close: FIN).
+    fn close(&mut self, slot: usize) {
+        if let Some(s) = self.slots[slot].socket.take() {
+            if let Some(epoll) = &self.epoll {
+                epoll.remove(s.as_raw_fd());
+            }
+        }
+        self.slots[slot].flow.state = State::Done;
+    }
+
+    fn fail(&mut self, slot: usize, why: String) {
+        self.close(slot);
+        let entry = &mut self.slots[slot];
+        entry.failure.get_or_insert(why);
+    }
+
+    /// UDP requests unanswered past the loss timeout: counted lost, and
+    /// the flow asks again.
+    fn sweep_losses(&mut self) {
+        let timeout = self.plan.loss_timeout;
+        let lost: Vec<usize> = (0..self.slots.len())
+            .filter(|&i| {
+                let f = &self.slots[i].flow;
+                matches!(f.state, State::Receiving(_)) && f.asked_at.elapsed() >= timeout
+            })
+            .collect();
+        for slot in lost {
+            let flow = &mut self.slots[slot].flow;
+            flow.tally.timeouts += 1;
+            flow.asked_at = Instant::now();
+            flow.state = State::Sending(0);
+            self.drive(slot, false);
+        }
+    }
+
+    /// Every flow's work since the last sample; a flow that did none
+    /// stalled this interval. Each flow is also driven once, in case an
+    /// edge was missed.
+    fn sample(&mut self, now: Instant) {
+        let end_s = now.duration_since(self.started).as_secs_f64();
+        for slot in 0..self.slots.len() {
+            self.drive(slot, false);
+            let thread = self.index;
+            let work = self.plan.work;
+            let keep = self.plan.flow_samples;
+            let entry = &mut self.slots[slot];
+            let units = entry.flow.units(work);
+            let moved = units - entry.sampled_units;
+            entry.sampled_units = units;
+            if moved == 0 && entry.failure.is_none() {
+                entry.stalled_intervals += 1;
+            }
+            if keep {
+                let latency_us = percentiles_us(&mut entry.interval_ns);
+                entry.interval_ns.clear();
+                self.samples.push(FlowSample {
+                    flow: entry.id,
+                    thread,
+                    end_s,
+                    units: moved,
+                    latency_us,
+                });
+            }
+        }
+    }
+
+    /// Ends every flow as netserver expects: senders half-close and wait
+    /// for netserver's close, request/response flows finish their
+    /// transaction and close, receivers reset (netserver still sends),
+    /// UDP flows send three empty datagrams.
+    fn finish(&mut self) {
+        let work = self.plan.work;
+        for slot in 0..self.slots.len() {
+            let Some(s) = &self.slots[slot].socket else {
+                continue;
+            };
+            match (self.plan.datagram, work) {
+                (true, _) => {
+                    for _ in 0..3 {
+                        let _ = s.send(&[]);
+                    }
+                    self.close(slot);
+                }
+                (false, Work::Send { .. }) => {
+                    let _ = s.shutdown(std::net::Shutdown::Write);
+                }
+                (false, Work::Receive { .. }) => {
+                    let _ = s.set_linger(Some(Duration::ZERO));
+                    self.close(slot);
+                }
+                // A request in flight is answered (or the far end's close
+                // ends it) before the close.
+                (false, _) => {}
+            }
+        }
+        let deadline = Instant::now() + CLOSE_WAIT;
+        let mut events = epoll::events(EVENTS);
+        let sending = matches!(work, Work::Send { .. });
+        while self.slots.iter().any(|s| s.socket.is_some()) && Instant::now() < deadline {
+            if !sending {
+                for slot in 0..self.slots.len() {
+                    if !matches!(self.slots[slot].flow.state, State::Receiving(_)) {
+                        self.end(slot);
+                    }
+                }
+            }
+            let ready = self.wait(&mut events, WAIT_MS);
+            for event in &events[..ready] {
+                match sending {
+                    true => self.drain(event.u64 as usize),
+                    false => self.drive(event.u64 as usize, true),
+                }
+            }
+        }
+        for slot in 0..self.slots.len() {
+            self.end(slot);
+        }
+    }
+
+    /// Closes `slot` at the test's end: cleanly between transactions, else
+    /// with a reset, so netserver never takes a cut-off connection for a
+    /// finished one.
+    fn end(&mut self, slot: usize) {
+        if let Some(s) = &self.slots[slot].socket {
+            if self.slots[slot].flow.state != State::Done {
+                let _ = s.set_linger(Some(Duration::ZERO));
+            }
+        }
+        self.close(slot);
+    }
+
+    /// A half-closed sender reads until netserver's close.
+    fn drain(&mut self, slot: usize) {
+        let Some(s) = &self.slots[slot].socket else {
+            return;
+        };
+        let mut buf = [0u8; 512];
+        loop {
+            // SAFETY: buf is valid for its length.
+            let n = unsafe { libc::recv(s.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
+            match n {
+                n if n > 0 => continue,
+                0 => return self.close(slot),
+                _ => match std::io::Error::last_os_error().raw_os_error() {
+                    Some(libc::EAGAIN) | Some(libc::EINTR) => return,
+                    _ => return self.close(slot),
+                },
+            }
+        }
+    }
+
+    fn outcome(self) -> ThreadOutcome {
+        let (work, thread) = (self.plan.work, self.index);
+        ThreadOutcome {
+            flows: self
+                .slots
+                .into_iter()
+                .map(|s| FlowResult {
+                    flow: s.id,
+                    thread,
+                    units: s.flow.units(work),
+                    tally: s.flow.tally,
+                    stalled_intervals: s.stalled_intervals,
+                    failure: s.failure,
+                })
+                .collect(),
+            latency: self.latency,
+            samples: self.samples,
+        }
+    }
+}
+
+/// P50, P99 and the largest of `ns`, in microseconds (sorts it).
+fn percentiles_us(ns: &mut [u64]) -> Option<[f64; 3]> {
+    if ns.is_empty() {
+        return None;
+    }
+    ns.sort_unstable();
+    let at = |q: f64| ns[((ns.len() as f64 * q).ceil() as usize).clamp(1, ns.len()) - 1];
+    Some([at(0.5), at(0.99), ns[ns.len() - 1]].map(|v| v as f64 / 1000.0))
+}

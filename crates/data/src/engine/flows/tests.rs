@@ -1,0 +1,240 @@
+//! Both sides of many-flow tests over loopback: every flow's work adds up to
+//! the total, and what netperf's side counts is what netserver's did.
+
+use super::answer::{self, Service};
+use super::initiate::{self, Plan};
+use super::*;
+use crate::engine::stop_flag::StopFlag;
+use crate::net::socket::SocketOptions;
+use socket2::{Domain, Socket, Type};
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// A loopback data socket for `datagram` flows, listening for TCP.
+fn data_socket(datagram: bool) -> (Socket, SocketAddr) {
+    let ty = if datagram { Type::DGRAM } else { Type::STREAM };
+    let s = Socket::new(Domain::IPV4, ty, None).unwrap();
+    s.bind(&"127.0.0.1:0".parse::<SocketAddr>().unwrap().into())
+        .unwrap();
+    if !datagram {
+        s.listen(1024).unwrap();
+    }
+    let at = s.local_addr().unwrap().as_socket().unwrap();
+    (s, at)
+}
+
+/// Runs `flows` flows of `client` work against `server` work for `run`,
+/// returning both sides.
+fn exchange(
+    client: Work,
+    server: Work,
+    flows: u32,
+    datagram: bool,
+    reconnect: bool,
+) -> (FlowsReport, u64, answer::Served) {
+    let (socket, at) = data_socket(datagram);
+    let svc = Service {
+        work: server,
+        threads: 2,
+        flows,
+        datagram,
+        reconnect,
+        payload: vec![],
+    };
+    let plan = Plan {
+        work: client,
+        flows,
+        threads: 2,
+        datagram,
+        reconnect,
+        remote: at,
+        local: None,
+        opts: SocketOptions {
+            udp: datagram,
+            ..SocketOptions::default()
+        },
+        loss_timeout: Duration::from_millis(200),
+        interval: Duration::from_millis(100),
+        flow_samples: true,
+        payload: b"netperf".to_vec(),
+    };
+    let (server_stop, client_stop) = (StopFlag::new(), StopFlag::new());
+    let finished = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let served = scope.spawn(|| answer::serve(&socket, &svc, &server_stop, &|_| true));
+        let timer = scope.spawn(|| {
+            std::thread::sleep(Duration::from_millis(500));
+            client_stop.set();
+        });
+        let (outcome, latency) = initiate::run(&plan, &client_stop);
+        timer.join().unwrap();
+        if reconnect {
+            crate::engine::connect::mark_end(&at, &SocketOptions::default());
+        }
+        // Bounded: the server must end by itself; this only unsticks a failure.
+        let guard = scope.spawn(|| {
+            for _ in 0..1000 {
+                if finished.load(std::sync::atomic::Ordering::Relaxed) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            server_stop.set();
+        });
+        let served = served.join().unwrap().unwrap();
+        let ended_by_itself = !server_stop.is_set();
+        finished.store(true, std::sync::atomic::Ordering::Relaxed);
+        guard.join().unwrap();
+        assert!(ended_by_itself, "netserver's side did not see the end");
+        assert!(client_stop.units() > 0);
+        (outcome, latency.latency().count(), served)
+    })
+}
+
+fn check_flows_add_up(outcome: &FlowsReport, flows: u32) {
+    assert_eq!(outcome.flows.len(), flows as usize);
+    let ids: Vec<u32> = outcome.flows.iter().map(|f| f.flow).collect();
+    assert_eq!(ids, (0..flows).collect::<Vec<_>>());
+    for f in &outcome.flows {
+        assert!(f.failure.is_none(), "flow {}: {:?}", f.flow, f.failure);
+        assert!(f.units > 0, "flow {} did nothing", f.flow);
+    }
+    let total = outcome.total();
+    let per_flow: u64 = outcome.flows.iter().map(|f| f.tally.bytes_sent).sum();
+    assert_eq!(total.bytes_sent, per_flow);
+    // The samples of each flow add up to less than its whole work (the
+    // last part-interval is not sampled), never more.
+    for f in &outcome.flows {
+        let sampled: u64 = outcome
+            .samples
+            .iter()
+            .filter(|s| s.flow == f.flow)
+            .map(|s| s.units)
+            .sum();
+        assert!(
+            sampled <= f.units,
+            "flow {}: {sampled} > {}",
+            f.flow,
+            f.units
+        );
+    }
+}
+
+#[test]
+fn tcp_rr_flows_each_transaction_counted_on_both_ends() {
+    let rr = (
+        Work::Ask {
+            request: 1,
+            response: 1,
+        },
+        Work::Answer {
+            request: 1,
+            response: 1,
+        },
+    );
+    let (outcome, timed, served) = exchange(rr.0, rr.1, 50, false, false);
+    check_flows_add_up(&outcome, 50);
+    assert_eq!(outcome.total().transactions, served.tally.transactions);
+    assert_eq!(served.flows_seen, 50);
+    assert_eq!(timed, outcome.total().transactions);
+    let spread = outcome.spread(0.5, 1.0);
+    assert!(spread.min <= spread.median && spread.median <= spread.max);
+    assert!(spread.jain > 0.0 && spread.jain <= 1.0);
+}
+
+#[test]
+fn tcp_stream_flows_bytes_sent_are_the_bytes_received() {
+    let (outcome, _, served) = exchange(
+        Work::Send { size: 16384 },
+        Work::Receive { size: 16384 },
+        20,
+        false,
+        false,
+    );
+    check_flows_add_up(&outcome, 20);
+    assert_eq!(outcome.total().bytes_sent, served.tally.bytes_received);
+}
+
+#[test]
+fn tcp_maerts_flows_receive() {
+    let (outcome, _, served) = exchange(
+        Work::Receive { size: 16384 },
+        Work::Send { size: 16384 },
+        8,
+        false,
+        false,
+    );
+    check_flows_add_up(&outcome, 8);
+    assert!(served.tally.bytes_sent >= outcome.total().bytes_received);
+}
+
+#[test]
+fn udp_rr_flows_are_answered_and_end() {
+    let rr = (
+        Work::Ask {
+            request: 64,
+            response: 64,
+        },
+        Work::Answer {
+            request: 64,
+            response: 64,
+        },
+    );
+    let (outcome, timed, served) = exchange(rr.0, rr.1, 30, true, false);
+    check_flows_add_up(&outcome, 30);
+    assert_eq!(timed, outcome.total().transactions);
+    assert!(outcome.total().transactions <= served.tally.transactions);
+    assert_eq!(served.flows_seen, 30);
+}
+
+#[test]
+fn tcp_crr_flows_open_a_connection_per_transaction() {
+    let rr = (
+        Work::Ask {
+            request: 1,
+            response: 1,
+        },
+        Work::Answer {
+            request: 1,
+            response: 1,
+        },
+    );
+    let (outcome, timed, served) = exchange(rr.0, rr.1, 16, false, true);
+    check_flows_add_up(&outcome, 16);
+    assert_eq!(timed, outcome.total().transactions);
+    let total = outcome.total().transactions;
+    assert!(
+        total <= served.tally.transactions,
+        "{total} > {}",
+        served.tally.transactions
+    );
+    assert!(
+        served.flows_seen as u64 > total,
+        "a connection per transaction"
+    );
+}
+
+#[test]
+fn flow_samples_are_csv_rows() {
+    let outcome = FlowsReport {
+        samples: vec![FlowSample {
+            flow: 3,
+            thread: 1,
+            end_s: 1.0,
+            units: 10,
+            latency_us: Some([10.0, 20.0, 30.0]),
+        }],
+        ..FlowsReport::default()
+    };
+    assert_eq!(
+        outcome.samples_csv(),
+        "flow,thread,interval_end_s,units,p50_us,p99_us,max_us\n3,1,1.000,10,10.0,20.0,30.0\n"
+    );
+}
+
+#[test]
+fn threads_never_outnumber_flows() {
+    assert_eq!(threads_for(1, Some(8)), 1);
+    assert_eq!(threads_for(100, Some(3)), 3);
+    assert!(threads_for(100, None) >= 1);
+}
