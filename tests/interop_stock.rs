@@ -207,3 +207,36 @@ fn example_script_commands_run_both_ways_with_stocks_socket_sizes() {
         );
     }
 }
+
+/// A many-flow test (`--flows`) needs our netserver: against a stock one
+/// netperf says so in one line and exits 2, before any data moves.
+#[test]
+fn flows_against_a_stock_netserver_are_refused_in_one_line() {
+    let _serial = serial();
+    let Some(dir) = stock_dir() else { return };
+    let stock = start_stock(&dir);
+    let port = stock.port.to_string();
+    let out = common::run_with_limit(
+        &NETPERF,
+        &[
+            "-H",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-t",
+            "TCP_RR",
+            "-l",
+            "1",
+            "-P",
+            "0",
+            "--",
+            "--flows",
+            "8",
+        ],
+        Duration::from_secs(30),
+    );
+    let stderr = common::text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("needs netperf-ng's netserver"), "{stderr}");
+}

@@ -97,6 +97,13 @@ pub fn run(config: &Config, spec: &TestSpec) -> i32 {
         o.prepare_spec(&mut spec);
     }
     let kind = ClassicKind::from_test_name(&g.test_name).unwrap_or_else(|| kind_of(&spec));
+    // --flows: a socket per flow must fit under the open-file limit.
+    if spec.extension.flows > 0 {
+        if let Err(why) = netperf_base::rlimit::room_for_flows(spec.extension.flows) {
+            eprintln!("netperf: --flows: {why}");
+            return 2;
+        }
+    }
     let store = match prepare(config) {
         Ok(store) => store,
         Err(code) => return code,
@@ -115,12 +122,13 @@ pub fn run(config: &Config, spec: &TestSpec) -> i32 {
     if report_file.is_some() {
         spec.extension.system_facts = true;
     }
-    if spec.extension.flows > 0 {
-        if let Err(why) = netperf_base::rlimit::room_for_flows(spec.extension.flows) {
-            eprintln!("netperf: --flows: {why}");
-            return 2;
-        }
-    }
+    let samples_file = match super::output_file::OutputFile::create(
+        config.test.flow_samples.as_deref(),
+        "--flow-samples",
+    ) {
+        Ok(file) => file,
+        Err(code) => return code,
+    };
     match run_iterations(config, &spec, kind, omni.as_ref()) {
         Ok(finished) => {
             super::out(&finished.text);
@@ -148,7 +156,14 @@ pub fn run(config: &Config, spec: &TestSpec) -> i32 {
                 Some(file) => file.finish(finished.latency.as_ref()),
                 None => 0,
             };
-            stored.max(written).max(reported)
+            let sampled = match samples_file {
+                Some(file) => file.finish(|path| match &finished.flow_samples {
+                    Some(csv) => std::fs::write(path, csv).map_err(|e| e.to_string()),
+                    None => Err("the test kept no flow samples".into()),
+                }),
+                None => 0,
+            };
+            stored.max(written).max(reported).max(sampled)
         }
         Err(e) => {
             let _ = std::io::stdout().flush();
@@ -157,6 +172,9 @@ pub fn run(config: &Config, spec: &TestSpec) -> i32 {
                 file.abandon();
             }
             if let Some(file) = report_file {
+                file.abandon();
+            }
+            if let Some(file) = samples_file {
                 file.abandon();
             }
             e.exit_status(EXIT_FAILURE)
@@ -211,6 +229,8 @@ fn kind_of(spec: &TestSpec) -> ClassicKind {
 /// selection whose values are stored (what the output reported).
 struct Finished {
     text: String,
+    /// `--flow-samples`' rows of the reported iteration.
+    flow_samples: Option<String>,
     stored: Option<(OmniRecord, Selection)>,
     /// The reported iteration's latency recording, when one was kept.
     latency: Option<super::latency_file::Recorded>,
@@ -404,12 +424,14 @@ fn finish(
     let Some(mut last) = last else {
         return Finished {
             text: render_classic(test.kind, &Outcome::default(), opts),
+            flow_samples: None,
             stored: None,
             latency: None,
             report: None,
         };
     };
     let latency = take_latency(&mut last);
+    let flow_samples = last.flows.as_ref().map(|f| f.samples_csv());
     let measured = Measured {
         last: &last,
         iterations: figures.len() as u32,
@@ -433,6 +455,7 @@ fn finish(
     });
     Finished {
         text,
+        flow_samples,
         stored,
         latency,
         report,

@@ -6,6 +6,7 @@ pub mod classic;
 pub mod drawn;
 pub mod latency_file;
 pub mod omni;
+pub mod output_file;
 #[cfg(feature = "pages")]
 pub mod report_file;
 #[cfg(not(feature = "pages"))]
@@ -85,7 +86,15 @@ pub fn main(args: &[String]) -> i32 {
             "netperf: --latency-histogram: {} keeps no latency histogram",
             config.global.test_name
         );
-        return latency_file::EXIT_LATENCY_FILE_FAILED;
+        return output_file::EXIT_OUTPUT_FILE_FAILED;
+    }
+    // Nor runs any of these many flows.
+    if config.test.flows.is_some() && no_engine {
+        eprintln!(
+            "netperf: --flows: {} is not a TCP or UDP test over sockets (--flows runs TCP_RR, TCP_CRR, UDP_RR, TCP_STREAM, TCP_MAERTS, UDP_STREAM and omni)",
+            config.global.test_name
+        );
+        return 2;
     }
     // Nor does any of these draw an interim series.
     if config.test.report.is_some() && no_engine {

@@ -212,6 +212,7 @@ pub fn record(selection: &Selection, config: &Config, spec: &TestSpec, m: &Measu
     });
     let mut record = record;
     fill_datagrams(&mut record, m.last, spec);
+    fill_flows(&mut record, m.last, unit);
     record.interims = m.last.interims.clone();
     record.local.interval_usecs = i64::from(g.interval_usecs);
     record.local.interval_burst = i64::from(g.interval_burst);
@@ -273,6 +274,36 @@ fn fill_datagrams(
     if let Some(c) = it.remote_datagrams.as_ref().filter(|_| spec.xmit()) {
         record.remote.datagrams = record_of(c, o.local.send_calls, o.remote.recv_calls);
     }
+}
+
+/// The flows: those of `--flows`, their rates in the throughput's unit;
+/// or the one flow of a classic test, whose rate is the test's.
+fn fill_flows(record: &mut netperf_client::report::omni::OmniRecord, it: &Iteration, unit: char) {
+    use netperf_client::report::omni::record::FlowsRecord;
+    let Some(flows) = &it.flows else {
+        let rate = record.throughput;
+        record.flows = FlowsRecord {
+            rate_min: rate,
+            rate_median: rate,
+            rate_max: rate,
+            jain: 1.0,
+            failed: 0,
+            ..FlowsRecord::default()
+        };
+        return;
+    };
+    let per_unit = netperf_client::report::units::throughput(1.0, 1.0, unit);
+    let spread = flows.spread(it.outcome.elapsed, per_unit);
+    record.flows = FlowsRecord {
+        flows: flows.flows.len() as i64,
+        threads: i64::from(flows.threads),
+        rate_min: spread.min,
+        rate_median: spread.median,
+        rate_max: spread.max,
+        jain: spread.jain,
+        stalled: i64::from(spread.stalled),
+        failed: i64::from(spread.failed),
+    };
 }
 
 /// What netperf's omni histogram timed.

@@ -95,6 +95,7 @@ pub fn build(input: RecordInput) -> OmniRecord {
         remote,
         rr_timeouts: o.local.timeouts as i64,
         interims: Vec::new(),
+        flows: Default::default(),
     }
 }
 

@@ -26,6 +26,10 @@ const EXACT_UNITS: &[(&str, &str)] = &[
     ("LATENCY_SAMPLES", "samples"),
     ("PACKETS_PER_TRANSACTION", "packets/transaction"),
     ("RR_TIMEOUTS", "timeouts"),
+    ("FLOWS", "flows"),
+    ("THREADS", "threads"),
+    ("FLOWS_STALLED", "flows"),
+    ("FLOWS_FAILED", "flows"),
 ];
 const SUFFIX_UNITS: &[(&str, &str)] = &[
     ("_LATENCY", "us"),
@@ -57,7 +61,9 @@ const SUFFIX_UNITS: &[(&str, &str)] = &[
 fn unit_of(s: &Selector, r: &OmniRecord) -> Option<String> {
     let name = s.name;
     let dynamic = match name {
-        "THROUGHPUT" => Some(format!("{}/s", r.throughput_units)),
+        "THROUGHPUT" | "FLOW_RATE_MIN" | "FLOW_RATE_MEDIAN" | "FLOW_RATE_MAX" => {
+            Some(format!("{}/s", r.throughput_units))
+        }
         "LOCAL_SEND_THROUGHPUT"
         | "LOCAL_RECV_THROUGHPUT"
         | "REMOTE_SEND_THROUGHPUT"

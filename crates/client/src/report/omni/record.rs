@@ -302,6 +302,37 @@ pub struct OmniRecord {
     pub rr_timeouts: i64,
     /// Interim results (-D) of the last iteration, for the JSON output.
     pub interims: Vec<crate::report::interim::Interim>,
+    pub flows: FlowsRecord,
+}
+
+/// The flows of the test: one, or those of `--flows` with how their rates
+/// spread (in the throughput's units) and how many stalled or failed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlowsRecord {
+    pub flows: i64,
+    pub threads: i64,
+    pub rate_min: f64,
+    pub rate_median: f64,
+    pub rate_max: f64,
+    pub jain: f64,
+    /// -1 where not watched (one flow).
+    pub stalled: i64,
+    pub failed: i64,
+}
+
+impl Default for FlowsRecord {
+    fn default() -> Self {
+        FlowsRecord {
+            flows: 1,
+            threads: 1,
+            rate_min: -1.0,
+            rate_median: -1.0,
+            rate_max: -1.0,
+            jain: -1.0,
+            stalled: -1,
+            failed: -1,
+        }
+    }
 }
 
 impl Default for OmniRecord {
@@ -333,6 +364,7 @@ impl Default for OmniRecord {
             remote: EndRecord::default(),
             rr_timeouts: 0,
             interims: Vec::new(),
+            flows: FlowsRecord::default(),
         }
     }
 }

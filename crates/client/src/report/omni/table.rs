@@ -257,7 +257,7 @@ pub static NETPERF_SELECTORS: [Selector; 175] = [
 
 /// Ours, beyond netperf: never in `all` or `?`, only when named.
 #[rustfmt::skip]
-pub static EXTRA_SELECTORS: [Selector; 27] = [
+pub static EXTRA_SELECTORS: [Selector; 35] = [
     sel("P99_9_LATENCY", ["99.9th", "Percentile", "Latency", "Microseconds"], Fmt::Fixed(2), STATS, |r| real(r.latency.p99_9)),
     sel("P99_99_LATENCY", ["99.99th", "Percentile", "Latency", "Microseconds"], Fmt::Fixed(2), STATS, |r| real(r.latency.p99_99)),
     sel("P99_999_LATENCY", ["99.999th", "Percentile", "Latency", "Microseconds"], Fmt::Fixed(2), STATS, |r| real(r.latency.p99_999)),
@@ -285,6 +285,14 @@ pub static EXTRA_SELECTORS: [Selector; 27] = [
     sel("REMOTE_IF_RX_PPS", ["Remote", "Interface", "Packets/s", "In"], Fmt::Fixed(2), IFCOUNTERS, |r| real(per_second(r.remote.interface.rx_packets, r.elapsed))),
     sel("RR_TIMEOUTS", ["Request/", "Response", "Timeouts", ""], Fmt::Int, NONE, |r| int(r.rr_timeouts)),
     sel("PACKETS_PER_TRANSACTION", ["Local", "Interface", "Packets", "per Tran"], Fmt::Fixed(3), IFCOUNTERS, |r| real(packets_per_transaction(r))),
+    sel("FLOWS", ["Flows", "", "", ""], Fmt::Int, NONE, |r| int(r.flows.flows)),
+    sel("THREADS", ["Flow", "Threads", "", ""], Fmt::Int, NONE, |r| int(r.flows.threads)),
+    sel("FLOW_RATE_MIN", ["Flow", "Rate", "Minimum", ""], Fmt::Fixed(2), NONE, |r| real(r.flows.rate_min)),
+    sel("FLOW_RATE_MEDIAN", ["Flow", "Rate", "Median", ""], Fmt::Fixed(2), NONE, |r| real(r.flows.rate_median)),
+    sel("FLOW_RATE_MAX", ["Flow", "Rate", "Maximum", ""], Fmt::Fixed(2), NONE, |r| real(r.flows.rate_max)),
+    sel("FLOW_JAIN", ["Flow", "Fairness", "(Jain)", ""], Fmt::Fixed(4), NONE, |r| real(r.flows.jain)),
+    sel("FLOWS_STALLED", ["Flows", "Stalled", "", ""], Fmt::Int, NONE, |r| int(r.flows.stalled)),
+    sel("FLOWS_FAILED", ["Flows", "Failed", "", ""], Fmt::Int, NONE, |r| int(r.flows.failed)),
 ];
 
 /// A counter over the test as a rate; -1 when the counter was not read.

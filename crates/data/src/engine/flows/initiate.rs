@@ -203,6 +203,9 @@ impl<'a> Thread<'a> {
         }
         self.publish(stop);
         self.finish();
+        // The last part-interval, so that each flow's samples add up to
+        // its whole work.
+        self.sample(Instant::now());
         self.outcome()
     }
 
@@ -341,6 +344,8 @@ impl<'a> Thread<'a> {
     /// edge was missed.
     fn sample(&mut self, now: Instant) {
         let end_s = now.duration_since(self.started).as_secs_f64();
+        // The part-interval at the end is no interval to stall in.
+        let ended = self.slots.iter().all(|s| s.socket.is_none());
         for slot in 0..self.slots.len() {
             self.drive(slot, false);
             let thread = self.index;
@@ -350,7 +355,7 @@ impl<'a> Thread<'a> {
             let units = entry.flow.units(work);
             let moved = units - entry.sampled_units;
             entry.sampled_units = units;
-            if moved == 0 && entry.failure.is_none() {
+            if moved == 0 && entry.failure.is_none() && !ended {
                 entry.stalled_intervals += 1;
             }
             if keep {
