@@ -25,6 +25,8 @@ const WAIT_MS: i32 = 10;
 /// How long a UDP test's socket stays quiet after an end datagram before
 /// the test is over.
 const QUIET_MS: u64 = 200;
+/// Connections one thread accepts per turn.
+const ACCEPTS_PER_TURN: usize = 4;
 /// Datagrams one thread takes from the UDP socket per turn.
 const DATAGRAMS_PER_TURN: usize = 64;
 /// The listener's token: flows are numbered from 0.
@@ -215,9 +217,12 @@ struct ServeThread<'a> {
 }
 
 impl ServeThread<'_> {
-    /// Every connection waiting on the listener, each served by this thread.
+    /// A few of the connections waiting on the listener, each served by
+    /// this thread: the listener is level-triggered, so the rest wake
+    /// another thread, and the flows spread over the threads (one thread
+    /// taking a burst of connects whole would serve them all alone).
     fn accept(&mut self, listener: RawFd) {
-        loop {
+        for _ in 0..ACCEPTS_PER_TURN {
             let mut from: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
             let mut len = std::mem::size_of_val(&from) as libc::socklen_t;
             // SAFETY: from and len are valid for the kernel to write.
