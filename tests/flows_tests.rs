@@ -74,9 +74,12 @@ fn every_kind_of_test_runs_with_flows_and_bytes_add_up() {
     assert_eq!(v["LOCAL_BYTES_SENT"], v["REMOTE_BYTES_RECVD"]);
     let v = flows_run(&server, "TCP_MAERTS", "1", "16", &[]);
     assert!(number(&v, "REMOTE_BYTES_SENT") >= number(&v, "LOCAL_BYTES_RECVD"));
+    // netserver's clock ends the streams it sends: no failure.
+    assert_eq!(number(&v, "FLOWS_FAILED"), 0.0, "{v:?}");
     for test in ["UDP_RR", "UDP_STREAM"] {
         let v = flows_run(&server, test, "1", "64", &[]);
         assert_eq!(number(&v, "FLOWS"), 64.0, "{test}");
+        assert_eq!(number(&v, "FLOWS_FAILED"), 0.0, "{test}: {v:?}");
         assert!(number(&v, "THROUGHPUT") > 0.0, "{test}");
     }
     // IPv6 where the machine has it.

@@ -171,6 +171,11 @@ impl LocalData {
         if let Some(hist) = rec.hist.as_mut() {
             hist.merge(&ran.latency);
         }
+        // Every flow is accounted for: those that failed, and why, on
+        // stderr (the output keeps its shape).
+        if let Some(line) = ran.report.failures_line() {
+            eprintln!("netperf: --flows: {line}");
+        }
         rec.flows = Some(ran.report);
         Ok((ran.counters, -1, None))
     }

@@ -121,6 +121,27 @@ impl FlowsReport {
         }
     }
 
+    /// Why flows failed, as one line: "3 of 10 flows failed: 2 × why, 1 ×
+    /// other"; None when none did.
+    pub fn failures_line(&self) -> Option<String> {
+        let mut reasons: Vec<(&str, usize)> = Vec::new();
+        for why in self.flows.iter().filter_map(|f| f.failure.as_deref()) {
+            match reasons.iter_mut().find(|(r, _)| *r == why) {
+                Some((_, n)) => *n += 1,
+                None => reasons.push((why, 1)),
+            }
+        }
+        let failed: usize = reasons.iter().map(|(_, n)| n).sum();
+        (failed > 0).then(|| {
+            let each: Vec<String> = reasons.iter().map(|(r, n)| format!("{n} × {r}")).collect();
+            format!(
+                "{failed} of {} flows failed: {}",
+                self.flows.len(),
+                each.join(", ")
+            )
+        })
+    }
+
     /// `--flow-samples`: one CSV row per flow per interval, as neper's
     /// `-A` writes them.
     pub fn samples_csv(&self) -> String {

@@ -299,6 +299,10 @@ impl<'a> Thread<'a> {
                 self.open(slot);
             }
             Moved::Closed { .. } if stopping => self.close(slot),
+            // A sender's clock ends a stream: netserver's, in TCP_MAERTS.
+            Moved::Closed { .. } if matches!(self.plan.work, Work::Receive { .. }) => {
+                self.close(slot)
+            }
             Moved::Closed { .. } => self.fail(slot, "netserver closed the flow".into()),
             Moved::Failed(e) => self.fail(slot, format!("{e}")),
         }
