@@ -225,7 +225,7 @@ pub fn run_iteration(
     let mut rec = Recorders::new(spec);
     let watch = Watch::start(run, seconds, units, control_fd);
     let (counters, mss_seen, data_sock) = local.move_data(sock, spec, run, &watch, &mut rec)?;
-    let ended = Instant::now();
+    let ended = rec.data_ended.unwrap_or_else(Instant::now);
     let elapsed = ended.duration_since(watch.started).as_secs_f64();
     debug_data_phase(run, &local.dest, elapsed, &counters);
     // Stopped before its own end (a signal, netagg's coordinator, -l 0):

@@ -25,6 +25,8 @@ pub struct FlowsRun {
     pub counters: Counters,
     pub report: FlowsReport,
     pub latency: Histogram,
+    /// When the flows stopped moving data: the data phase's end.
+    pub stopped_at: std::time::Instant,
 }
 
 /// The work of every flow, as netperf's side does it: messages of the
@@ -82,7 +84,11 @@ pub fn run(
         flow_samples: spec.flow_samples,
         payload: Vec::new(),
     };
-    let (report, latency) = initiate::run(&plan, stop);
+    let initiate::Ran {
+        report,
+        latency,
+        stopped_at,
+    } = initiate::run(&plan, stop);
     if spec.connection {
         mark_end(remote, opts);
     }
@@ -109,5 +115,6 @@ pub fn run(
         counters,
         report,
         latency,
+        stopped_at,
     })
 }

@@ -177,6 +177,7 @@ impl LocalData {
             eprintln!("netperf: --flows: {line}");
         }
         rec.flows = Some(ran.report);
+        rec.data_ended = Some(ran.stopped_at);
         Ok((ran.counters, -1, None))
     }
 
@@ -240,6 +241,9 @@ pub(super) struct Recorders {
     pub(super) seq: Option<netperf_data::engine::sequence::Sequence>,
     /// What each flow of a many-flow test did.
     pub(super) flows: Option<netperf_data::measure::flows::FlowsReport>,
+    /// When the data phase ended, if before its loop returned (a
+    /// many-flow test ends its flows after the stop).
+    pub(super) data_ended: Option<Instant>,
 }
 
 impl Recorders {
@@ -251,6 +255,7 @@ impl Recorders {
                 .sequence
                 .then(netperf_data::engine::sequence::Sequence::new),
             flows: None,
+            data_ended: None,
         }
     }
 }

@@ -109,6 +109,9 @@ pub fn serve(
     permit: &(dyn Fn(IpAddr) -> bool + Sync),
 ) -> std::io::Result<Served> {
     socket.set_nonblocking(true)?;
+    if svc.datagram {
+        grow_receive_buffer(socket, svc.flows);
+    }
     let shared = Shared {
         svc,
         stop,
@@ -382,6 +385,32 @@ impl ServeThread<'_> {
         if finished.insert(addr) && finished.len() as u32 >= self.shared.svc.flows {
             self.shared.done.store(true, Ordering::Relaxed);
         }
+    }
+}
+
+/// Room in the one UDP socket for a request from every flow at once (a
+/// 2 KiB share each, at most 64 MiB), never less than it has: a full
+/// buffer drops requests, and each drop stalls its flow for the loss
+/// timeout. Beyond net.core.rmem_max only with CAP_NET_ADMIN.
+fn grow_receive_buffer(socket: &Socket, flows: u32) {
+    let have = socket.recv_buffer_size().unwrap_or(0);
+    let want = (flows as usize).saturating_mul(2048).min(64 << 20);
+    if want <= have {
+        return;
+    }
+    let size = want as libc::c_int;
+    // SAFETY: setsockopt reads `size` for its length.
+    let forced = unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUFFORCE,
+            (&size as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if forced != 0 {
+        let _ = socket.set_recv_buffer_size(want);
     }
 }
 

@@ -47,10 +47,18 @@ pub struct Plan {
     pub payload: Vec<u8>,
 }
 
+/// What the flows did, every transaction's time, and when the last thread
+/// stopped moving data (the data phase's end; ending the flows after it
+/// is not part of the test's time).
+pub struct Ran {
+    pub report: FlowsReport,
+    pub latency: Histogram,
+    pub stopped_at: Instant,
+}
+
 /// Runs the flows until `stop` is set; `stop`'s units count every
-/// thread's work as it goes (for interim results). Every transaction's
-/// time is in the histogram.
-pub fn run(plan: &Plan, stop: &StopFlag) -> (FlowsReport, Histogram) {
+/// thread's work as it goes (for interim results).
+pub fn run(plan: &Plan, stop: &StopFlag) -> Ran {
     let started = Instant::now();
     let threads = plan.threads.clamp(1, plan.flows.max(1));
     let per_thread: Vec<ThreadOutcome> = std::thread::scope(|scope| {
@@ -72,7 +80,9 @@ pub fn run(plan: &Plan, stop: &StopFlag) -> (FlowsReport, Histogram) {
         ..FlowsReport::default()
     };
     let mut latency = Histogram::new();
+    let mut stopped_at = started;
     for t in per_thread {
+        stopped_at = stopped_at.max(t.stopped_at);
         outcome.flows.extend(t.flows);
         latency.merge(&t.latency);
         outcome.samples.extend(t.samples);
@@ -81,7 +91,11 @@ pub fn run(plan: &Plan, stop: &StopFlag) -> (FlowsReport, Histogram) {
     outcome
         .samples
         .sort_by(|a, b| a.end_s.total_cmp(&b.end_s).then(a.flow.cmp(&b.flow)));
-    (outcome, latency)
+    Ran {
+        report: outcome,
+        latency,
+        stopped_at,
+    }
 }
 
 /// What one thread hands back.
@@ -89,6 +103,7 @@ struct ThreadOutcome {
     flows: Vec<FlowResult>,
     latency: Histogram,
     samples: Vec<FlowSample>,
+    stopped_at: Instant,
 }
 
 /// A flow of this thread: its socket, state, and what the samples saw.
@@ -115,6 +130,8 @@ struct Thread<'a> {
     latency: Histogram,
     samples: Vec<FlowSample>,
     started: Instant,
+    /// When the thread left its loop (the stop).
+    stopped_at: Instant,
     published: u64,
     /// Flows that moved their share and may move more (`Moved::Busy`):
     /// driven again on the next turn.
@@ -153,6 +170,7 @@ impl<'a> Thread<'a> {
             latency: Histogram::new(),
             samples: Vec::new(),
             started,
+            stopped_at: started,
             published: 0,
             busy: Vec::new(),
         }
@@ -202,6 +220,7 @@ impl<'a> Thread<'a> {
             }
         }
         self.publish(stop);
+        self.stopped_at = Instant::now();
         self.finish();
         // The last part-interval, so that each flow's samples add up to
         // its whole work.
@@ -292,10 +311,14 @@ impl<'a> Thread<'a> {
                 self.busy.push(slot);
             }
             Moved::Busy => {}
-            Moved::Reconnect if stopping => self.close(slot),
+            // TCP_CRR's connection ends with a reset, as neper's does: a
+            // close's TIME_WAIT on this side would make every later
+            // connect() search past it for a free port (measured: half
+            // the rate at 64 flows, a quarter at 10,000; docs/many-flows.md).
+            Moved::Reconnect if stopping => self.reset(slot),
             // epoll reports the new connection once it is writable.
             Moved::Reconnect => {
-                self.close(slot);
+                self.reset(slot);
                 self.open(slot);
             }
             Moved::Closed { .. } if stopping => self.close(slot),
@@ -316,6 +339,14 @@ impl<'a> Thread<'a> {
             }
         }
         self.slots[slot].flow.state = State::Done;
+    }
+
+    /// Closes `slot` with a reset (SO_LINGER 0).
+    fn reset(&mut self, slot: usize) {
+        if let Some(s) = &self.slots[slot].socket {
+            let _ = s.set_linger(Some(Duration::ZERO));
+        }
+        self.close(slot);
     }
 
     fn fail(&mut self, slot: usize, why: String) {
@@ -433,12 +464,10 @@ impl<'a> Thread<'a> {
     /// with a reset, so netserver never takes a cut-off connection for a
     /// finished one.
     fn end(&mut self, slot: usize) {
-        if let Some(s) = &self.slots[slot].socket {
-            if self.slots[slot].flow.state != State::Done {
-                let _ = s.set_linger(Some(Duration::ZERO));
-            }
+        match self.slots[slot].flow.state {
+            State::Done => self.close(slot),
+            _ => self.reset(slot),
         }
-        self.close(slot);
     }
 
     /// A half-closed sender reads until netserver's close.
@@ -478,6 +507,7 @@ impl<'a> Thread<'a> {
                 .collect(),
             latency: self.latency,
             samples: self.samples,
+            stopped_at: self.stopped_at,
         }
     }
 }

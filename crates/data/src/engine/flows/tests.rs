@@ -66,7 +66,8 @@ fn exchange(
             std::thread::sleep(Duration::from_millis(500));
             client_stop.set();
         });
-        let (outcome, latency) = initiate::run(&plan, &client_stop);
+        let ran = initiate::run(&plan, &client_stop);
+        let (outcome, latency) = (ran.report, ran.latency);
         timer.join().unwrap();
         if reconnect {
             crate::engine::connect::mark_end(&at, &SocketOptions::default());
