@@ -17,16 +17,16 @@ use std::path::{Path, PathBuf};
 /// its line, a module the modules before its own. docs/architecture.md says
 /// what each one does. The umbrella package at the root stands above all.
 const CRATES: &[(&str, &[&str])] = &[
-    ("base", &["ids", "input", "timefmt", "rlimit"]), // ids, bounded input, UTC text, fd limit
-    ("wire", &[]),                                    // the control protocol's messages: no I/O
-    ("data", &["net", "measure", "engine", "spec"]),  // sockets, measurements, data loops, TestSpec
-    ("netserver", &[]),                               // netserver
-    ("client", &["cli", "report", "control"]),        // netperf's options, output, control session
-    ("pages", &[]),                                   // pages and charts
-    ("results", &[]),                                 // the results database and statistics
-    ("netperf", &[]),                                 // netperf's coordinator and program
-    ("k8s", &[]),                                     // Kubernetes discovery
-    ("netagg", &["args", "experiment", "agg", "matrix"]), // netagg: shared options, ramps, experiments, the matrix
+    ("base", &["ids", "input", "timefmt", "rlimit", "saved"]), // ids, bounded input, UTC text, fd limit, saved runs
+    ("wire", &[]), // the control protocol's messages: no I/O
+    ("data", &["net", "measure", "engine", "spec"]), // sockets, measurements, data loops, TestSpec
+    ("netserver", &[]), // netserver
+    ("client", &["cli", "report", "control"]), // netperf's options, output, control session
+    ("pages", &[]), // pages and charts
+    ("results", &[]), // the results database and statistics
+    ("netperf", &[]), // netperf's coordinator and program
+    ("k8s", &[]),  // Kubernetes discovery
+    ("netagg", &["args", "experiment", "agg", "matrix", "redraw"]), // netagg: shared options, experiments, ramps, the matrix, saved runs drawn again
 ];
 
 /// Crates on one level that must not name each other (the two ends of the

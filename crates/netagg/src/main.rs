@@ -61,6 +61,14 @@ fn main() -> ExitCode {
     };
     let command_line = std::env::args().collect();
     match &args.command {
+        // The old spelling of `netagg report FILE --out DIR`.
+        Some(Command::Experiment(experiment)) if experiment.render.is_some() => {
+            netagg::args::deprecated("experiment --render FILE", "netagg report FILE --out DIR");
+            netagg::redraw::run(&netagg::redraw::ReportArgs {
+                json: experiment.render.clone().unwrap_or_default(),
+                out: experiment.out.dir("experiment"),
+            })
+        }
         Some(Command::Experiment(experiment)) => {
             netagg::experiment::cli::run(experiment, command_line)
         }

@@ -183,9 +183,6 @@ pub fn exit_code(program: &str, result: Result<ExitCode, String>) -> ExitCode {
 }
 
 fn run_inner(args: &ExperimentArgs, command_line: Vec<String>) -> Result<ExitCode, String> {
-    if let Some(json) = &args.render {
-        return render(json, &args.out.dir("experiment"));
-    }
     let plan = args.plan()?;
     let outputs = Outputs {
         program: "experiment",
@@ -340,15 +337,6 @@ fn write_outputs(record: &ExperimentRecord, dir: &Path) -> Result<(), String> {
     write_analysed(record, &analysis, dir)
         .map(drop)
         .map_err(|e| format!("cannot write the outputs in {}: {e}", dir.display()))
-}
-
-/// `--render`: the old spelling of `netagg report FILE --out DIR`.
-fn render(json: &Path, dir: &Path) -> Result<ExitCode, String> {
-    crate::args::deprecated("experiment --render FILE", "netagg report FILE --out DIR");
-    Ok(crate::redraw::run(&crate::redraw::ReportArgs {
-        json: json.to_path_buf(),
-        out: dir.to_path_buf(),
-    }))
 }
 
 /// An output directory that would not overwrite another experiment.
