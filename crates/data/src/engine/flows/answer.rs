@@ -25,6 +25,8 @@ const WAIT_MS: i32 = 10;
 /// How long a UDP test's socket stays quiet after an end datagram before
 /// the test is over.
 const QUIET_MS: u64 = 200;
+/// How long a thread out of descriptors takes no connections.
+const ACCEPT_PAUSE: std::time::Duration = std::time::Duration::from_millis(100);
 /// Connections one thread accepts per turn.
 const ACCEPTS_PER_TURN: usize = 4;
 /// Datagrams one thread takes from the UDP socket per turn.
@@ -182,9 +184,14 @@ fn serve_thread(fd: RawFd, shared: &Shared) -> std::io::Result<Tally> {
         total: Tally::default(),
         busy: Vec::new(),
         queued: Vec::new(),
+        paused_until: None,
     };
     let mut events = epoll::events(EVENTS);
     while !shared.over() {
+        if t.paused_until.is_some_and(|until| Instant::now() >= until) {
+            t.paused_until = None;
+            t.epoll.add(fd, LISTENER, interest)?;
+        }
         let timeout = if t.busy.is_empty() { WAIT_MS } else { 0 };
         let ready = t.epoll.wait(&mut events, timeout)?;
         for event in &events[..ready] {
@@ -217,6 +224,8 @@ struct ServeThread<'a> {
     /// slots are in that list.
     busy: Vec<usize>,
     queued: Vec<bool>,
+    /// Taking no connections until then (out of descriptors).
+    paused_until: Option<Instant>,
 }
 
 impl ServeThread<'_> {
@@ -238,11 +247,40 @@ impl ServeThread<'_> {
                 )
             };
             if fd < 0 {
+                // Out of descriptors: this thread stops taking connections
+                // for a while rather than spin on a listener that stays
+                // readable.
+                if matches!(
+                    std::io::Error::last_os_error().raw_os_error(),
+                    Some(libc::EMFILE)
+                        | Some(libc::ENFILE)
+                        | Some(libc::ENOBUFS)
+                        | Some(libc::ENOMEM)
+                ) {
+                    self.epoll.remove(listener);
+                    self.paused_until = Some(Instant::now() + ACCEPT_PAUSE);
+                }
                 return;
             }
             // SAFETY: accept4 returned a new descriptor owned by nobody else.
             let socket = unsafe { Socket::from_raw_fd(fd) };
             if !io::source_ip(&from).is_some_and(|ip| (self.shared.permit)(ip)) {
+                continue;
+            }
+            // No more connections open at once than the test's flows can
+            // hold: a client that opens more gets them closed (its
+            // descriptors never become ours to hold). TCP_CRR's flows open
+            // the next before this side has seen the last one's reset.
+            let room = match self.shared.svc.reconnect {
+                true => self.shared.svc.flows.saturating_mul(4).saturating_add(64),
+                false => self.shared.svc.flows,
+            };
+            let open = self
+                .shared
+                .accepted
+                .load(Ordering::Relaxed)
+                .saturating_sub(self.shared.ended.load(Ordering::Relaxed));
+            if open >= room {
                 continue;
             }
             self.shared.accepted.fetch_add(1, Ordering::Relaxed);

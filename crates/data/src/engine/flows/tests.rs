@@ -239,3 +239,52 @@ fn threads_never_outnumber_flows() {
     assert_eq!(threads_for(100, Some(3)), 3);
     assert!(threads_for(100, None) >= 1);
 }
+
+/// A client that opens more connections than its flows gets the extra ones
+/// closed: netserver never holds more than the test's flows.
+#[test]
+fn connections_beyond_the_flows_are_closed() {
+    use std::io::Read;
+    let (socket, at) = data_socket(false);
+    let svc = Service {
+        work: Work::Answer {
+            request: 1,
+            response: 1,
+        },
+        threads: 2,
+        flows: 4,
+        datagram: false,
+        reconnect: false,
+        payload: vec![],
+    };
+    let stop = StopFlag::new();
+    std::thread::scope(|scope| {
+        let served = scope.spawn(|| answer::serve(&socket, &svc, &stop, &|_| true));
+        let flows: Vec<_> = (0..4)
+            .map(|_| std::net::TcpStream::connect(at).unwrap())
+            .collect();
+        std::thread::sleep(Duration::from_millis(200));
+        for _ in 0..20 {
+            let mut extra = std::net::TcpStream::connect(at).unwrap();
+            extra
+                .set_read_timeout(Some(Duration::from_secs(5)))
+                .unwrap();
+            let mut byte = [0u8; 1];
+            // Closed by netserver: end of stream or a reset, never a wait.
+            match extra.read(&mut byte) {
+                Ok(0) => {}
+                Err(e) => assert!(
+                    !matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ),
+                    "an extra connection was held: {e}"
+                ),
+                Ok(n) => panic!("an extra connection got {n} bytes"),
+            }
+        }
+        drop(flows);
+        let served = served.join().unwrap().unwrap();
+        assert_eq!(served.flows_seen, 4);
+    });
+}
