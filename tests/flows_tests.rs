@@ -169,29 +169,11 @@ fn a_flow_killed_from_outside_is_reported_and_the_test_ends() {
     }
     let server = Server::start("127.0.0.1");
     let data_port = common::closed_port();
-    let port = server.port.to_string();
     let p = format!(",{data_port}");
-    let mut child = std::process::Command::new(&*NETPERF)
-        .args([
-            "-H",
-            "127.0.0.1",
-            "-p",
-            &port,
-            "-t",
-            "TCP_RR",
-            "-l",
-            "3",
-            "-P",
-            "0",
-            "--",
-            "-P",
-            &p,
-        ])
-        .args(["--flows", "20", "-k", SELECTORS])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_netperf(
+        &server,
+        &["-l", "3", "--", "-P", &p, "--flows", "20", "-k", SELECTORS],
+    );
     let deadline = Instant::now() + Duration::from_secs(5);
     let mut killed = false;
     while !killed && Instant::now() < deadline {
@@ -211,7 +193,7 @@ fn a_flow_killed_from_outside_is_reported_and_the_test_ends() {
             killed = status.is_ok_and(|s| s.status.success());
         }
     }
-    let out = wait_bounded(child_take(&mut child), Duration::from_secs(20));
+    let out = wait_bounded(child, Duration::from_secs(20));
     if !killed {
         common::skip("ss -K could not close the socket (kernel without CONFIG_INET_DIAG_DESTROY?)");
         return;
@@ -229,13 +211,17 @@ fn nix_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-fn child_take(child: &mut std::process::Child) -> std::process::Child {
-    std::mem::replace(
-        child,
-        std::process::Command::new("true")
-            .spawn()
-            .expect("spawn true"),
-    )
+/// Our netperf running a TCP_RR test against `server` with `args` (global
+/// options, then `--` and the test's), its output piped.
+fn spawn_netperf(server: &Server, args: &[&str]) -> std::process::Child {
+    let port = server.port.to_string();
+    std::process::Command::new(&*NETPERF)
+        .args(["-H", &server.host, "-p", &port, "-t", "TCP_RR", "-P", "0"])
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn netperf")
 }
 
 /// The child's output once it exits; killed (and the test failed) past `limit`.
@@ -258,26 +244,11 @@ fn wait_bounded(child: std::process::Child, limit: Duration) -> std::process::Ou
 #[test]
 fn sigint_ends_a_many_flow_test_with_its_result() {
     let server = Server::start("127.0.0.1");
-    let port = server.port.to_string();
     for signal in [libc::SIGINT, libc::SIGALRM] {
-        let child = std::process::Command::new(&*NETPERF)
-            .args([
-                "-H",
-                "127.0.0.1",
-                "-p",
-                &port,
-                "-t",
-                "TCP_RR",
-                "-l",
-                "60",
-                "-P",
-                "0",
-            ])
-            .args(["--", "--flows", "100", "-k", SELECTORS])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
+        let child = spawn_netperf(
+            &server,
+            &["-l", "60", "--", "--flows", "100", "-k", SELECTORS],
+        );
         std::thread::sleep(Duration::from_millis(1500));
         // SAFETY: kill takes a pid and a signal number.
         unsafe { libc::kill(child.id() as i32, signal) };
@@ -341,6 +312,10 @@ fn what_cannot_be_served_is_refused_before_any_traffic() {
         (
             &["-t", "TCP_RR", "--", "--threads", "4"],
             "goes with --flows",
+        ),
+        (
+            &["-t", "TCP_RR", "--", "--flows", "4", "-P", "5000,"],
+            "local port",
         ),
     ] {
         let out = netperf(&server, args);

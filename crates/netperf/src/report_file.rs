@@ -11,13 +11,11 @@ use netperf_pages::context::{HostFacts, RunContext};
 use std::path::PathBuf;
 use std::time::{Duration, UNIX_EPOCH};
 
+use crate::output_file::OutputFile;
 use netperf_client::cli::extensions::EXIT_REPORT_FAILED;
 
 /// The report file of this run, created and still empty.
-pub struct ReportFile {
-    path: PathBuf,
-    created: bool,
-}
+pub struct ReportFile(OutputFile);
 
 impl ReportFile {
     /// Creates the file the command line names, if any; refuses a test with
@@ -31,14 +29,7 @@ impl ReportFile {
             eprintln!("netperf: --report draws the test's interim results: give -D INTERVAL (global option, e.g. -D 1)");
             return Err(EXIT_REPORT_FAILED);
         }
-        let created = std::fs::symlink_metadata(&path).is_err();
-        match std::fs::File::create(&path) {
-            Ok(_) => Ok(Some(ReportFile { path, created })),
-            Err(e) => {
-                eprintln!("netperf: --report: cannot create {}: {e}", path.display());
-                Err(EXIT_REPORT_FAILED)
-            }
-        }
+        Ok(OutputFile::create(Some(&path), "--report")?.map(ReportFile))
     }
 
     /// Writes the page; 0, or the error status after one line.
@@ -59,21 +50,19 @@ impl ReportFile {
             result_text: drawn.text.to_string(),
             interims: drawn.last.interims.clone(),
         };
-        let json_path = json_beside(&self.path);
-        for (path, body) in [(&self.path, run.page()), (&json_path, run.to_json())] {
-            if let Err(e) = std::fs::write(path, body) {
-                eprintln!("netperf: --report: cannot write {}: {e}", path.display());
-                return EXIT_REPORT_FAILED;
+        self.0.finish(|page| {
+            let json = json_beside(page);
+            for (path, body) in [(page, run.page()), (&json, run.to_json())] {
+                std::fs::write(path, body)
+                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
             }
-        }
-        0
+            Ok(())
+        })
     }
 
     /// The test failed: a file we created goes again.
     pub fn abandon(self) {
-        if self.created {
-            let _ = std::fs::remove_file(&self.path);
-        }
+        self.0.abandon();
     }
 }
 

@@ -310,6 +310,8 @@ fn check_flows(
         return refused("a count (-l -N) is not available; give a time (-l SECONDS)");
     }
     let one_flow_only = [
+        ("-P's local port", t.local_data_port.is_some_and(|p| p != 0)),
+        ("--data-ports", t.data_ports.is_some()),
         ("-b (first burst)", t.first_burst > 0),
         ("-w/-b pacing", g.interval_usecs > 0),
         ("--mmsg", t.mmsg_batch.is_some()),

@@ -118,28 +118,22 @@ impl LocalData {
         }
         let io_wait = watch.units.is_some().then_some(UNTIMED_IO_WAIT);
         let silence = watch.units.map(|_| UNTIMED_SILENCE);
-        let (data, silent) =
-            watchdog::netperf_watched(watch.control_fd, &watch.stop, silence, || {
-                run_data(
-                    spec,
-                    sock,
-                    &self.dest,
-                    self.bind,
-                    &self.opts,
-                    &mut self.rings,
-                    run,
-                    &watch.stop,
-                    watch.units,
-                    io_wait,
-                    rec.hist.as_mut(),
-                    rec.seq.as_mut(),
-                )
-            });
-        let data = data?;
-        if let Some(e) = silent {
-            return Err(ClientError::Data(DataError::Recv(e)));
-        }
-        Ok(data)
+        watched(watch, silence, || {
+            run_data(
+                spec,
+                sock,
+                &self.dest,
+                self.bind,
+                &self.opts,
+                &mut self.rings,
+                run,
+                &watch.stop,
+                watch.units,
+                io_wait,
+                rec.hist.as_mut(),
+                rec.seq.as_mut(),
+            )
+        })
     }
 
     /// `move_data` for a many-flow test: the flows run on their own
@@ -153,7 +147,7 @@ impl LocalData {
         rec: &mut Recorders,
     ) -> Result<DataRun, ClientError> {
         drop(sock);
-        let (ran, silent) = watchdog::netperf_watched(watch.control_fd, &watch.stop, None, || {
+        let ran = watched(watch, None, || {
             super::flows::run(
                 spec,
                 &self.sizes,
@@ -163,11 +157,7 @@ impl LocalData {
                 run,
                 &watch.stop,
             )
-        });
-        let ran = ran?;
-        if let Some(e) = silent {
-            return Err(ClientError::Data(DataError::Recv(e)));
-        }
+        })?;
         if let Some(hist) = rec.hist.as_mut() {
             hist.merge(&ran.latency);
         }
@@ -221,6 +211,21 @@ impl LocalData {
             local: self.bind.unwrap_or(self.addr),
             remote: self.resolved,
         }
+    }
+}
+
+/// `work` under the watchdog of `watch`'s control connection; a netserver
+/// silent for `silence` (a counted test's bound) ends it with an error.
+fn watched<T>(
+    watch: &Watch,
+    silence: Option<Duration>,
+    work: impl FnOnce() -> Result<T, ClientError>,
+) -> Result<T, ClientError> {
+    let (done, silent) = watchdog::netperf_watched(watch.control_fd, &watch.stop, silence, work);
+    let done = done?;
+    match silent {
+        Some(e) => Err(ClientError::Data(DataError::Recv(e))),
+        None => Ok(done),
     }
 }
 

@@ -92,6 +92,20 @@ fn exchange(
     })
 }
 
+/// Both sides of request/response with `size`-byte messages.
+fn request_response(size: usize) -> (Work, Work) {
+    (
+        Work::Ask {
+            request: size,
+            response: size,
+        },
+        Work::Answer {
+            request: size,
+            response: size,
+        },
+    )
+}
+
 fn check_flows_add_up(outcome: &FlowsReport, flows: u32) {
     assert_eq!(outcome.flows.len(), flows as usize);
     let ids: Vec<u32> = outcome.flows.iter().map(|f| f.flow).collect();
@@ -123,16 +137,7 @@ fn check_flows_add_up(outcome: &FlowsReport, flows: u32) {
 
 #[test]
 fn tcp_rr_flows_each_transaction_counted_on_both_ends() {
-    let rr = (
-        Work::Ask {
-            request: 1,
-            response: 1,
-        },
-        Work::Answer {
-            request: 1,
-            response: 1,
-        },
-    );
+    let rr = request_response(1);
     let (outcome, timed, served) = exchange(rr.0, rr.1, 50, false, false);
     check_flows_add_up(&outcome, 50);
     assert_eq!(outcome.total().transactions, served.tally.transactions);
@@ -171,16 +176,7 @@ fn tcp_maerts_flows_receive() {
 
 #[test]
 fn udp_rr_flows_are_answered_and_end() {
-    let rr = (
-        Work::Ask {
-            request: 64,
-            response: 64,
-        },
-        Work::Answer {
-            request: 64,
-            response: 64,
-        },
-    );
+    let rr = request_response(64);
     let (outcome, timed, served) = exchange(rr.0, rr.1, 30, true, false);
     check_flows_add_up(&outcome, 30);
     assert_eq!(timed, outcome.total().transactions);
@@ -190,16 +186,7 @@ fn udp_rr_flows_are_answered_and_end() {
 
 #[test]
 fn tcp_crr_flows_open_a_connection_per_transaction() {
-    let rr = (
-        Work::Ask {
-            request: 1,
-            response: 1,
-        },
-        Work::Answer {
-            request: 1,
-            response: 1,
-        },
-    );
+    let rr = request_response(1);
     let (outcome, timed, served) = exchange(rr.0, rr.1, 16, false, true);
     check_flows_add_up(&outcome, 16);
     assert_eq!(timed, outcome.total().transactions);
