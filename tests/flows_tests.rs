@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{netperf, run_with_limit, text, Server, NETPERF};
+use common::{netperf, run_with_limit, text, wait_bounded, Server, NETPERF};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -87,6 +87,27 @@ fn every_kind_of_test_runs_with_flows_and_bytes_add_up() {
         let server = Server::start("::1");
         let v = flows_run(&server, "TCP_RR", "1", "100", &[]);
         assert_eq!(number(&v, "FLOWS_FAILED"), 0.0);
+    }
+}
+
+/// `-b` keeps requests in flight on every flow; and UDP flows take the
+/// responses of a netserver whose data socket is bound to the wildcard
+/// (stock netperf asks for that), which answers a request sent to
+/// 127.0.0.3 from the address its route picks, 127.0.0.1.
+#[test]
+fn flows_keep_a_burst_in_flight_and_take_answers_from_any_of_netservers_addresses() {
+    let server = Server::start("127.0.0.3");
+    for (test, burst) in [("TCP_RR", "3"), ("UDP_RR", "0"), ("UDP_RR", "2")] {
+        let v = flows_run(&server, test, "1", "8", &["-b", burst, "-e", "1"]);
+        let what = format!("{test} -b {burst}: {v:?}");
+        assert_eq!(number(&v, "FLOWS_FAILED"), 0.0, "{what}");
+        assert_eq!(number(&v, "FLOWS_STALLED"), 0.0, "{what}");
+        assert!(number(&v, "THROUGHPUT") > 0.0, "{what}");
+        if test == "TCP_RR" {
+            // Every request in flight was answered before the end.
+            assert_eq!(v["LOCAL_BYTES_SENT"], v["REMOTE_BYTES_RECVD"], "{what}");
+            assert_eq!(v["REMOTE_BYTES_SENT"], v["LOCAL_BYTES_RECVD"], "{what}");
+        }
     }
 }
 
@@ -224,23 +245,6 @@ fn spawn_netperf(server: &Server, args: &[&str]) -> std::process::Child {
         .expect("spawn netperf")
 }
 
-/// The child's output once it exits; killed (and the test failed) past `limit`.
-fn wait_bounded(child: std::process::Child, limit: Duration) -> std::process::Output {
-    let pid = child.id();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    match rx.recv_timeout(limit) {
-        Ok(out) => out.expect("wait"),
-        Err(_) => {
-            // SAFETY: kill takes a pid and a signal number.
-            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-            panic!("netperf did not end within {limit:?}");
-        }
-    }
-}
-
 #[test]
 fn sigint_ends_a_many_flow_test_with_its_result() {
     let server = Server::start("127.0.0.1");
@@ -298,7 +302,7 @@ fn what_cannot_be_served_is_refused_before_any_traffic() {
             "a count",
         ),
         (
-            &["-t", "TCP_RR", "--", "--flows", "4", "-b", "2"],
+            &["-t", "TCP_CRR", "--", "--flows", "4", "-b", "2"],
             "first burst",
         ),
         (

@@ -7,6 +7,7 @@ pub mod browser;
 pub mod control;
 pub mod install;
 pub mod podman;
+pub mod ramp;
 pub mod results;
 pub mod saved;
 pub mod skip;
@@ -163,6 +164,23 @@ impl Server {
     pub fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// The child's output once it exits; killed (and the test failed) past `limit`.
+pub fn wait_bounded(child: std::process::Child, limit: Duration) -> std::process::Output {
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(out) => out.expect("wait"),
+        Err(_) => {
+            // SAFETY: kill takes a pid and a signal number.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            panic!("the program did not end within {limit:?}");
+        }
     }
 }
 

@@ -309,10 +309,14 @@ fn check_flows(
     if matches!(limit, Limit::Units(_)) {
         return refused("a count (-l -N) is not available; give a time (-l SECONDS)");
     }
+    if t.first_burst > 0 && (shape.connection || !shape.is_rr) {
+        return refused(
+            "-b (first burst) keeps requests in flight on each flow of TCP_RR, UDP_RR or -d rr only",
+        );
+    }
     let one_flow_only = [
         ("-P's local port", t.local_data_port.is_some_and(|p| p != 0)),
         ("--data-ports", t.data_ports.is_some()),
-        ("-b (first burst)", t.first_burst > 0),
         ("-w/-b pacing", g.interval_usecs > 0),
         ("--mmsg", t.mmsg_batch.is_some()),
         ("--zerocopy", t.zerocopy),

@@ -70,6 +70,7 @@ pub fn run(
         threads: ext.flow_threads.max(1),
         datagram,
         reconnect: spec.connection,
+        burst: spec.first_burst,
         remote: *remote,
         // The address only: each flow gets its own port.
         local: local.map(|mut l| {
@@ -83,6 +84,7 @@ pub fn run(
         interval,
         flow_samples: spec.flow_samples,
         payload: Vec::new(),
+        board: run.flow_board.clone(),
     };
     let initiate::Ran {
         report,

@@ -162,8 +162,13 @@ impl LocalData {
             hist.merge(&ran.latency);
         }
         // Every flow is accounted for: those that failed, and why, on
-        // stderr (the output keeps its shape).
-        if let Some(line) = ran.report.failures_line() {
+        // stderr (the output keeps its shape), unless the board's holder
+        // accounts for them.
+        if let Some(line) = ran
+            .report
+            .failures_line()
+            .filter(|_| run.flow_board.is_none())
+        {
             eprintln!("netperf: --flows: {line}");
         }
         rec.flows = Some(ran.report);

@@ -130,6 +130,10 @@ pub struct RunOptions {
     /// A stop flag shared with someone else (netagg's coordinator), who
     /// samples its published work units and sets it to end the test.
     pub shared_stop: Option<netperf_data::engine::stop_flag::StopFlag>,
+    /// With many flows (`--flows`): where each flow's counts are stored as
+    /// it moves, for that same someone to sample the flows one by one.
+    /// Whoever holds it also accounts for the flows' failures.
+    pub flow_board: Option<std::sync::Arc<netperf_data::engine::flows::FlowBoard>>,
     /// Called once netserver has accepted the test, before its data phase;
     /// `false` calls the test off (netagg's start of a level).
     pub start_hook: Option<StartHook>,
@@ -159,6 +163,7 @@ impl RunOptions {
             count_interface: None,
             interim: None,
             shared_stop: None,
+            flow_board: None,
             start_hook: None,
             debug: g.debug,
             interval_usecs: g.interval_usecs,

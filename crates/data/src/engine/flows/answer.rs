@@ -318,6 +318,8 @@ impl ServeThread<'_> {
             reconnect: false,
             latency: &mut no_latency,
             stopping: false,
+            burst: 0,
+            dest: None,
         };
         let moved = flow.drive(&mut drive);
         let untouched = flow.tally.bytes_received == 0;

@@ -6,6 +6,7 @@
 
 use super::super::io::{self, Io};
 use super::Tally;
+use std::collections::VecDeque;
 use std::time::Instant;
 
 /// What every flow of a test does.
@@ -81,11 +82,18 @@ const CALLS_PER_DRIVE: u32 = 32;
 pub struct Flow {
     pub fd: std::os::fd::RawFd,
     pub state: State,
-    /// When the current request was sent (its latency's start).
+    /// When the flow began waiting for a response: the current request's
+    /// send (its latency's start) when one request is in flight at a time,
+    /// else the last response or the burst's start.
     pub asked_at: Instant,
     pub tally: Tally,
     /// One datagram per message (UDP).
     pub datagram: bool,
+    /// Requests sent and not answered yet.
+    pub in_flight: u32,
+    /// Their send times, oldest first, with a burst (`-b`): each response
+    /// is timed from the oldest request in flight, as netperf does.
+    pub sent_at: VecDeque<Instant>,
 }
 
 /// The thread's buffers and what drives share.
@@ -99,6 +107,13 @@ pub struct Drive<'a> {
     pub latency: &'a mut dyn FnMut(u64),
     /// No new request once set (the test is ending).
     pub stopping: bool,
+    /// Requests kept in flight beyond the first (`-- -b`); 0 is ping-pong.
+    pub burst: u32,
+    /// Where each datagram goes: UDP flows are not connected, so that a
+    /// response from any of netserver's addresses is taken (a netserver
+    /// bound to the wildcard answers from the address its route picks,
+    /// not always the one asked).
+    pub dest: Option<&'a socket2::SockAddr>,
 }
 
 impl Flow {
@@ -109,7 +124,30 @@ impl Flow {
             asked_at: Instant::now(),
             tally: Tally::default(),
             datagram,
+            in_flight: 0,
+            sent_at: VecDeque::new(),
         }
+    }
+
+    /// A request went whole: one more in flight, and with a burst, the
+    /// next request goes at once until `burst` more than one are out.
+    fn asked(&mut self, d: &Drive) {
+        self.in_flight += 1;
+        if d.burst > 0 {
+            self.sent_at.push_back(Instant::now());
+            if self.in_flight <= d.burst && !d.stopping {
+                self.state = State::Sending(0);
+            }
+        }
+    }
+
+    /// Every request in flight is given up on (a loss, after the loss
+    /// timeout): the flow starts its burst over, as netperf's -e does.
+    pub fn restart(&mut self) {
+        self.in_flight = 0;
+        self.sent_at.clear();
+        self.asked_at = Instant::now();
+        self.state = State::Sending(0);
     }
 
     /// The units of work done: transactions or bytes.
@@ -128,10 +166,14 @@ impl Flow {
                 (State::Done, _) => return Moved::Wait,
                 (State::Connecting, _) => self.connected(),
                 (State::Sending(done), Work::Ask { request, .. }) => {
-                    self.send(d.send_buf, done, request, State::Receiving(0))
+                    let step = self.send(d, done, request, State::Receiving(0));
+                    if self.state == State::Receiving(0) {
+                        self.asked(d);
+                    }
+                    step
                 }
                 (State::Sending(done), Work::Answer { response, .. }) => {
-                    self.send(d.send_buf, done, response, State::Receiving(0))
+                    self.send(d, done, response, State::Receiving(0))
                 }
                 (State::Receiving(got), Work::Ask { response, .. }) => {
                     self.receive(d.recv_buf, got, response)
@@ -139,7 +181,7 @@ impl Flow {
                 (State::Receiving(got), Work::Answer { request, .. }) => {
                     self.receive(d.recv_buf, got, request)
                 }
-                (_, Work::Send { size }) => self.send(d.send_buf, 0, size, State::Sending(0)),
+                (_, Work::Send { size }) => self.send(d, 0, size, State::Sending(0)),
                 (_, Work::Receive { size }) => self.receive(d.recv_buf, 0, size),
             };
             match step {
@@ -160,15 +202,27 @@ impl Flow {
         match d.work {
             Work::Ask { .. } => {
                 self.tally.transactions += 1;
-                (d.latency)(self.asked_at.elapsed().as_nanos() as u64);
+                self.in_flight = self.in_flight.saturating_sub(1);
+                let asked = match d.burst {
+                    0 => self.asked_at,
+                    _ => self.sent_at.pop_front().unwrap_or(self.asked_at),
+                };
+                (d.latency)(asked.elapsed().as_nanos() as u64);
                 if d.reconnect {
                     self.state = State::Done;
                     return Some(Moved::Reconnect);
+                }
+                if d.stopping && self.in_flight > 0 {
+                    // The burst's other responses are still owed.
+                    self.state = State::Receiving(0);
+                    return None;
                 }
                 if d.stopping {
                     self.state = State::Done;
                     return Some(Moved::Wait);
                 }
+                // A response made room: the next request (with a burst,
+                // until it is full again).
                 self.asked_at = Instant::now();
                 self.state = State::Sending(0);
             }
@@ -210,13 +264,14 @@ impl Flow {
     }
 
     /// Sends the rest of a `len`-byte message; a datagram goes whole.
-    fn send(&mut self, buf: &[u8], done: usize, len: usize, next: State) -> Step {
+    fn send(&mut self, d: &Drive, done: usize, len: usize, next: State) -> Step {
+        let buf = d.send_buf;
         let want = match self.datagram {
             true => len,
             false => len - done,
         };
         let want = want.min(buf.len());
-        let r = io::send_flags(self.fd, buf.as_ptr(), want, libc::MSG_NOSIGNAL);
+        let r = io::send(self.fd, buf.as_ptr(), want, d.dest);
         self.tally.send_calls += 1;
         match r {
             Io::Moved(n) => {

@@ -6,13 +6,14 @@
 
 use super::epoll::{self, Epoll};
 use super::flow::{Drive, Flow, Moved, State, Work};
-use super::{FlowResult, FlowSample, FlowsReport};
+use super::{FlowBoard, FlowResult, FlowSample, FlowsReport};
 use crate::engine::stop_flag::StopFlag;
 use crate::measure::histogram::Histogram;
 use crate::net::socket::{self, SocketOptions};
 use socket2::{SockAddr, Socket};
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Events taken per epoll wait.
@@ -32,6 +33,8 @@ pub struct Plan {
     pub datagram: bool,
     /// A new connection per transaction (TCP_CRR).
     pub reconnect: bool,
+    /// Requests each flow keeps in flight beyond the first (`-- -b`).
+    pub burst: u32,
     pub remote: SocketAddr,
     /// The local address to bind each flow to (its port left to the kernel).
     pub local: Option<SocketAddr>,
@@ -45,6 +48,9 @@ pub struct Plan {
     pub flow_samples: bool,
     /// Bytes every message is cut from.
     pub payload: Vec<u8>,
+    /// Where each flow's counts are stored as they move, for a reader
+    /// outside the test (netagg); ignored unless it fits the plan.
+    pub board: Option<Arc<FlowBoard>>,
 }
 
 /// What the flows did, every transaction's time, and when the last thread
@@ -61,13 +67,19 @@ pub struct Ran {
 pub fn run(plan: &Plan, stop: &StopFlag) -> Ran {
     let started = Instant::now();
     let threads = plan.threads.clamp(1, plan.flows.max(1));
+    let board = plan
+        .board
+        .as_deref()
+        .filter(|b| b.fits(plan.flows, threads));
     let per_thread: Vec<ThreadOutcome> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 let mine: Vec<u32> = (t..plan.flows).step_by(threads as usize).collect();
                 std::thread::Builder::new()
                     .name(format!("flows-{t}"))
-                    .spawn_scoped(scope, move || Thread::new(plan, t, mine, started).run(stop))
+                    .spawn_scoped(scope, move || {
+                        Thread::new(plan, t, mine, started, board).run(stop)
+                    })
             })
             .collect();
         handles
@@ -123,6 +135,7 @@ struct Slot {
 struct Thread<'a> {
     plan: &'a Plan,
     index: u32,
+    board: Option<&'a FlowBoard>,
     epoll: Option<Epoll>,
     slots: Vec<Slot>,
     send_buf: Vec<u8>,
@@ -138,10 +151,18 @@ struct Thread<'a> {
     /// Flows that moved their share and may move more (`Moved::Busy`):
     /// driven again on the next turn.
     busy: Vec<usize>,
+    /// Where UDP flows send (they are not connected: `Drive::dest`).
+    dest: Option<SockAddr>,
 }
 
 impl<'a> Thread<'a> {
-    fn new(plan: &'a Plan, index: u32, ids: Vec<u32>, started: Instant) -> Thread<'a> {
+    fn new(
+        plan: &'a Plan,
+        index: u32,
+        ids: Vec<u32>,
+        started: Instant,
+        board: Option<&'a FlowBoard>,
+    ) -> Thread<'a> {
         let len = plan.work.buffer_len();
         let mut send_buf = vec![0u8; len];
         if !plan.payload.is_empty() {
@@ -165,6 +186,7 @@ impl<'a> Thread<'a> {
         Thread {
             plan,
             index,
+            board,
             epoll: None,
             slots,
             send_buf,
@@ -176,6 +198,7 @@ impl<'a> Thread<'a> {
             units: 0,
             published: 0,
             busy: Vec::new(),
+            dest: unconnected(plan).then(|| SockAddr::from(plan.remote)),
         }
     }
 
@@ -251,6 +274,9 @@ impl<'a> Thread<'a> {
                 s.bind(&SockAddr::from(local))?;
             }
             s.set_nonblocking(true)?;
+            if unconnected(plan) {
+                return Ok((s, State::Sending(0)));
+            }
             match s.connect(&SockAddr::from(plan.remote)) {
                 Ok(()) => Ok((s, State::Sending(0))),
                 Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => Ok((s, State::Connecting)),
@@ -302,11 +328,17 @@ impl<'a> Thread<'a> {
             reconnect: self.plan.reconnect,
             latency: &mut record,
             stopping,
+            burst: self.plan.burst,
+            dest: self.dest.as_ref(),
         };
         let before = entry.flow.units(self.plan.work);
         let moved = entry.flow.drive(&mut drive);
+        let after = entry.flow.units(self.plan.work);
         // The thread's running count, so publishing never walks the flows.
-        self.units += entry.flow.units(self.plan.work) - before;
+        self.units += after - before;
+        if let Some(board) = self.board.filter(|_| after != before) {
+            board.store_units(entry.id, after);
+        }
         match moved {
             Moved::Wait => {}
             Moved::Busy if !entry.queued => {
@@ -369,10 +401,13 @@ impl<'a> Thread<'a> {
             })
             .collect();
         for slot in lost {
-            let flow = &mut self.slots[slot].flow;
+            let entry = &mut self.slots[slot];
+            let flow = &mut entry.flow;
             flow.tally.timeouts += 1;
-            flow.asked_at = Instant::now();
-            flow.state = State::Sending(0);
+            if let Some(board) = self.board {
+                board.store_timeouts(entry.id, flow.tally.timeouts);
+            }
+            flow.restart();
             self.drive(slot, false);
         }
     }
@@ -423,7 +458,10 @@ impl<'a> Thread<'a> {
             match (self.plan.datagram, work) {
                 (true, _) => {
                     for _ in 0..3 {
-                        let _ = s.send(&[]);
+                        let _ = match &self.dest {
+                            Some(to) => s.send_to(&[], to),
+                            None => s.send(&[]),
+                        };
                     }
                     self.close(slot);
                 }
@@ -437,6 +475,14 @@ impl<'a> Thread<'a> {
                 // A request in flight is answered (or the far end's close
                 // ends it) before the close.
                 (false, _) => {}
+            }
+        }
+        // A flow topping its burst up between whole requests still owes
+        // netserver nothing but the responses it is waiting for.
+        for slot in &mut self.slots {
+            let f = &mut slot.flow;
+            if f.state == State::Sending(0) && f.in_flight > 0 && !self.plan.datagram {
+                f.state = State::Receiving(0);
             }
         }
         let deadline = Instant::now() + CLOSE_WAIT;
@@ -513,6 +559,13 @@ impl<'a> Thread<'a> {
             stopped_at: self.stopped_at,
         }
     }
+}
+
+/// Whether the flows' sockets stay unconnected (`Drive::dest`): UDP flows
+/// that wait for responses. Senders connect: nothing comes back to miss,
+/// and the kernel skips a route lookup per datagram.
+fn unconnected(plan: &Plan) -> bool {
+    plan.datagram && matches!(plan.work, Work::Ask { .. })
 }
 
 /// P50, P99 and the largest of `ns`, in microseconds (sorts it).

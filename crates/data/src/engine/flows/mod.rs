@@ -11,11 +11,13 @@
 //! average of per-flow percentiles.
 
 pub mod answer;
+pub mod board;
 pub mod epoll;
 pub mod flow;
 pub mod initiate;
 
 pub use crate::measure::flows::{FlowResult, FlowSample, FlowsReport, Tally};
+pub use board::FlowBoard;
 pub use flow::Work;
 
 pub use netperf_wire::extension::{MAX_FLOWS, MAX_FLOW_THREADS};

@@ -47,6 +47,7 @@ fn exchange(
         threads: 2,
         datagram,
         reconnect,
+        burst: 0,
         remote: at,
         local: None,
         opts: SocketOptions {
@@ -57,6 +58,7 @@ fn exchange(
         interval: Duration::from_millis(100),
         flow_samples: true,
         payload: b"netperf".to_vec(),
+        board: Some(std::sync::Arc::new(FlowBoard::new(flows, 2))),
     };
     let (server_stop, client_stop) = (StopFlag::new(), StopFlag::new());
     let finished = std::sync::atomic::AtomicBool::new(false);
@@ -67,6 +69,12 @@ fn exchange(
             client_stop.set();
         });
         let ran = initiate::run(&plan, &client_stop);
+        // What a reader saw last on the board is each flow's whole work.
+        let board = plan.board.as_deref().expect("given");
+        for f in &ran.report.flows {
+            assert_eq!(board.units(f.flow), f.units, "flow {}", f.flow);
+            assert_eq!(board.timeouts(f.flow), f.tally.timeouts, "flow {}", f.flow);
+        }
         let (outcome, latency) = (ran.report, ran.latency);
         timer.join().unwrap();
         if reconnect {
