@@ -3,6 +3,7 @@
 //! and the median sample read all streams within a millisecond.
 
 mod common;
+use common::ramp::{one_level, OutDir};
 use common::*;
 use std::time::Duration;
 
@@ -260,15 +261,6 @@ fn sync_runs_one_stream_per_load_generator_in_turn() {
     std::fs::remove_dir_all(&out_dir).ok();
 }
 
-/// Removes a test's output directory, also when the test fails.
-struct OutDir(std::path::PathBuf);
-
-impl Drop for OutDir {
-    fn drop(&mut self) {
-        std::fs::remove_dir_all(&self.0).ok();
-    }
-}
-
 #[test]
 fn streams_that_cannot_start_are_reported_per_host_and_the_window_follows_the_start() {
     // Three load generators on one port: 127.0.0.1 allows the 32 tests it
@@ -279,8 +271,7 @@ fn streams_that_cannot_start_are_reported_per_host_and_the_window_follows_the_st
     let Some(_tight) = Server::start_on("127.0.0.2", port, &["--max-tests", "8"]) else {
         return skip(format!("no second netserver on 127.0.0.2:{port}"));
     };
-    let out_dir =
-        OutDir(std::env::temp_dir().join(format!("netagg-limits-{}", std::process::id())));
+    let out_dir = OutDir::named("netagg-limits");
     let port_text = port.to_string();
     let out = run_with_limit(
         &NETAGG,
@@ -301,6 +292,8 @@ fn streams_that_cannot_start_are_reported_per_host_and_the_window_follows_the_st
             "96",
             "--duration",
             "3",
+            // A test per stream: each stream meets the limits itself.
+            "--separate-tests",
             "--out",
             out_dir.0.to_str().unwrap(),
         ],
@@ -413,59 +406,6 @@ fn streams_that_cannot_start_are_reported_per_host_and_the_window_follows_the_st
     assert_eq!(outs, 40, "one .out per stream that ran");
 }
 
-/// netagg's arguments for one level of `streams` streams of `kind` to
-/// 127.0.0.1:`port` for `duration` seconds, written under `out`.
-fn one_level<'a>(
-    port: &'a str,
-    kind: &'a str,
-    streams: &'a str,
-    duration: &'a str,
-    out: &'a OutDir,
-) -> Vec<&'a str> {
-    vec![
-        "--host",
-        "127.0.0.1",
-        "--port",
-        port,
-        "--kind",
-        kind,
-        "--streams",
-        streams,
-        "--duration",
-        duration,
-        "--out",
-        out.0.to_str().unwrap(),
-    ]
-}
-
-#[test]
-fn inbound_streams_stop_with_their_results() {
-    // A receiving stream that runs until stopped cannot wait for its
-    // netserver, which sends until the connection goes away, to close: it
-    // would be cut at the stop bound and lose its results.
-    let server = Server::start("127.0.0.1");
-    let out_dir =
-        OutDir(std::env::temp_dir().join(format!("netagg-inbound-{}", std::process::id())));
-    let port = server.port.to_string();
-    let args = one_level(&port, "inbound", "4", "2", &out_dir);
-    let out = run_with_limit(&NETAGG, &args, Duration::from_secs(60));
-    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
-    assert!(out.status.success(), "{stdout}{stderr}");
-    assert!(
-        !stdout.contains("failed") && !stderr.contains("failed"),
-        "{stdout}{stderr}"
-    );
-    let json: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(out_dir.0.join("netagg_inbound.json")).unwrap(),
-    )
-    .unwrap();
-    let streams = json["streams"].as_array().unwrap();
-    assert_eq!(streams.len(), 4);
-    for s in streams {
-        assert!(s["failure"].is_null() && s["final_line"] == true, "{s}");
-    }
-}
-
 #[test]
 fn every_stream_of_a_wide_level_runs_through_its_measured_window() {
     // 128 tps streams with one transaction in flight each: before the
@@ -473,7 +413,7 @@ fn every_stream_of_a_wide_level_runs_through_its_measured_window() {
     // alone while the last ones connected, and some did nothing at all in
     // the samples.
     let server = Server::start_with("127.0.0.1", &["--max-tests", "200"]);
-    let out_dir = OutDir(std::env::temp_dir().join(format!("netagg-wide-{}", std::process::id())));
+    let out_dir = OutDir::named("netagg-wide");
     let port = server.port.to_string();
     let mut args = one_level(&port, "tps", "128", "3", &out_dir);
     args.extend(["--burst", "1"]);
@@ -538,7 +478,7 @@ fn every_stream_of_a_wide_level_runs_through_its_measured_window() {
 #[test]
 fn the_ramp_speaks_the_shared_vocabulary_and_keeps_the_old_spellings() {
     // Everything here is refused before any traffic: no netserver needed.
-    let out_dir = OutDir(std::env::temp_dir().join(format!("netagg-vocab-{}", std::process::id())));
+    let out_dir = OutDir::named("netagg-vocab");
     let out = out_dir.0.to_str().unwrap();
     let ramp = |args: &[&str]| run_with_limit(&NETAGG, args, Duration::from_secs(30));
     let missing = "/nonexistent/kubeconfig";
@@ -619,7 +559,7 @@ fn without_out_the_ramp_writes_into_its_working_directory() {
     // Scripts run the ramp and then read its runemomniaggdemo.sh-style
     // files where they stand, as the seed's post-processing does.
     let server = Server::start("127.0.0.1");
-    let here = OutDir(std::env::temp_dir().join(format!("netagg-here-{}", std::process::id())));
+    let here = OutDir::named("netagg-here");
     std::fs::create_dir_all(&here.0).unwrap();
     let port = server.port.to_string();
     let mut args = one_level(&port, "tps", "1", "2", &here);

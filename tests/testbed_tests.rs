@@ -48,14 +48,7 @@ fn namespaces_work(tag: &str) -> bool {
     ok
 }
 
-/// Removes a directory of outputs when the test ends, also when it fails.
-struct OutDir(std::path::PathBuf);
-
-impl Drop for OutDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use common::ramp::OutDir;
 
 /// Bring up testbed `name` with two load generators whose netservers see
 /// `env` (VAR=value words); returns its guard and `up`'s output.

@@ -7,8 +7,11 @@
 //! run. A many-flow test (`--flows`) holds a socket per flow on each end,
 //! and is refused before any traffic when they would not fit.
 
-/// Descriptors one netagg stream holds.
+/// Descriptors one netagg stream holds when it is a test of its own.
 pub const FILES_PER_STREAM: u64 = 3;
+/// Descriptors one netagg stream holds as a flow of a shared test (its
+/// data socket; the test's control connection is shared).
+pub const FILES_PER_FLOW: u64 = 1;
 /// Descriptors one netserver test holds.
 pub const FILES_PER_TEST: u64 = 3;
 /// Descriptors used besides the streams or tests: stdio, /proc readers,
@@ -23,9 +26,9 @@ pub struct FilesLimit {
     pub hard: u64,
 }
 
-/// Descriptors `streams` streams need at once.
-pub fn files_needed(streams: u32) -> u64 {
-    u64::from(streams) * FILES_PER_STREAM + BASE_FILES
+/// Descriptors `streams` streams need at once, each holding `per_stream`.
+pub fn files_needed(streams: u32, per_stream: u64) -> u64 {
+    u64::from(streams) * per_stream + BASE_FILES
 }
 
 /// Raise the soft open-file limit to the hard one.
@@ -58,11 +61,12 @@ pub fn files_for_tests(max_tests: usize) -> u64 {
     max_tests as u64 * FILES_PER_TEST + BASE_FILES
 }
 
-/// What to tell the user when `limit` is too low for `streams` streams.
-pub fn too_low(limit: &FilesLimit, streams: u32) -> Option<String> {
+/// What to tell the user when `limit` is too low for `streams` streams
+/// each holding `per_stream` descriptors.
+pub fn too_low(limit: &FilesLimit, streams: u32, per_stream: u64) -> Option<String> {
     shortfall(
         limit,
-        files_needed(streams),
+        files_needed(streams, per_stream),
         &format!("{streams} streams"),
         "streams",
     )
@@ -117,13 +121,14 @@ mod tests {
             soft: 1024,
             hard: 1024,
         };
-        assert_eq!(files_needed(1024), 3136);
-        let text = too_low(&low, 1024).unwrap();
+        assert_eq!(files_needed(1024, FILES_PER_STREAM), 3136);
+        let text = too_low(&low, 1024, FILES_PER_STREAM).unwrap();
         assert!(
             text.starts_with("1024 streams need about 3136 open files"),
             "{text}"
         );
-        assert!(too_low(&low, 300).is_none());
+        assert!(too_low(&low, 300, FILES_PER_STREAM).is_none());
+        assert!(too_low(&low, 900, FILES_PER_FLOW).is_none());
         assert_eq!(files_for_tests(512), 1600);
         let text = too_low_for_tests(&low, 512).unwrap();
         assert!(

@@ -3,7 +3,8 @@
 //! burst search, the run with its progress on stderr, the summary and its
 //! warnings, the files, the results database.
 
-use super::runner::{self, BurstTrial, Progress, Recording, RunConfig};
+use super::burst::{self, BurstTrial};
+use super::runner::{self, Progress, Recording, RunConfig};
 use super::summary::LevelSummary;
 use super::{charts, compat, health, hosts, plan, report, summary};
 use crate::args::{DurationArgs, HostArgs, K8sArgs, OutArgs, StoreArgs};
@@ -13,6 +14,12 @@ use netperf_results::cli::PendingNetaggStore;
 use std::collections::HashSet;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
+
+/// The most streams a ramp runs: as the flows of shared tests, each a
+/// socket on each end.
+pub const MAX_STREAMS: u32 = 100_000;
+/// The most with a thread per stream (--separate-tests).
+const MAX_SEPARATE_STREAMS: u32 = 4096;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -40,11 +47,16 @@ pub struct RampArgs {
     #[command(flatten)]
     pub duration: DurationArgs,
     /// the last level's stream count (default: 2 x this system's CPUs)
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_STREAMS)))]
     pub max_streams: Option<u32>,
     /// no ramp: one level with exactly this many streams
-    #[arg(long, conflicts_with = "max_streams", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    #[arg(long, conflicts_with = "max_streams", value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_STREAMS)))]
     pub streams: Option<u32>,
+    /// one netperf test (and thread) per stream, as runemomniaggdemo.sh
+    /// runs them; by default a level's streams to a load generator running
+    /// our netserver are the flows of one test on a few threads
+    #[arg(long)]
+    pub separate_tests: bool,
     /// transactions in flight per stream (-b); for tps without it, the burst
     /// is searched as find_max_burst.sh does
     #[arg(long)]
@@ -138,7 +150,7 @@ pub fn run(args: &RampArgs, port_given: bool, command_line: Vec<String>) -> Exit
         Ok(ready) => ready,
         Err(code) => return code,
     };
-    raise_open_files(ramp.cfg.max_streams);
+    raise_open_files(ramp.cfg.max_streams, ramp.cfg.shared_tests);
     netperf_data::engine::signals::install();
     ramp.search_burst();
     let recording = ramp.run();
@@ -189,6 +201,13 @@ impl<'a> Ramp<'a> {
             eprintln!("netagg: --duration must be between 2 and 86400 seconds");
             return Err(ExitCode::from(2));
         }
+        let asked = args.streams.or(args.max_streams).unwrap_or(0);
+        if args.separate_tests && asked > MAX_SEPARATE_STREAMS {
+            eprintln!(
+                "netagg: --separate-tests runs a thread per stream: at most {MAX_SEPARATE_STREAMS} streams (without it, streams to our netserver share a test and up to {MAX_STREAMS} run)"
+            );
+            return Err(ExitCode::from(2));
+        }
         let out = args.out.dir_or_here();
         if let Err(e) = std::fs::create_dir_all(&out) {
             eprintln!("netagg: cannot create {}: {e}", out.display());
@@ -209,6 +228,7 @@ impl<'a> Ramp<'a> {
             sample_interval: Duration::from_secs_f64(args.interval),
             setup_concurrency: args.setup_concurrency as usize,
             loss_timeout: loss_timeout.unwrap_or(0),
+            shared_tests: !args.separate_tests,
         };
         let ramp = Ramp {
             args,
@@ -229,7 +249,7 @@ impl<'a> Ramp<'a> {
             return;
         }
         let trial = Duration::from_secs(self.args.search_seconds);
-        let (trials, best) = runner::search_burst(&self.cfg, trial);
+        let (trials, best) = burst::search_burst(&self.cfg, trial);
         for t in &trials {
             eprintln!(
                 "netagg: burst {:>5}: {:.1} {}",
@@ -400,13 +420,17 @@ fn loss_timeout(args: &RampArgs, kind: &plan::KindSpec) -> Result<Option<u32>, E
     Ok(loss_timeout)
 }
 
-/// Each stream holds three descriptors: a thousand streams need more than
-/// the usual soft limit. Raised to the hard limit, with a warning when even
-/// that is too low for `streams`.
-fn raise_open_files(streams: u32) {
+/// A stream of its own holds three descriptors, a flow of a shared test
+/// one: a thousand streams need more than the usual soft limit. Raised to
+/// the hard limit, with a warning when even that is too low for `streams`.
+fn raise_open_files(streams: u32, shared: bool) {
+    let per_stream = match shared {
+        true => rlimit::FILES_PER_FLOW,
+        false => rlimit::FILES_PER_STREAM,
+    };
     match rlimit::raise_open_files() {
         Ok(limit) => {
-            if let Some(warning) = rlimit::too_low(&limit, streams) {
+            if let Some(warning) = rlimit::too_low(&limit, streams, per_stream) {
                 eprintln!("netagg: {warning}");
             }
         }

@@ -122,6 +122,7 @@ mod tests {
                 level: 0,
                 ready_s: Some(0.5),
                 running_s: Some(0.6),
+                flow: None,
             }],
             stream_samples: vec![(0, 1.0, 12.0, 99.5)],
             start_epoch: 10.5,

@@ -40,6 +40,9 @@ pub enum Reason {
     /// netserver closed the control connection without answering: our
     /// netserver's --max-connections (or --allow) does that.
     ClosedUnanswered,
+    /// Our netserver refused a shared test's flows: more than its
+    /// --max-connections (EUSERS).
+    FlowsOverMaxConnections,
     /// No answer in time (connect, netserver's answer, the set-up limit).
     Timeout,
     /// This host ran out of descriptors (EMFILE, ENFILE).
@@ -75,6 +78,9 @@ const REASONS: &[ReasonText] = &[
     ReasonText { reason: Reason::ClosedUnanswered, key: "closed_max_connections",
         label: "netserver closed the control connection without answering (its --max-connections, or --allow)",
         hint: "start our netserver on {host} with `netserver --max-connections {streams}` or more (default {default_connections}), and check its --allow" },
+    ReasonText { reason: Reason::FlowsOverMaxConnections, key: "flows_max_connections",
+        label: "netserver refused the shared test's flows: more than its --max-connections",
+        hint: "start our netserver on {host} with `netserver --max-connections {streams}` or more (default {default_connections}): each flow of a shared test is a connection" },
     ReasonText { reason: Reason::Timeout, key: "timeout",
         label: "timed out",
         hint: "netserver on {host} is overloaded or unreachable; fewer streams, or a lower --setup-concurrency, may help" },
@@ -144,6 +150,7 @@ pub fn classify(e: &ClientError, phase: Phase) -> Reason {
         },
         ClientError::Remote { errno, .. } => match *errno {
             libc::EBUSY => Reason::MaxTests,
+            libc::EUSERS => Reason::FlowsOverMaxConnections,
             n if is_out_of_files(n) => Reason::RemoteFiles,
             _ => Reason::Other,
         },
@@ -163,6 +170,20 @@ pub fn classify(e: &ClientError, phase: Phase) -> Reason {
         ClientError::Setup(text) if text.contains("Too many open files") => Reason::LocalFiles,
         _ => Reason::Other,
     }
+}
+
+/// The reason of a shared test's flow that failed, from the error the
+/// engine wrote for it (the flow's socket error, as the OS words it).
+pub fn classify_flow(why: &str) -> Reason {
+    const WORDS: &[(&str, Reason)] = &[
+        ("Too many open files", Reason::LocalFiles),
+        ("Connection refused", Reason::Refused),
+        ("timed out", Reason::Timeout),
+    ];
+    WORDS
+        .iter()
+        .find(|(words, _)| why.contains(words))
+        .map_or(Reason::Other, |(_, reason)| *reason)
 }
 
 /// One stream that failed.

@@ -1,7 +1,8 @@
 //! netagg: synchronized aggregate tests across many load generators — the
 //! seed's runemomniaggdemo.sh, find_max_burst.sh and post_proc.py as one
 //! program with one clock: the load generators (`hosts`), the test kinds and
-//! the ramp (`plan`), starting and stopping the streams (`launch`), the
+//! the ramp (`plan`), find_max_burst.sh's search (`burst`), starting and
+//! stopping the streams (`launch`: a test each, or the flows of shared tests), the
 //! coordinator that samples them at the same instants (`runner`, at a raised
 //! priority: `priority`), why streams failed (`failures`), which streams
 //! stalled or moved nothing (`health`), and what the run says (`summary`,
@@ -11,6 +12,7 @@
 //! `cli` is the ramp's options and top level, `commands` are `netagg post`
 //! and `netagg report`: the netagg binary only dispatches to them.
 
+pub mod burst;
 pub mod charts;
 pub mod cli;
 pub mod commands;

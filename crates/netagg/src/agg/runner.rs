@@ -6,7 +6,7 @@
 //! CPU and packet counters.
 
 use super::failures::StreamFailure;
-use super::launch::{self, LaunchSettings, Stream, StreamRequest};
+use super::launch::{self, LaunchSettings, Started, Stream, TestRequest};
 use super::plan::{ramp, KindSpec};
 use netperf_data::measure::aggregate;
 use netperf_data::measure::cpu::CpuSampler;
@@ -30,6 +30,10 @@ pub struct RunConfig {
     /// Seconds a stream of a kind that recovers loss waits for a response
     /// before it restarts its burst (netperf's `-- -e`); 0 for no recovery.
     pub loss_timeout: u32,
+    /// A level's new streams to a load generator running our netserver run
+    /// as the flows of one test (false: one test per stream, as
+    /// runemomniaggdemo.sh runs them).
+    pub shared_tests: bool,
 }
 
 /// One sampling instant.
@@ -112,6 +116,22 @@ pub struct Recording {
     pub sample_interval: f64,
     /// Whether the coordinator ran at a raised priority (`priority`).
     pub coordinator_raised: bool,
+    /// The tests whose flows were streams (our netserver's many-flow
+    /// tests), in the order they started.
+    pub shared_tests: Vec<SharedTest>,
+}
+
+/// A test that carried several streams as its flows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SharedTest {
+    pub host: String,
+    pub level: usize,
+    /// Its streams (their numbers over the run), flow 0 first.
+    pub streams: Vec<usize>,
+    /// The threads its flows ran on, on netagg's side.
+    pub threads: u32,
+    /// Its final `-o all` line (None: it gave no results).
+    pub final_line: Option<String>,
 }
 
 /// What happened during the run, for the runemomniaggdemo.sh-style log.
@@ -139,6 +159,8 @@ pub struct StreamEnd {
     pub level: usize,
     pub ready_s: Option<f64>,
     pub running_s: Option<f64>,
+    /// Its flow in a shared test (None: a test of its own).
+    pub flow: Option<u32>,
 }
 
 fn epoch_now() -> f64 {
@@ -149,7 +171,7 @@ fn epoch_now() -> f64 {
 
 /// netperf's command line for one stream (so a stream is configured exactly
 /// as `netperf` would configure it).
-fn stream_args(cfg: &RunConfig, host: &str) -> Vec<String> {
+pub(super) fn stream_args(cfg: &RunConfig, host: &str) -> Vec<String> {
     let mut args: Vec<String> = [
         "-H",
         host,
@@ -177,7 +199,7 @@ fn stream_args(cfg: &RunConfig, host: &str) -> Vec<String> {
 }
 
 /// Units (bytes or transactions) to the kind's rate unit per second.
-fn rate(cfg: &RunConfig, units: u64, secs: f64) -> f64 {
+pub(super) fn rate(cfg: &RunConfig, units: u64, secs: f64) -> f64 {
     if secs <= 0.0 {
         return 0.0;
     }
@@ -186,68 +208,6 @@ fn rate(cfg: &RunConfig, units: u64, secs: f64) -> f64 {
     } else {
         units as f64 / secs
     }
-}
-
-/// One trial of the burst search.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct BurstTrial {
-    pub burst: u32,
-    pub rate: f64,
-}
-
-/// find_max_burst.sh's search: one stream to the first load generator, the
-/// burst doubling from 1 while the transaction rate still rises; returns
-/// every trial and the best burst (the last one that raised the rate).
-pub fn search_burst(cfg: &RunConfig, trial: Duration) -> (Vec<BurstTrial>, u32) {
-    const MAX_BURST: u32 = 1 << 16;
-    let settings = LaunchSettings {
-        hosts: vec![cfg.hosts[0].clone()],
-        setup_concurrency: 1,
-        stream_nice: None,
-    };
-    let mut trials: Vec<BurstTrial> = Vec::new();
-    let mut burst = 1;
-    while burst <= MAX_BURST {
-        let one = RunConfig {
-            burst,
-            ..cfg.clone()
-        };
-        let request = StreamRequest {
-            id: 0,
-            host: cfg.hosts[0].clone(),
-            args: stream_args(&one, &cfg.hosts[0]),
-        };
-        let started = launch::start_level(vec![request], 0, &settings);
-        launch::dismiss(started.called_off);
-        let Some(stream) = started.streams.into_iter().next() else {
-            break;
-        };
-        // Leave the connection set-up out of the measured time.
-        std::thread::sleep(Duration::from_millis(200));
-        let (u0, t0) = (stream.flag.units(), Instant::now());
-        std::thread::sleep(trial);
-        let (u1, t1) = (stream.flag.units(), Instant::now());
-        let mut failures = Vec::new();
-        let ended = launch::stop_streams(vec![stream], 0, &mut failures);
-        let ok = failures.is_empty() && ended.iter().all(|e| e.finished.is_some());
-        let rate = rate(
-            cfg,
-            u1.saturating_sub(u0),
-            t1.duration_since(t0).as_secs_f64(),
-        );
-        let rising = trials.last().is_none_or(|last| rate > last.rate);
-        trials.push(BurstTrial { burst, rate });
-        if !ok || !rising {
-            break;
-        }
-        burst *= 2;
-    }
-    let best = trials
-        .windows(2)
-        .take_while(|w| w[1].rate > w[0].rate)
-        .last()
-        .map_or(trials.first().map_or(0, |t| t.burst), |w| w[1].burst);
-    (trials, best)
 }
 
 /// The next sample of a level: the first instant of its schedule (every
@@ -266,19 +226,43 @@ fn next_tick(
     ((tick), (t0 + interval * tick).min(end))
 }
 
-/// Stop `streams` and keep each one's final line.
+/// Stop `streams` and keep each one's final line (and each shared test's).
 fn finish(
     streams: Vec<Stream>,
     level: usize,
     failures: &mut Vec<StreamFailure>,
     records: &mut [StreamEnd],
+    shared: &mut [SharedTest],
 ) {
     for end in launch::stop_streams(streams, level, failures) {
         if let Some(finished) = end.finished {
-            records[end.id].final_line = Some(finished.final_line);
+            records[end.id].final_line = finished.final_line;
             records[end.id].remote = Some(finished.remote);
+            if let Some(line) = finished.shared_line {
+                if let Some(test) = shared
+                    .iter_mut()
+                    .find(|t| t.streams.first() == Some(&end.id))
+                {
+                    test.final_line = Some(line);
+                }
+            }
         }
     }
+}
+
+/// Whether the kind's streams can be the flows of one test: not `sync`'s
+/// (one stream at a time, each level to another load generator).
+fn shareable(cfg: &RunConfig) -> bool {
+    cfg.shared_tests && cfg.kind.kind != super::plan::Kind::Sync
+}
+
+/// The threads of a shared test of `flows` flows when the largest level
+/// runs `most` streams: the CPUs shared by the flows, so that every shared
+/// test of the run together has about one thread per CPU (each at least
+/// one, none more than the CPUs).
+fn flow_threads(flows: usize, most: usize) -> u32 {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (cpus * flows).div_ceil(most.max(1)).clamp(1, cpus) as u32
 }
 
 /// The stream counts of the run's levels.
@@ -365,6 +349,10 @@ struct Coordinator<'c> {
     samples: Vec<Sample>,
     events: Vec<Event>,
     stream_samples: Vec<(usize, f64, f64, f64)>,
+    /// Load generators found to run a stock netserver (one data
+    /// connection per test): their streams run one test each.
+    stock: Vec<bool>,
+    shared_tests: Vec<SharedTest>,
 }
 
 impl<'c> Coordinator<'c> {
@@ -403,6 +391,8 @@ impl<'c> Coordinator<'c> {
             samples: Vec::new(),
             events: vec![Event::Started(start_epoch)],
             stream_samples: Vec::new(),
+            stock: vec![false; cfg.hosts.len()],
+            shared_tests: Vec::new(),
         }
     }
 
@@ -422,7 +412,13 @@ impl<'c> Coordinator<'c> {
     ) {
         if self.serial && index > 0 {
             let stopped = std::mem::take(&mut self.streams);
-            finish(stopped, index - 1, &mut self.failures, &mut self.records);
+            finish(
+                stopped,
+                index - 1,
+                &mut self.failures,
+                &mut self.records,
+                &mut self.shared_tests,
+            );
         }
         let (mut level, first_failure, level_t0) = self.start_level(index, count);
         progress(Progress::LevelStarted(
@@ -454,12 +450,20 @@ impl<'c> Coordinator<'c> {
     /// window starts (all its streams run).
     fn start_level(&mut self, index: usize, count: u32) -> (LevelRun, usize, Instant) {
         let setup_start = self.since_start(Instant::now());
-        let requests = self.stream_requests(index, count);
-        let started = launch::start_level(requests, index, &self.settings);
+        let requests = self.test_requests(index, count);
+        let mut started = launch::start_level(requests, index, &self.settings);
+        self.run_refused_alone(&mut started, index);
         for s in &started.streams {
-            self.records[s.id].ready_s = s.ready_at.map(|at| self.since_start(at));
-            self.records[s.id].running_s = s.running_at.map(|at| self.since_start(at));
+            let record = &mut self.records[s.id];
+            record.ready_s = s
+                .ready_at
+                .map(|at| at.saturating_duration_since(self.start).as_secs_f64());
+            record.running_s = s
+                .running_at
+                .map(|at| at.saturating_duration_since(self.start).as_secs_f64());
+            record.flow = s.shared().map(|(flow, _)| flow);
         }
+        self.note_shared_tests(&started.streams, index);
         let first_failure = self.failures.len();
         self.failures.extend(started.failures);
         self.called_off.extend(started.called_off);
@@ -484,38 +488,111 @@ impl<'c> Coordinator<'c> {
         (level, first_failure, level_t0)
     }
 
-    /// The level's new streams, each recorded as started on its load
-    /// generator (in turn over the hosts; a `sync` level's own).
-    fn stream_requests(&mut self, index: usize, count: u32) -> Vec<StreamRequest> {
-        let cfg = self.cfg;
-        (self.streams.len()..count as usize)
-            .map(|_| {
-                let id = self.records.len();
-                let turn = if self.serial { index } else { id };
-                let host = cfg.hosts[turn % cfg.hosts.len()].clone();
-                self.events.push(Event::StreamStarted(host.clone()));
-                self.records.push(StreamEnd {
-                    host: host.clone(),
-                    final_line: None,
-                    remote: None,
+    /// Shared tests a stock netserver refused: their hosts run a test per
+    /// stream from now on, starting with these streams, whose start joins
+    /// the level's.
+    fn run_refused_alone(&mut self, started: &mut Started, index: usize) {
+        let refused = std::mem::take(&mut started.needs_single);
+        if refused.is_empty() {
+            return;
+        }
+        let mut singles = Vec::new();
+        for test in refused {
+            if let Some(h) = self.cfg.hosts.iter().position(|h| *h == test.host) {
+                self.stock[h] = true;
+            }
+            singles.extend(
+                test.streams
+                    .iter()
+                    .map(|&id| TestRequest::single(id, test.host.clone(), test.args.clone())),
+            );
+        }
+        let again = launch::start_level(singles, index, &self.settings);
+        started.streams.extend(again.streams);
+        started.failures.extend(again.failures);
+        started.called_off.extend(again.called_off);
+        started.late += again.late;
+        started.all_running = again.all_running;
+    }
+
+    /// The shared tests among `streams` (a level's new ones), by their
+    /// first flow.
+    fn note_shared_tests(&mut self, streams: &[Stream], index: usize) {
+        for s in streams {
+            match s.shared() {
+                Some((0, threads)) => self.shared_tests.push(SharedTest {
+                    host: s.host.clone(),
                     level: index,
-                    ready_s: None,
-                    running_s: None,
-                });
-                StreamRequest {
-                    id,
-                    args: stream_args(cfg, &host),
-                    host,
+                    streams: vec![s.id],
+                    threads,
+                    final_line: None,
+                }),
+                Some(_) => {
+                    let test = self
+                        .shared_tests
+                        .iter_mut()
+                        .rev()
+                        .find(|t| t.host == s.host && t.level == index);
+                    if let Some(test) = test {
+                        test.streams.push(s.id);
+                    }
                 }
-            })
-            .collect()
+                None => {}
+            }
+        }
+    }
+
+    /// The level's new streams, each recorded as started on its load
+    /// generator (in turn over the hosts; a `sync` level's own), as the
+    /// tests that carry them: per load generator running our netserver,
+    /// one shared test of them all; else one test each.
+    fn test_requests(&mut self, index: usize, count: u32) -> Vec<TestRequest> {
+        let cfg = self.cfg;
+        let mut per_host: Vec<Vec<usize>> = vec![Vec::new(); cfg.hosts.len()];
+        for _ in self.streams.len()..count as usize {
+            let id = self.records.len();
+            let turn = if self.serial { index } else { id };
+            let h = turn % cfg.hosts.len();
+            let host = cfg.hosts[h].clone();
+            self.events.push(Event::StreamStarted(host.clone()));
+            self.records.push(StreamEnd {
+                host,
+                final_line: None,
+                remote: None,
+                level: index,
+                ready_s: None,
+                running_s: None,
+                flow: None,
+            });
+            per_host[h].push(id);
+        }
+        let most = level_plan(cfg).into_iter().max().unwrap_or(1).max(1) as usize;
+        let mut requests = Vec::new();
+        for (h, ids) in per_host.into_iter().enumerate() {
+            let host = &cfg.hosts[h];
+            let args = stream_args(cfg, host);
+            if ids.len() > 1 && shareable(cfg) && !self.stock[h] {
+                requests.push(TestRequest {
+                    host: host.clone(),
+                    args,
+                    threads: flow_threads(ids.len(), most),
+                    streams: ids,
+                });
+            } else {
+                requests.extend(
+                    ids.into_iter()
+                        .map(|id| TestRequest::single(id, host.clone(), args.clone())),
+                );
+            }
+        }
+        requests
     }
 
     /// The level's series starts here: the set-up time is not in it.
     fn set_baselines(&mut self) {
         for s in self.streams.iter_mut() {
-            s.last_units = s.flag.units();
-            s.last_timeouts = s.flag.timeouts();
+            s.last_units = s.units();
+            s.last_timeouts = s.timeouts();
         }
         let _ = self.cpu.as_mut().map(|c| c.restart());
         for before in self.counters.iter_mut() {
@@ -552,9 +629,9 @@ impl<'c> Coordinator<'c> {
     /// over the interval since `last_sample`, which moves to now.
     fn take_sample(&mut self, index: usize, last_sample: &mut Instant) -> Sample {
         let read_start = Instant::now();
-        let units: Vec<u64> = self.streams.iter().map(|s| s.flag.units()).collect();
+        let units: Vec<u64> = self.streams.iter().map(Stream::units).collect();
         let read_end = Instant::now();
-        let timeouts: Vec<u64> = self.streams.iter().map(|s| s.flag.timeouts()).collect();
+        let timeouts: Vec<u64> = self.streams.iter().map(Stream::timeouts).collect();
         let secs = read_start.duration_since(*last_sample).as_secs_f64();
         let stream_moved: Vec<u64> = self
             .streams
@@ -621,7 +698,13 @@ impl<'c> Coordinator<'c> {
     /// off, and give what was recorded.
     fn end(mut self, last: usize) -> Recording {
         let streams = std::mem::take(&mut self.streams);
-        finish(streams, last, &mut self.failures, &mut self.records);
+        finish(
+            streams,
+            last,
+            &mut self.failures,
+            &mut self.records,
+            &mut self.shared_tests,
+        );
         launch::dismiss(std::mem::take(&mut self.called_off));
         self.events.push(Event::Stopped(epoch_now()));
         let cfg = self.cfg;
@@ -639,6 +722,7 @@ impl<'c> Coordinator<'c> {
             start_epoch: self.start_epoch,
             sample_interval: cfg.sample_interval.as_secs_f64(),
             coordinator_raised: self.raised.granted,
+            shared_tests: self.shared_tests,
         }
     }
 }
@@ -680,6 +764,7 @@ mod tests {
             sample_interval: Duration::from_secs(1),
             setup_concurrency: 32,
             loss_timeout: 0,
+            shared_tests: true,
         };
         assert_eq!(planned_per_host(&cfg), [342, 341, 341]);
         cfg.kind = super::super::plan::spec_of(super::super::plan::Kind::Sync);

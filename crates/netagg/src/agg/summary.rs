@@ -4,9 +4,10 @@
 //! per-stream fairness and whether the level is trustworthy (`health`); the
 //! peak level; and the series and report files (text, CSV, JSON).
 
+use super::burst::BurstTrial;
 use super::failures::{self, FailureGroup, StreamFailure};
 use super::health::{self, LevelHealth};
-use super::runner::{BurstTrial, Recording, Sample};
+use super::runner::{Recording, Sample};
 use netperf_data::measure::demand::{service_demand_of_rate, DemandUnit, Precision};
 use serde_json::json;
 use std::fmt::Write as _;
@@ -189,6 +190,27 @@ fn post_proc_lines(out: &mut String, name: &str, l: &LevelSummary, rec: &Recordi
 
 /// The text summary in post_proc.py's form (the peak interval, and with
 /// `intervals` every one), then one line per level with what netagg adds.
+/// How the streams ran, when some were the flows of shared tests: one
+/// line, the tests themselves are in the JSON.
+fn shared_line(rec: &Recording) -> Option<String> {
+    let tests = &rec.shared_tests;
+    let flows: usize = tests.iter().map(|t| t.streams.len()).sum();
+    let threads: u32 = tests.iter().map(|t| t.threads).sum();
+    (!tests.is_empty()).then(|| {
+        let plural = |n: usize, one: &str, many: &str| match n {
+            1 => format!("1 {one}"),
+            n => format!("{n} {many}"),
+        };
+        format!(
+            "{flows} of {} streams ran as the flows of {} (our netserver's many-flow tests), on {} in all; {} a test of its own",
+            rec.streams.len(),
+            plural(tests.len(), "shared test", "shared tests"),
+            plural(threads as usize, "thread", "threads"),
+            plural(rec.streams.len() - flows, "stream ran", "streams ran"),
+        )
+    })
+}
+
 pub fn text(rec: &Recording, levels: &[LevelSummary], units: &str, intervals: bool) -> String {
     let mut out = String::new();
     if let Some(p) = peak(levels) {
@@ -224,6 +246,9 @@ pub fn text(rec: &Recording, levels: &[LevelSummary], units: &str, intervals: bo
     }
     if let Some(note) = peak_note(levels) {
         let _ = writeln!(out, "{note}");
+    }
+    if let Some(line) = shared_line(rec) {
+        let _ = writeln!(out, "{line}");
     }
     for line in failure_lines(rec) {
         let _ = writeln!(out, "failed: {line}");
@@ -435,9 +460,14 @@ pub fn json(
             "id": id, "host": s.host, "level": s.level,
             "ready_s": s.ready_s, "running_s": s.running_s,
             "final_line": s.final_line.is_some(),
+            "flow": s.flow,
             "failure": rec.failures.iter().find(|f| f.stream == id).map(|f| json!({
                 "phase": f.phase.name(), "reason": f.reason.key(), "detail": f.detail,
             })),
+        })).collect::<Vec<_>>(),
+        "shared_tests": rec.shared_tests.iter().map(|t| json!({
+            "host": t.host, "level": t.level, "streams": t.streams,
+            "threads": t.threads, "final_line": t.final_line,
         })).collect::<Vec<_>>(),
         "failures": failure_lines(rec),
         "failures_by_host": failure_groups(rec).iter().map(FailureGroup::to_json).collect::<Vec<_>>(),
