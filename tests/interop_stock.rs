@@ -240,3 +240,33 @@ fn flows_against_a_stock_netserver_are_refused_in_one_line() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("needs netperf-ng's netserver"), "{stderr}");
 }
+
+/// netagg against a stock netserver: the shared test its streams would be
+/// is refused, and they run a test each instead, every one to its final
+/// line, with a note saying why.
+#[test]
+fn netagg_runs_a_test_per_stream_against_a_stock_netserver() {
+    let _serial = serial();
+    let Some(dir) = stock_dir() else { return };
+    let stock = start_stock(&dir);
+    let out_dir = common::ramp::OutDir::named("netagg-stock");
+    let port = stock.port.to_string();
+    let mut args = common::ramp::one_level(&port, "tps", "4", "2", &out_dir);
+    args.extend(["--burst", "1"]);
+    let out = common::run_with_limit(&NETAGG, &args, Duration::from_secs(60));
+    let (stdout, stderr) = (common::text(&out.stdout), common::text(&out.stderr));
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("127.0.0.1 runs a netserver that serves one data connection per test"),
+        "{stderr}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.0.join("netagg_tps.json")).unwrap())
+            .unwrap();
+    assert_eq!(json["shared_tests"], serde_json::json!([]));
+    let streams = json["streams"].as_array().unwrap();
+    assert_eq!(streams.len(), 4);
+    for s in streams {
+        assert!(s["failure"].is_null() && s["final_line"] == true, "{s}");
+    }
+}

@@ -501,6 +501,10 @@ impl<'c> Coordinator<'c> {
             if let Some(h) = self.cfg.hosts.iter().position(|h| *h == test.host) {
                 self.stock[h] = true;
             }
+            eprintln!(
+                "netagg: {} runs a netserver that serves one data connection per test (a stock netserver?): its streams run a test each",
+                test.host
+            );
             singles.extend(
                 test.streams
                     .iter()
