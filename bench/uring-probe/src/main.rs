@@ -35,6 +35,10 @@ fn main() {
         std::process::exit(2);
     };
     let size: usize = args.get(5).and_then(|v| v.parse().ok()).unwrap_or(1);
+    if !matches!(driver.as_str(), "epoll" | "uring") || flows == 0 || size == 0 {
+        eprintln!("{usage}");
+        std::process::exit(2);
+    }
     raise_files();
     let listener = Socket::new(Domain::IPV4, Type::STREAM, None).expect("socket");
     listener.set_reuse_address(true).ok();
@@ -45,7 +49,7 @@ fn main() {
     let at = listener.local_addr().unwrap().as_socket().unwrap();
     // The server gets the listener as its descriptor 3.
     let fd = listener.as_raw_fd();
-    let mut server = unsafe_child(fd, flows, threads, size);
+    let mut server = spawn_server(fd, flows, threads, size);
     drop(listener);
     let stop = StopFlag::new();
     let timer = {
@@ -59,11 +63,7 @@ fn main() {
     let cpu0 = cpu_seconds();
     let transactions = match driver.as_str() {
         "epoll" => epoll_client(at, flows, threads, size, &stop),
-        "uring" => uring_client(at, flows, threads, size, &stop),
-        _ => {
-            eprintln!("{usage}");
-            std::process::exit(2);
-        }
+        _ => uring_client(at, flows, threads, size, &stop),
     };
     let cpu = cpu_seconds() - cpu0;
     let elapsed = started.elapsed().as_secs_f64();
@@ -76,11 +76,11 @@ fn main() {
     );
 }
 
-/// The netserver side, in a child so that the client's CPU is its own.
-fn unsafe_child(fd: i32, flows: u32, threads: u32, size: usize) -> std::process::Child {
-    // SAFETY: dup2 onto 3 in this process is undone by the child's exec
-    // only in the sense that the child inherits it; the parent closes its
-    // own copy right after the spawn.
+/// The netserver side, in a child so that the client's CPU is its own: it
+/// inherits the listener as its descriptor 3.
+fn spawn_server(fd: i32, flows: u32, threads: u32, size: usize) -> std::process::Child {
+    // SAFETY: plain descriptor calls; the parent closes its copy on 3 right
+    // after the spawn.
     unsafe {
         libc::dup2(fd, 3);
         // The child must inherit it: clear close-on-exec.
@@ -88,7 +88,12 @@ fn unsafe_child(fd: i32, flows: u32, threads: u32, size: usize) -> std::process:
     }
     let me = std::env::current_exe().expect("current_exe");
     let child = Command::new(me)
-        .args(["--serve", &flows.to_string(), &threads.to_string(), &size.to_string()])
+        .args([
+            "--serve",
+            &flows.to_string(),
+            &threads.to_string(),
+            &size.to_string(),
+        ])
         .stdout(Stdio::inherit())
         .spawn()
         .expect("spawn the server");
