@@ -208,17 +208,28 @@ fn example_script_commands_run_both_ways_with_stocks_socket_sizes() {
     }
 }
 
-/// A many-flow test (`--flows`) needs our netserver: against a stock one
-/// netperf says so in one line and exits 2, before any data moves.
+/// A many-flow test (`--flows`) and MPTCP data connections (`--mptcp`)
+/// need our netserver: against a stock one netperf says so in one line and
+/// exits 2, before any data moves.
 #[test]
-fn flows_against_a_stock_netserver_are_refused_in_one_line() {
+fn flows_and_mptcp_against_a_stock_netserver_are_refused_in_one_line() {
     let _serial = serial();
     let Some(dir) = stock_dir() else { return };
     let stock = start_stock(&dir);
     let port = stock.port.to_string();
-    let out = common::run_with_limit(
-        &NETPERF,
-        &[
+    let mptcp_here = netperf_ng::net::mptcp::available().is_ok();
+    for (extension, why) in [
+        (
+            &["--flows", "8"][..],
+            "--flows 8 needs netperf-ng's netserver",
+        ),
+        (&["--mptcp"], "--mptcp needs netperf-ng's netserver"),
+    ] {
+        if extension[0] == "--mptcp" && !mptcp_here {
+            common::skip("no MPTCP in this kernel: the --mptcp refusal is not checked");
+            continue;
+        }
+        let mut args = vec![
             "-H",
             "127.0.0.1",
             "-p",
@@ -230,15 +241,14 @@ fn flows_against_a_stock_netserver_are_refused_in_one_line() {
             "-P",
             "0",
             "--",
-            "--flows",
-            "8",
-        ],
-        Duration::from_secs(30),
-    );
-    let stderr = common::text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(stderr.contains("needs netperf-ng's netserver"), "{stderr}");
+        ];
+        args.extend_from_slice(extension);
+        let out = common::run_with_limit(&NETPERF, &args, Duration::from_secs(30));
+        let stderr = common::text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extension:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(why), "{stderr}");
+    }
 }
 
 /// netagg against a stock netserver: the shared test its streams would be

@@ -104,6 +104,13 @@ pub fn run(config: &Config, spec: &TestSpec) -> i32 {
             return 2;
         }
     }
+    // --mptcp: a kernel that opens no MPTCP socket stops us before the test.
+    if spec.extension.mptcp {
+        if let Err(why) = netperf_data::net::mptcp::available() {
+            eprintln!("netperf: --mptcp: {why}");
+            return 2;
+        }
+    }
     let store = match prepare(config) {
         Ok(store) => store,
         Err(code) => return code,
@@ -404,6 +411,29 @@ impl Rounds {
     }
 }
 
+/// `--mptcp`'s line after the classic block: the subflows at each end and
+/// what each of ours carried.
+fn mptcp_line(o: &Outcome) -> String {
+    let count = |side: &netperf_data::measure::outcome::SideStats| {
+        side.mptcp
+            .as_ref()
+            .map_or("unknown".to_string(), |s| s.total.to_string())
+    };
+    let carried: Vec<String> = o
+        .local
+        .mptcp
+        .iter()
+        .flat_map(|s| &s.each)
+        .map(|f| format!("{}/{}", f.bytes_acked, f.bytes_received))
+        .collect();
+    format!(
+        "MPTCP subflows: {} here, {} at netserver; bytes acked/received by each of ours: {}\n",
+        count(&o.local),
+        count(&o.remote),
+        carried.join(" ")
+    )
+}
+
 /// The test a run repeated, and how it is reported.
 struct Test<'a> {
     config: &'a Config,
@@ -447,7 +477,10 @@ fn finish(
             &measured,
         )
     });
-    let (text, stored) = render(test, opts, &measured);
+    let (mut text, stored) = render(test, opts, &measured);
+    if spec.extension.mptcp && test.omni.is_none() && config.global.verbosity > 0 {
+        text.push_str(&mptcp_line(&last.outcome));
+    }
     let report = report_record.map(|record| ReportInput {
         result: figures.last().map_or(0.0, |f| f.throughput),
         last,

@@ -213,6 +213,12 @@ pub fn record(selection: &Selection, config: &Config, spec: &TestSpec, m: &Measu
     let mut record = record;
     fill_datagrams(&mut record, m.last, spec);
     fill_flows(&mut record, m.last, unit);
+    for (end, side) in [
+        (&mut record.local, &m.last.outcome.local),
+        (&mut record.remote, &m.last.outcome.remote),
+    ] {
+        end.mptcp_subflows = side.mptcp.as_ref().map_or(-1, |s| i64::from(s.total));
+    }
     record.interims = m.last.interims.clone();
     record.local.interval_usecs = i64::from(g.interval_usecs);
     record.local.interval_burst = i64::from(g.interval_burst);

@@ -124,5 +124,7 @@ pub fn serve(socket: &Socket, test: &FlowsTest, stop: &StopFlag) -> Result<DataO
         end_buffers: None,
         retrans: -1,
         cong: String::new(),
+        // Many connections: their subflows are not one figure.
+        mptcp_subflows: None,
     })
 }

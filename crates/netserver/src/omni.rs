@@ -170,6 +170,7 @@ fn data_socket_options(r: &OmniRequest, protocol: Protocol, ext: &Extension) -> 
         reuse_address: protocol == Protocol::Tcp,
         busy_poll_usecs: ext.busy_poll_usecs,
         zerocopy: ext.zerocopy && r.direction & omni::DIR_XMIT != 0 && protocol == Protocol::Tcp,
+        mptcp: ext.mptcp && protocol == Protocol::Tcp,
         report_send_errors: false,
         maxseg: None,
         udp_lite: r.protocol == netperf_data::spec::IPPROTO_UDPLITE,
@@ -546,8 +547,16 @@ fn run_data(listener: &Socket, test: &Test, path: DataPath) -> Result<DataOutcom
     } else {
         listener
     };
+    // Read while the connection lives: the client's close at the end may
+    // tear a subflow down before finish() reads them.
+    let watch = test
+        .ext
+        .mptcp
+        .then(|| netperf_data::net::mptcp::Watch::start(data.as_raw_fd()));
     let counters = run_loop(data.as_raw_fd(), test, path)?;
-    Ok(finish(data, test.protocol, counters))
+    let mut outcome = finish(data, test.protocol, counters);
+    outcome.mptcp_subflows = watch.and_then(|w| w.finish()).map(|s| s.total);
+    Ok(outcome)
 }
 
 /// A TCP connection test (TCP_CRR, TCP_CC): a connection accepted, served
@@ -565,6 +574,8 @@ fn serve_connections(
         end_buffers: bufs,
         retrans: -1,
         cong: socket::congestion_control(listener),
+        // A connection per transaction: no one connection's subflows.
+        mptcp_subflows: None,
     })
 }
 
@@ -696,6 +707,7 @@ fn finish(data: &Socket, protocol: Protocol, counters: Counters) -> DataOutcome 
         end_buffers: Some(bufs),
         retrans,
         cong,
+        mptcp_subflows: None,
     }
 }
 

@@ -1,7 +1,7 @@
 //! What netserver sends back at the end of an omni test: its counts, the
 //! socket buffers, the CPU it measured, and the facts the client asked for
 //! (this host's system, the interface toward the client, its packet
-//! counters, the datagram counts); or, for a test whose data phase failed,
+//! counters, the datagram counts, MPTCP's subflows); or, for a test whose data phase failed,
 //! the errno alone.
 
 use netperf_data::engine::sequence::Sequence;
@@ -24,6 +24,8 @@ pub struct DataOutcome {
     pub retrans: i32,
     /// The congestion control the data socket used (TCP), or empty.
     pub cong: String,
+    /// Subflows of an MPTCP data connection (`--mptcp`).
+    pub mptcp_subflows: Option<u32>,
 }
 
 /// Everything the results of a test that ran are made from.
@@ -41,6 +43,7 @@ pub struct Measured<'a> {
 /// The results message of a test that ran, with the extensions `ext` asks
 /// for.
 pub fn message(r: &OmniRequest, ext: &Extension, client: &SocketAddr, m: Measured) -> Message {
+    let subflows = m.outcome.mptcp_subflows;
     let mut results = counted(r, m.outcome, m.buffers, m.elapsed);
     report_interface(&mut results, r.flags, client);
     if let Some(u) = &m.usage {
@@ -55,6 +58,9 @@ pub fn message(r: &OmniRequest, ext: &Extension, client: &SocketAddr, m: Measure
     }
     if let Some(d) = &m.interface_delta {
         system_facts::encode_interface(&mut message, d);
+    }
+    if let Some(n) = subflows {
+        system_facts::encode_mptcp_subflows(&mut message, n);
     }
     message
 }

@@ -1,6 +1,6 @@
 //! netperf-ng's extension block in the omni request: what our netperf asks
 //! of our netserver beyond netperf 2.7.1 (UDP batching, zero-copy sends,
-//! busy polling, many flows in one test). It sits in request bytes a stock netperf leaves zero, after
+//! busy polling, many flows in one test, MPTCP). It sits in request bytes a stock netperf leaves zero, after
 //! a magic word, so a stock netserver never sees it and a stock netperf never
 //! sends it.
 
@@ -21,13 +21,16 @@ const FLAG_SEQUENCE: u32 = 0x8;
 const FLAG_IF_COUNTERS: u32 = 0x10;
 /// Many flows in one test (`--flows`): their count and threads follow.
 const FLAG_FLOWS: u32 = 0x20;
+/// The data connections are MPTCP (`--mptcp`) on both ends.
+const FLAG_MPTCP: u32 = 0x40;
 /// Every flag this build knows.
 const FLAGS: u32 = FLAG_ZEROCOPY
     | FLAG_BUSY_POLL
     | FLAG_SYSTEM_FACTS
     | FLAG_SEQUENCE
     | FLAG_IF_COUNTERS
-    | FLAG_FLOWS;
+    | FLAG_FLOWS
+    | FLAG_MPTCP;
 /// Most flows one test may ask for: far beyond a machine's ports, a bound
 /// on what a hostile request can make either end allocate.
 pub const MAX_FLOWS: u32 = 1_000_000;
@@ -54,6 +57,8 @@ pub struct Extension {
     pub flows: u32,
     /// Threads each end runs the flows on.
     pub flow_threads: u32,
+    /// MPTCP data connections (IPPROTO_MPTCP) on both ends.
+    pub mptcp: bool,
 }
 
 impl Extension {
@@ -84,6 +89,9 @@ impl Extension {
         }
         if self.flows > 0 {
             flags |= FLAG_FLOWS;
+        }
+        if self.mptcp {
+            flags |= FLAG_MPTCP;
         }
         m.set_data_u32(AT, MAGIC);
         m.set_data_u32(AT + 1, flags);
@@ -132,6 +140,7 @@ impl Extension {
             interface_counters: flags & FLAG_IF_COUNTERS != 0,
             flows,
             flow_threads,
+            mptcp: flags & FLAG_MPTCP != 0,
         }))
     }
 }
@@ -163,6 +172,7 @@ mod tests {
             interface_counters: true,
             flows: 10_000,
             flow_threads: 2,
+            mptcp: true,
         };
         let req = OmniRequest {
             fill_file: "x".repeat(31),

@@ -159,6 +159,22 @@ pub fn decode_datagrams(m: &Message) -> Option<DatagramCounts> {
     })
 }
 
+/// "NGM1": the netserver's MPTCP subflows (`--mptcp`), in the words the
+/// datagram block uses: MPTCP is a stream, `--seq` datagrams, so a test
+/// never carries both.
+const MPTCP_MAGIC: u32 = 0x4e47_4d31;
+
+/// Add how many subflows the netserver's data connection had to results.
+pub fn encode_mptcp_subflows(m: &mut Message, subflows: u32) {
+    m.set_data_u32(DATAGRAM_AT, MPTCP_MAGIC);
+    m.set_data_u32(DATAGRAM_AT + 1, subflows);
+}
+
+/// The netserver's MPTCP subflows, if its results carry them.
+pub fn decode_mptcp_subflows(m: &Message) -> Option<u32> {
+    (m.data_u32(DATAGRAM_AT) == MPTCP_MAGIC).then(|| m.data_u32(DATAGRAM_AT + 1))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,6 +211,7 @@ mod tests {
         };
         encode_datagrams(&mut m, &counts);
         assert_eq!(decode_datagrams(&m), Some(counts));
+        assert_eq!(decode_mptcp_subflows(&m), None);
         assert_eq!(decode_interface(&m), None);
         let delta = [1, 2, 3 << 40, 4];
         encode_interface(&mut m, &delta);
@@ -202,6 +219,12 @@ mod tests {
         assert_eq!(decode_datagrams(&m), Some(counts));
         assert_eq!(SystemFacts::decode(&m).unwrap().cpu_mhz, 2000);
         assert_eq!(SystemFacts::decode(&m).unwrap().cpu_count, 96);
+        assert_eq!(OmniResults::decode(&m), results);
+        // A stream's subflows in the datagram block's words.
+        let mut m = results.encode();
+        encode_mptcp_subflows(&mut m, 2);
+        assert_eq!(decode_mptcp_subflows(&m), Some(2));
+        assert_eq!(decode_datagrams(&m), None);
         assert_eq!(OmniResults::decode(&m), results);
     }
 

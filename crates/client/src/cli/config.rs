@@ -235,6 +235,9 @@ pub struct TestOptions {
     pub mmsg_batch: Option<u32>,
     /// netperf-ng extension `--zerocopy`: MSG_ZEROCOPY on stream sends.
     pub zerocopy: bool,
+    /// netperf-ng extension `--mptcp` (or `-T mptcp`): the data
+    /// connections are MPTCP on both ends.
+    pub mptcp: bool,
     /// netperf-ng extension `--busy-poll USECS`: SO_BUSY_POLL on the data
     /// sockets of both ends.
     pub busy_poll_usecs: Option<u32>,

@@ -14,6 +14,11 @@ netperf-ng extensions (test-specific, after --):
     --zerocopy        Send stream data with MSG_ZEROCOPY (TCP_STREAM, and
                       netserver's sends in TCP_MAERTS)
     --busy-poll USECS Set SO_BUSY_POLL on both ends' data sockets. 0..1000000
+    --mptcp           Open the data connections as MPTCP (IPPROTO_MPTCP) on
+                      both ends (TCP tests; also -T mptcp); needs our
+                      netserver and a kernel with MPTCP on. Selectors
+                      LOCAL_/REMOTE_MPTCP_SUBFLOWS; -v 1 or more prints
+                      the subflows and the bytes each carried
     --seq             Number UDP datagrams (first 8 payload bytes) and count
                       lost, duplicated and out-of-order ones on each receiver
                       (selectors LOCAL_/REMOTE_DGRAMS_LOST, _DUPLICATED,
@@ -107,6 +112,10 @@ const EXTENSIONS: &[(&str, Takes, Apply)] = &[
     }),
     ("zerocopy", Takes::Nothing, |t, _| {
         t.zerocopy = true;
+        Ok(())
+    }),
+    ("mptcp", Takes::Nothing, |t, _| {
+        t.mptcp = true;
         Ok(())
     }),
     ("seq", Takes::Nothing, |t, _| {

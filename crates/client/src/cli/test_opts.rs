@@ -338,6 +338,14 @@ fn apply_socket_type(
 fn apply_protocol(test: &mut TestOptions, option: OptionName, text: &str) -> Result<(), CliError> {
     let (protocol, implied_type) =
         values::parse_protocol(text).map_err(|reason| CliError::invalid(option, text, reason))?;
+    // netperf-ng's `-T mptcp` is TCP over MPTCP sockets: `--mptcp`.
+    let protocol = match protocol {
+        values::MPTCP => {
+            test.mptcp = true;
+            "tcp"
+        }
+        other => other,
+    };
     test.protocol = Some(protocol.to_string());
     if let Some(socket_type) = implied_type {
         test.socket_type = Some(socket_type.to_string());

@@ -50,6 +50,7 @@ impl Config {
         let limit = limit(g, &shape)?;
         check_until_stopped(&shape, limit)?;
         check_flows(g, t, &shape, limit)?;
+        check_mptcp(g, t, &shape)?;
         if shape.test.is_unix() {
             refuse_tcp_udp_only(g, t)?;
         }
@@ -137,6 +138,7 @@ impl Config {
             extension: netperf_wire::extension::Extension {
                 mmsg_batch: t.mmsg_batch.unwrap_or(0),
                 zerocopy: t.zerocopy,
+                mptcp: t.mptcp,
                 busy_poll_usecs: t.busy_poll_usecs,
                 system_facts: false,
                 sequence: t.sequence,
@@ -326,6 +328,17 @@ fn check_flows(
         Some((option, _)) => refused(&format!("{option} runs with one flow only")),
         None => Ok(()),
     }
+}
+
+/// `--mptcp`: MPTCP carries TCP's byte streams only.
+fn check_mptcp(g: &GlobalOptions, t: &TestOptions, shape: &Shape) -> Result<(), SpecError> {
+    if t.mptcp && (shape.protocol != Protocol::Tcp || shape.test.is_unix() || shape.sendfile) {
+        return Err(SpecError::Invalid(format!(
+            "--mptcp: {} is not a TCP test over sockets (MPTCP runs TCP_STREAM, TCP_MAERTS, TCP_RR, TCP_CRR and omni -T tcp)",
+            g.test_name
+        )));
+    }
+    Ok(())
 }
 
 /// What only TCP/UDP sockets do, asked of a Unix-domain test: refused, never

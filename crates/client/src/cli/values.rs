@@ -143,15 +143,20 @@ pub fn parse_socket_type(text: &str) -> Result<&'static str, String> {
         .ok_or_else(|| format!("unknown socket type '{text}' (use stream or dgram)"))
 }
 
+/// netperf-ng's own `-T`: TCP over MPTCP sockets (`--mptcp`).
+pub const MPTCP: &str = "mptcp";
+
 /// Protocols `-T` accepts (case-insensitively, as netperf's
-/// `parse_protocol()`), and the socket type each implies, if any.
-const PROTOCOLS: [(&str, Option<&str>); 6] = [
+/// `parse_protocol()`, and netperf-ng's `mptcp`), and the socket type each
+/// implies, if any.
+const PROTOCOLS: [(&str, Option<&str>); 7] = [
     ("tcp", Some("stream")),
     ("udp", Some("dgram")),
     ("sctp", None),
     ("sdp", Some("stream")),
     ("dccp", None),
     ("udplite", Some("dgram")),
+    (MPTCP, Some("stream")),
 ];
 
 /// Returns the canonical (lower-case) protocol name and the socket type it
@@ -162,7 +167,7 @@ pub fn parse_protocol(text: &str) -> Result<(&'static str, Option<&'static str>)
         .find(|(name, _)| name.eq_ignore_ascii_case(text))
         .copied()
         .ok_or_else(|| {
-            format!("unknown protocol '{text}' (use tcp, udp, sctp, sdp, dccp or udplite)")
+            format!("unknown protocol '{text}' (use tcp, udp, sctp, sdp, dccp, udplite or mptcp)")
         })
 }
 

@@ -326,21 +326,44 @@ fn ask_netserver(
     let reply = chan.recv(RESPONSE_WAIT)?;
     let response = OmniResponse::decode(&reply);
     if response.serv_errno != 0 {
-        return Err(data_socket_refused(
-            response.serv_errno,
-            spec.extension.flows,
-        ));
+        let errno = response.serv_errno;
+        if spec.extension.mptcp && matches!(errno, libc::ENOPROTOOPT | libc::EPROTONOSUPPORT) {
+            return Err(ClientError::NotServedThere(format!(
+                "--mptcp: netserver on {} cannot open MPTCP sockets ({}): MPTCP is off in its kernel (sysctl net.mptcp.enabled=0) or not built in",
+                spec.data_host,
+                netperf_data::net::strerror(errno)
+            )));
+        }
+        return Err(data_socket_refused(errno, spec.extension.flows));
     }
     if reply.kind() != kind::OMNI_RESPONSE {
         return Err(ClientError::Unexpected(reply.kind()));
     }
-    if spec.extension.flows > 0 && !netperf_wire::extension::acknowledged(&reply) {
-        return Err(ClientError::NeedsOurNetserver(format!(
-            "--flows {} needs netperf-ng's netserver on {}: this one runs one data connection per test (a stock netserver?)",
-            spec.extension.flows, spec.data_host
-        )));
+    if !netperf_wire::extension::acknowledged(&reply) {
+        if let Some(why) = needs_our_netserver(spec) {
+            return Err(ClientError::NeedsOurNetserver(why));
+        }
     }
     Ok(response)
+}
+
+/// What the test asks that only our netserver serves, said for a netserver
+/// that did not read the extension block (a stock one); None when a stock
+/// netserver serves the test as asked.
+fn needs_our_netserver(spec: &TestSpec) -> Option<String> {
+    let ext = &spec.extension;
+    if ext.flows > 0 {
+        return Some(format!(
+            "--flows {} needs netperf-ng's netserver on {}: this one runs one data connection per test (a stock netserver?)",
+            ext.flows, spec.data_host
+        ));
+    }
+    ext.mptcp.then(|| {
+        format!(
+            "--mptcp needs netperf-ng's netserver on {}: this one would answer with plain TCP (a stock netserver?)",
+            spec.data_host
+        )
+    })
 }
 
 /// The data port netserver's response names.
@@ -380,7 +403,14 @@ type Theirs = (OmniResults, Option<wire::Message>, SideStats);
 
 /// The Iteration both ends' figures make.
 fn assemble(spec: &TestSpec, ours: Ours, rec: Recorders, theirs: Theirs) -> Iteration {
-    let (results, res_msg, remote) = theirs;
+    let (results, res_msg, mut remote) = theirs;
+    remote.mptcp = res_msg
+        .as_ref()
+        .and_then(netperf_wire::system_facts::decode_mptcp_subflows)
+        .map(|total| netperf_data::net::mptcp::Subflows {
+            total,
+            each: Vec::new(),
+        });
     let outcome = Outcome {
         elapsed: ours.stats.elapsed,
         local: ours.stats,
@@ -549,5 +579,6 @@ fn remote_side(
         retransmits: res.transport_retrans,
         elapsed: f64::from(res.elapsed_time),
         cpu,
+        mptcp: None,
     }
 }

@@ -28,6 +28,10 @@ pub enum ClientError {
     /// another: refused before any traffic.
     #[error("netperf: {0}")]
     NeedsOurNetserver(String),
+    /// An extension our netserver cannot serve on its host (MPTCP off in
+    /// its kernel): refused before any traffic.
+    #[error("netperf: {0}")]
+    NotServedThere(String),
 }
 
 impl ClientError {
@@ -36,7 +40,7 @@ impl ClientError {
     /// `failure`, netperf's own.
     pub fn exit_status(&self, failure: i32) -> i32 {
         match self {
-            ClientError::NeedsOurNetserver(_) => 2,
+            ClientError::NeedsOurNetserver(_) | ClientError::NotServedThere(_) => 2,
             _ => failure,
         }
     }

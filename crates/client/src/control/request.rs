@@ -32,6 +32,7 @@ pub fn local_socket_options(spec: &TestSpec) -> SocketOptions {
                 && (spec.local_data_port != 0 || spec.local_data_ports.is_some())),
         busy_poll_usecs: spec.extension.busy_poll_usecs,
         zerocopy: spec.extension.zerocopy && spec.xmit() && spec.protocol == Protocol::Tcp,
+        mptcp: spec.extension.mptcp && spec.protocol == Protocol::Tcp,
         report_send_errors: spec.protocol == Protocol::Udp && spec.xmit() && !spec.recv(),
         maxseg: spec.maxseg.filter(|_| spec.protocol == Protocol::Tcp),
         udp_lite: spec.udp_lite,

@@ -52,6 +52,9 @@ pub struct SideStats {
     pub recv_width: u32,
     /// TCP retransmissions seen (TCP_INFO), -1 if unknown.
     pub retransmits: i32,
+    /// The data connection's MPTCP subflows (`--mptcp`); netserver's
+    /// results carry only their number.
+    pub mptcp: Option<crate::net::mptcp::Subflows>,
     /// Elapsed seconds as this end measured them.
     pub elapsed: f64,
     /// CPU usage if it was measured on this end.

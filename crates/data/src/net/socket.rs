@@ -38,6 +38,9 @@ pub struct SocketOptions {
     pub udp_lite: bool,
     /// TCP_MAXSEG before connecting (netperf's test option -G).
     pub maxseg: Option<i32>,
+    /// An MPTCP stream socket (IPPROTO_MPTCP) instead of TCP
+    /// (netperf-ng `--mptcp`).
+    pub mptcp: bool,
 }
 
 /// Linux socket option numbers the libc crate does not export for every
@@ -56,6 +59,8 @@ pub fn create(family_of: &SocketAddr, opts: &SocketOptions) -> io::Result<Socket
             SockProto::UDP
         };
         (Type::DGRAM, proto)
+    } else if opts.mptcp {
+        (Type::STREAM, SockProto::from(super::mptcp::IPPROTO_MPTCP))
     } else {
         (Type::STREAM, SockProto::TCP)
     };

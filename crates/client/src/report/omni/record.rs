@@ -46,6 +46,8 @@ pub struct EndRecord {
     /// Datagrams lost, duplicated and out of order as this end received them
     /// (-1 = not counted: not a UDP test, or no sequence numbers asked for).
     pub datagrams: DatagramRecord,
+    /// Subflows of the MPTCP data connection (-1 = not MPTCP).
+    pub mptcp_subflows: i64,
 }
 
 impl Default for EndRecord {
@@ -88,6 +90,7 @@ impl Default for EndRecord {
             system: SystemRecord::default(),
             interface: InterfaceRecord::default(),
             datagrams: DatagramRecord::default(),
+            mptcp_subflows: -1,
         }
     }
 }

@@ -257,7 +257,7 @@ pub static NETPERF_SELECTORS: [Selector; 175] = [
 
 /// Ours, beyond netperf: never in `all` or `?`, only when named.
 #[rustfmt::skip]
-pub static EXTRA_SELECTORS: [Selector; 35] = [
+pub static EXTRA_SELECTORS: [Selector; 37] = [
     sel("P99_9_LATENCY", ["99.9th", "Percentile", "Latency", "Microseconds"], Fmt::Fixed(2), STATS, |r| real(r.latency.p99_9)),
     sel("P99_99_LATENCY", ["99.99th", "Percentile", "Latency", "Microseconds"], Fmt::Fixed(2), STATS, |r| real(r.latency.p99_99)),
     sel("P99_999_LATENCY", ["99.999th", "Percentile", "Latency", "Microseconds"], Fmt::Fixed(2), STATS, |r| real(r.latency.p99_999)),
@@ -293,6 +293,8 @@ pub static EXTRA_SELECTORS: [Selector; 35] = [
     sel("FLOW_JAIN", ["Flow", "Fairness", "(Jain)", ""], Fmt::Fixed(4), NONE, |r| real(r.flows.jain)),
     sel("FLOWS_STALLED", ["Flows", "Stalled", "", ""], Fmt::Int, NONE, |r| int(r.flows.stalled)),
     sel("FLOWS_FAILED", ["Flows", "Failed", "", ""], Fmt::Int, NONE, |r| int(r.flows.failed)),
+    sel("LOCAL_MPTCP_SUBFLOWS", ["Local", "MPTCP", "Subflows", ""], Fmt::Int, NONE, |r| int(r.local.mptcp_subflows)),
+    sel("REMOTE_MPTCP_SUBFLOWS", ["Remote", "MPTCP", "Subflows", ""], Fmt::Int, NONE, |r| int(r.remote.mptcp_subflows)),
 ];
 
 /// A counter over the test as a rate; -1 when the counter was not read.
