@@ -213,6 +213,10 @@ pub fn record(selection: &Selection, config: &Config, spec: &TestSpec, m: &Measu
     let mut record = record;
     fill_datagrams(&mut record, m.last, spec);
     fill_flows(&mut record, m.last, unit);
+    if let Some(o) = &m.last.open_loop {
+        record.open_loop =
+            netperf_client::report::omni::record::OpenLoopRecord::of(o, m.last.outcome.elapsed);
+    }
     record.interims = m.last.interims.clone();
     record.local.interval_usecs = i64::from(g.interval_usecs);
     record.local.interval_burst = i64::from(g.interval_burst);

@@ -592,23 +592,27 @@ fn serve_requests(
     let (recv_ring, send_ring, stop, units) =
         (path.recv_ring, path.send_ring, path.stop, path.units);
     let client = engine::io::SourceMatch::new(test.client.ip());
-    Ok(match (test.protocol, batch) {
-        (Protocol::Tcp, _) => engine::rr::server_stream(fd, recv_ring, send_ring, stop, units)?,
-        (Protocol::Udp, Some(n)) => {
-            let permit = source_permit(test, &client);
-            engine::mmsg::rr_server_batched(fd, recv_ring, send_ring, n, stop, units, permit)?.0
-        }
-        (Protocol::Udp, None) => engine::rr::server_datagram(
-            fd,
-            recv_ring,
-            send_ring,
-            stop,
-            units,
-            test.r.flags & omni::flag::USE_CONNECTED != 0,
-            path.seq,
-            test_drop_every(),
-            source_permit(test, &client),
-        )?,
+    let mut seq = path.seq;
+    let pause = crate::test_pause::test_pause();
+    crate::test_pause::serve_around(pause, units, stop, |units| {
+        Ok(match (test.protocol, batch) {
+            (Protocol::Tcp, _) => engine::rr::server_stream(fd, recv_ring, send_ring, stop, units)?,
+            (Protocol::Udp, Some(n)) => {
+                let permit = source_permit(test, &client);
+                engine::mmsg::rr_server_batched(fd, recv_ring, send_ring, n, stop, units, permit)?.0
+            }
+            (Protocol::Udp, None) => engine::rr::server_datagram(
+                fd,
+                recv_ring,
+                send_ring,
+                stop,
+                units,
+                test.r.flags & omni::flag::USE_CONNECTED != 0,
+                seq.as_deref_mut(),
+                test_drop_every(),
+                source_permit(test, &client),
+            )?,
+        })
     })
 }
 

@@ -4,7 +4,7 @@
 use super::config::{Config, GlobalOptions, TestOptions};
 use netperf_data::net::resolve::Family;
 use netperf_data::spec::{
-    parse_protocol, Limit, Preset, Protocol, SpecError, TestName, TestSpec, RECV, XMIT,
+    parse_protocol, Limit, OpenLoop, Preset, Protocol, SpecError, TestName, TestSpec, RECV, XMIT,
 };
 
 /// What the preset and the test-specific options decide together: the shape
@@ -50,6 +50,7 @@ impl Config {
         let limit = limit(g, &shape)?;
         check_until_stopped(&shape, limit)?;
         check_flows(g, t, &shape, limit)?;
+        check_open_loop(g, t, &shape, limit)?;
         if shape.test.is_unix() {
             refuse_tcp_udp_only(g, t)?;
         }
@@ -77,6 +78,7 @@ impl Config {
             (Family::Unspec, f) => f,
             (f, _) => f,
         };
+        let open_tcp = t.rate.is_some() && shape.protocol == Protocol::Tcp;
         // --latency-histogram writes the same per-operation times -j keeps.
         let keep_histogram = g.verbosity > 1 || g.keep_statistics || t.latency_histogram.is_some();
         TestSpec {
@@ -96,8 +98,11 @@ impl Config {
             local_recv_buf: t.local_recv_buf.unwrap_or(-1),
             remote_send_buf: t.remote_send_buf.unwrap_or(-1),
             remote_recv_buf: t.remote_recv_buf.unwrap_or(-1),
-            local_nodelay: t.local_nodelay,
-            remote_nodelay: t.remote_nodelay,
+            // An open loop pipelines requests: Nagle would hold a request (or
+            // netserver's response) behind an unacknowledged one until a
+            // delayed ACK, and keep the far end one response behind for good.
+            local_nodelay: t.local_nodelay || open_tcp,
+            remote_nodelay: t.remote_nodelay || open_tcp,
             cork: t.cork,
             first_burst: t.first_burst.max(0) as u32,
             first_burst_given: t.first_burst,
@@ -148,6 +153,10 @@ impl Config {
             },
             unix_dir,
             flow_samples: t.flow_samples.is_some(),
+            open_loop: t.rate.map(|rate| OpenLoop {
+                rate,
+                max_inflight: t.max_inflight.unwrap_or(OpenLoop::DEFAULT_MAX_INFLIGHT),
+            }),
         }
     }
 }
@@ -320,6 +329,50 @@ fn check_flows(
     ];
     match one_flow_only.iter().find(|(_, given)| *given) {
         Some((option, _)) => refused(&format!("{option} runs with one flow only")),
+        None => Ok(()),
+    }
+}
+
+/// `--rate`: an open loop over one TCP connection or UDP socket; what it
+/// cannot honestly do is refused with the reason, before any traffic.
+fn check_open_loop(
+    g: &GlobalOptions,
+    t: &TestOptions,
+    shape: &Shape,
+    limit: Limit,
+) -> Result<(), SpecError> {
+    if t.rate.is_none() {
+        return Ok(());
+    }
+    let refused = |why: &str| Err(SpecError::Invalid(format!("--rate: {why}")));
+    let request_response = shape.is_rr && !shape.connection && shape.direction != 0;
+    if !request_response || shape.test.is_unix() || shape.sendfile {
+        return refused(&format!(
+            "{} is not a request/response test (--rate runs TCP_RR, UDP_RR and omni -d rr)",
+            g.test_name
+        ));
+    }
+    if matches!(limit, Limit::Units(_)) {
+        return refused("a count (-l -N) is not available; give a time (-l SECONDS)");
+    }
+    let closed_loop_only = [
+        (
+            "--flows (the many-flow engine has no schedule yet)",
+            t.flows.is_some(),
+        ),
+        (
+            "-b (first burst: the schedule decides what is in flight; see --max-inflight)",
+            t.first_burst > 0,
+        ),
+        (
+            "-w/-b pacing (the schedule is the pacing)",
+            g.interval_usecs > 0,
+        ),
+        ("--mmsg", t.mmsg_batch.is_some()),
+        ("--seq", t.sequence),
+    ];
+    match closed_loop_only.iter().find(|(_, given)| *given) {
+        Some((option, _)) => refused(&format!("cannot be used with {option}")),
         None => Ok(()),
     }
 }

@@ -201,6 +201,8 @@ pub struct Iteration {
     pub data_started: std::time::SystemTime,
     /// What each flow of a many-flow test (`--flows`) did.
     pub flows: Option<netperf_data::measure::flows::FlowsReport>,
+    /// An open-loop test's schedule and two latencies (`--rate`).
+    pub open_loop: Option<netperf_data::measure::open_loop::OpenLoopReport>,
 }
 
 /// Run one iteration of `spec` over an established control connection, or
@@ -415,6 +417,7 @@ fn assemble(spec: &TestSpec, ours: Ours, rec: Recorders, theirs: Theirs) -> Iter
         latency: rec.hist.map(Histogram::into_latency),
         data_started: ours.watched.data_started,
         flows: rec.flows,
+        open_loop: rec.open_loop,
     }
 }
 
