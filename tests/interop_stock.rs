@@ -240,3 +240,54 @@ fn flows_against_a_stock_netserver_are_refused_in_one_line() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("needs netperf-ng's netserver"), "{stderr}");
 }
+
+#[test]
+fn an_open_loop_runs_against_a_stock_netserver() {
+    let _serial = serial();
+    let Some(dir) = stock_dir() else { return };
+    let stock = start_stock(&dir);
+    let port = stock.port.to_string();
+    // netperf alone keeps the schedule: a stock netserver answers each
+    // request as it arrives, over TCP and UDP.
+    for test in ["TCP_RR", "UDP_RR"] {
+        let out = common::run_with_limit(
+            &NETPERF,
+            &[
+                "-H",
+                "127.0.0.1",
+                "-p",
+                &port,
+                "-t",
+                test,
+                "-l",
+                "1",
+                "-P",
+                "0",
+                "--",
+                "--rate",
+                "1000",
+                "-k",
+                "OPEN_ACHIEVED_RATE,OPEN_LOST,CO_P50_LATENCY",
+            ],
+            Duration::from_secs(30),
+        );
+        let stdout = common::text(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{test}: {stdout}{}",
+            common::text(&out.stderr)
+        );
+        let value = |key: &str| -> f64 {
+            stdout
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("{key}=")))
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("{test}: no {key} in {stdout}"))
+        };
+        assert!(value("OPEN_ACHIEVED_RATE") > 0.0, "{test}: {stdout}");
+        assert!(value("CO_P50_LATENCY") > 0.0, "{test}: {stdout}");
+        if test == "TCP_RR" {
+            assert_eq!(value("OPEN_LOST"), 0.0, "{test}: {stdout}");
+        }
+    }
+}
