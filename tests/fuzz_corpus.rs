@@ -139,6 +139,7 @@ fn encoded_messages() -> Vec<(&'static str, Message)> {
         interface_counters: true,
         flows: 0,
         flow_threads: 0,
+        echo_sequence: false,
     }
     .encode_into(&mut with_ext);
     let mut results = OmniResults {

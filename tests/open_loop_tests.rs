@@ -114,7 +114,7 @@ fn udp_rr_and_omni_run_open_and_say_so_at_verbosity_two() {
         if test.len() == 2 {
             args.push("--");
         }
-        args.extend_from_slice(&["--rate", "1000", "-e", "1"]);
+        args.extend_from_slice(&["--rate", "1000", "-r", "8"]);
         let out = run_ok(&server, &args);
         for needle in [
             "Open loop: 1000.00 requests/s offered",
@@ -125,6 +125,41 @@ fn udp_rr_and_omni_run_open_and_say_so_at_verbosity_two() {
             assert!(out.contains(needle), "{test:?}: no {needle:?} in {out}");
         }
     }
+}
+
+#[test]
+fn a_lost_datagram_is_counted_and_the_schedule_goes_on() {
+    // A netserver that leaves every 500th request unanswered: each such
+    // request is lost on its own after -e's timeout, and the responses
+    // after it still pair with their own requests (netserver echoes their
+    // numbers).
+    let server = Server::start_with_env("127.0.0.1", &[], &[("NETPERF_NG_TEST_DROP_EVERY", "500")]);
+    let out = run_ok(
+        &server,
+        &[
+            "-t",
+            "UDP_RR",
+            "-l",
+            "2",
+            "-P",
+            "0",
+            "--",
+            "--rate",
+            "2000",
+            "-r",
+            "8",
+            "-e",
+            "1",
+            "-k",
+            "OPEN_LOST,RR_TIMEOUTS,OPEN_ACHIEVED_RATE",
+        ],
+    );
+    let v = keyval(&out);
+    // About 4000 requests, 8 dropped; those of the last second may still
+    // have been in flight at the end.
+    assert!(v["OPEN_LOST"] >= 2.0, "{out}");
+    assert_eq!(v["OPEN_LOST"], v["RR_TIMEOUTS"], "{out}");
+    assert!(v["OPEN_ACHIEVED_RATE"] > 0.0, "{out}");
 }
 
 #[test]
@@ -199,6 +234,11 @@ fn what_cannot_run_open_is_refused_before_traffic() {
         (
             &["-t", "TCP_RR", "--", "--max-inflight", "4"][..],
             "goes with --rate",
+        ),
+        (&["-t", "UDP_RR", "--", "--rate", "100"][..], "-r 8"),
+        (
+            &["-t", "UDP_RR", "--", "--rate", "100", "-r", "8,4"][..],
+            "-r 8",
         ),
         (
             &["-t", "TCP_RR", "--", "--rate", "10", "--max-inflight", "0"][..],

@@ -247,7 +247,11 @@ fn setup_and_run(
     // Buffers are made before the clock and the CPU sampler start.
     let (mut send_ring, mut recv_ring) = rings(test, &data.plan, fill);
     let counters_before = interface_counters_before(test);
-    let mut seq = (test.ext.sequence && test.protocol == Protocol::Udp).then(Sequence::new);
+    let mut seq = match (test.ext, test.protocol) {
+        (e, Protocol::Udp) if e.echo_sequence => Some(Sequence::echoing()),
+        (e, Protocol::Udp) if e.sequence => Some(Sequence::new()),
+        _ => None,
+    };
     // A client that closes the control connection or goes silent mid-test
     // has vanished: stop the test, which nothing else would end if it is
     // counted (UDP, TCP_CRR) or long.

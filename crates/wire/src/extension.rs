@@ -21,13 +21,16 @@ const FLAG_SEQUENCE: u32 = 0x8;
 const FLAG_IF_COUNTERS: u32 = 0x10;
 /// Many flows in one test (`--flows`): their count and threads follow.
 const FLAG_FLOWS: u32 = 0x20;
+/// Echo each UDP request's number in its response (`--rate` over UDP).
+const FLAG_ECHO: u32 = 0x40;
 /// Every flag this build knows.
 const FLAGS: u32 = FLAG_ZEROCOPY
     | FLAG_BUSY_POLL
     | FLAG_SYSTEM_FACTS
     | FLAG_SEQUENCE
     | FLAG_IF_COUNTERS
-    | FLAG_FLOWS;
+    | FLAG_FLOWS
+    | FLAG_ECHO;
 /// Most flows one test may ask for: far beyond a machine's ports, a bound
 /// on what a hostile request can make either end allocate.
 pub const MAX_FLOWS: u32 = 1_000_000;
@@ -54,6 +57,10 @@ pub struct Extension {
     pub flows: u32,
     /// Threads each end runs the flows on.
     pub flow_threads: u32,
+    /// The netserver writes each UDP request's number (its first 8 bytes)
+    /// into the first 8 bytes of the response: an open loop (`--rate`)
+    /// pairs responses with their requests by it when datagrams are lost.
+    pub echo_sequence: bool,
 }
 
 impl Extension {
@@ -84,6 +91,9 @@ impl Extension {
         }
         if self.flows > 0 {
             flags |= FLAG_FLOWS;
+        }
+        if self.echo_sequence {
+            flags |= FLAG_ECHO;
         }
         m.set_data_u32(AT, MAGIC);
         m.set_data_u32(AT + 1, flags);
@@ -132,6 +142,7 @@ impl Extension {
             interface_counters: flags & FLAG_IF_COUNTERS != 0,
             flows,
             flow_threads,
+            echo_sequence: flags & FLAG_ECHO != 0,
         }))
     }
 }
@@ -163,6 +174,7 @@ mod tests {
             interface_counters: true,
             flows: 10_000,
             flow_threads: 2,
+            echo_sequence: true,
         };
         let req = OmniRequest {
             fill_file: "x".repeat(31),

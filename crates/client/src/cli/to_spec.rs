@@ -150,6 +150,7 @@ impl Config {
                 flow_threads: t.flows.map_or(0, |n| {
                     netperf_data::engine::flows::threads_for(n, t.flow_threads)
                 }),
+                echo_sequence: t.rate.is_some() && shape.protocol == Protocol::Udp,
             },
             unix_dir,
             flow_samples: t.flow_samples.is_some(),
@@ -354,6 +355,16 @@ fn check_open_loop(
     }
     if matches!(limit, Limit::Units(_)) {
         return refused("a count (-l -N) is not available; give a time (-l SECONDS)");
+    }
+    let numbered = netperf_data::engine::sequence::SEQ_BYTES as i32;
+    if shape.protocol == Protocol::Udp
+        && (shape.request_size < numbered || shape.response_size < numbered)
+    {
+        return refused(&format!(
+            "over UDP each request carries its number in its first {numbered} bytes and netserver \
+             echoes it, so that a response pairs with its request when datagrams are lost: use \
+             requests and responses of at least {numbered} bytes (-r {numbered})"
+        ));
     }
     let closed_loop_only = [
         (

@@ -336,6 +336,12 @@ fn ask_netserver(
     if reply.kind() != kind::OMNI_RESPONSE {
         return Err(ClientError::Unexpected(reply.kind()));
     }
+    if spec.extension.echo_sequence && !netperf_wire::extension::acknowledged(&reply) {
+        return Err(ClientError::NeedsOurNetserver(format!(
+            "--rate over UDP needs netperf-ng's netserver on {}: it echoes each request's number, which pairs a response with its request when datagrams are lost; this one does not (a stock netserver?). TCP_RR --rate runs against any netserver",
+            spec.data_host
+        )));
+    }
     if spec.extension.flows > 0 && !netperf_wire::extension::acknowledged(&reply) {
         return Err(ClientError::NeedsOurNetserver(format!(
             "--flows {} needs netperf-ng's netserver on {}: this one runs one data connection per test (a stock netserver?)",

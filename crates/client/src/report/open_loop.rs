@@ -17,7 +17,7 @@ pub fn render_open_loop(r: &OpenLoopRecord, in_flight_at_end: u64, bound: u32) -
             .join(" ")
     };
     format!(
-        "\nOpen loop: {:.2} requests/s offered, {:.2} responses/s achieved; netperf alone keeps the schedule (the netserver, stock or ours, answers each request as it arrives)\n\
+        "\nOpen loop: {:.2} requests/s offered, {:.2} responses/s achieved; netperf alone keeps the schedule; the netserver answers each request as it arrives (any netserver over TCP; over UDP ours, which echoes each request's number)\n\
          Send slip (actual - intended), us: P50 {:.1} P99 {:.1} max {:.1}; late {}, held back {} (at most {bound} in flight), lost {}, most in flight {}, in flight at the end {in_flight_at_end}\n\
          Corrected latency (from intended send), us: {}\n\
          Raw latency (from actual send), us: {}\n",

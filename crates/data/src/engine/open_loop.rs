@@ -4,14 +4,17 @@
 //! response is timed from its request's intended send time as well as from
 //! its actual one. One thread, a non-blocking socket: sending on time and
 //! receiving interleave in one loop that sleeps to the next deadline or until
-//! a response arrives, whichever is first. Responses come back in order (a
-//! TCP stream; a netserver answers UDP requests as they arrive), so a FIFO of
-//! send times pairs them; a UDP request unanswered after the loss timeout is
-//! counted lost and leaves the FIFO on its own, never restarting anything.
+//! a response arrives, whichever is first. On a TCP stream responses come
+//! back in order, so the oldest request in flight is the one answered. A UDP
+//! request carries its number in its first 8 bytes and netserver echoes it
+//! (engine::sequence), so a response pairs with its own request even after a
+//! loss; a request unanswered after the loss timeout is counted lost on its
+//! own, never restarting anything.
 
 use super::io::{self, Io};
 use super::ring::BufferRing;
 use super::schedule::{self, Schedule, SPIN_NS};
+use super::sequence::SEQ_BYTES;
 use super::stop_flag::StopFlag;
 use super::{Counters, DataError};
 use crate::measure::open_loop::OpenLoopReport;
@@ -35,7 +38,8 @@ pub struct OpenLoopClient<'a> {
     pub send_ring: &'a mut BufferRing,
     /// The response size.
     pub response_size: usize,
-    /// One datagram per message (UDP); else a byte stream.
+    /// One datagram per message (UDP), numbered in its first 8 bytes and
+    /// answered with the number; else a byte stream answered in order.
     pub datagram: bool,
     /// Each request's destination on an unconnected datagram socket.
     pub dest: Option<&'a socket2::SockAddr>,
@@ -50,9 +54,11 @@ pub struct OpenLoopClient<'a> {
     pub report: &'a mut OpenLoopReport,
 }
 
-/// A request in flight: when it was due and when it left, in ns.
+/// A request in flight: its number on the schedule, when it was due and
+/// when it left, in ns.
 #[derive(Clone, Copy)]
 struct Sent {
+    number: u64,
     intended: u64,
     actual: u64,
 }
@@ -93,8 +99,8 @@ struct Run<'r, 'a> {
     /// The last request counted as held back (counted once however long it waits).
     held: Option<u64>,
     in_flight: VecDeque<Sent>,
-    /// The request being sent (a stream may take it in parts): its times
-    /// and the bytes gone.
+    /// The request being sent when the socket took only part of it (a
+    /// stream) or none: its times and the bytes gone.
     sending: Option<(Sent, usize)>,
     request: *const u8,
     /// Bytes of the current response received so far (streams).
@@ -152,42 +158,18 @@ impl Run<'_, '_> {
     /// gone or the test stopped during a send.
     fn send_due(&mut self, bound: usize) -> Result<bool, DataError> {
         loop {
-            let now = schedule::now_ns();
-            if self.sending.is_none() {
-                let intended = self.schedule.due(self.next);
-                if intended > now {
-                    return Ok(true);
-                }
-                if self.in_flight.len() >= bound {
-                    if self.held != Some(self.next) {
-                        self.held = Some(self.next);
-                        self.cfg.report.held_back += 1;
-                    }
-                    return Ok(true);
-                }
-                let sent = Sent {
-                    intended,
-                    actual: now,
-                };
-                self.request = self.cfg.send_ring.next_ptr();
-                self.sending = Some((sent, 0));
-                self.next += 1;
-            }
-            let Some((sent, done)) = self.sending else {
-                continue;
+            let (sent, done) = match self.sending {
+                Some(partly) => partly,
+                None => match self.take_due(bound) {
+                    Some(sent) => (sent, 0),
+                    None => return Ok(true),
+                },
             };
             let len = self.cfg.send_ring.size();
             // SAFETY: done < len keeps the pointer inside the ring buffer.
-            match io::send(
-                self.cfg.fd,
-                unsafe { self.request.add(done) },
-                len - done,
-                self.cfg.dest,
-            ) {
-                Io::Moved(n) if done + n < len => {
-                    self.sending = Some((sent, done + n));
-                    continue;
-                }
+            let rest = unsafe { self.request.add(done) };
+            match io::send(self.cfg.fd, rest, len - done, self.cfg.dest) {
+                Io::Moved(n) if done + n < len => self.sending = Some((sent, done + n)),
                 Io::Moved(_) => {
                     self.c.send_calls += 1;
                     self.c.bytes_sent += len as u64;
@@ -195,6 +177,7 @@ impl Run<'_, '_> {
                     self.left(sent);
                 }
                 Io::Retry => {
+                    self.sending = Some((sent, done));
                     self.want_write = true;
                     return Ok(!self.cfg.stop.is_set());
                 }
@@ -213,6 +196,36 @@ impl Run<'_, '_> {
                 }
             }
         }
+    }
+
+    /// The next request on the schedule if it is due and there is room for
+    /// it; one due without room is counted held back, once.
+    fn take_due(&mut self, bound: usize) -> Option<Sent> {
+        let now = schedule::now_ns();
+        let intended = self.schedule.due(self.next);
+        if intended > now {
+            return None;
+        }
+        if self.in_flight.len() >= bound {
+            if self.held != Some(self.next) {
+                self.held = Some(self.next);
+                self.cfg.report.held_back += 1;
+            }
+            return None;
+        }
+        let request = self.cfg.send_ring.next_ptr();
+        if self.cfg.datagram && self.cfg.send_ring.size() >= SEQ_BYTES {
+            let number = self.next.to_le_bytes();
+            // SAFETY: the ring buffer holds at least SEQ_BYTES bytes.
+            unsafe { std::ptr::copy_nonoverlapping(number.as_ptr(), request, SEQ_BYTES) };
+        }
+        self.request = request;
+        self.next += 1;
+        Some(Sent {
+            number: self.next - 1,
+            intended,
+            actual: now,
+        })
     }
 
     /// A request has left (or been dropped by the kernel): its slip counts.
@@ -235,15 +248,15 @@ impl Run<'_, '_> {
                     let at = schedule::now_ns();
                     self.c.recv_calls += 1;
                     self.c.bytes_received += n as u64;
-                    let whole = if self.cfg.datagram {
-                        1
-                    } else {
-                        let bytes = self.partial + n;
-                        self.partial = bytes % rsp;
-                        bytes / rsp
-                    };
-                    for _ in 0..whole {
-                        self.answered(at);
+                    if self.cfg.datagram {
+                        self.answered_datagram(at, n);
+                        continue;
+                    }
+                    let bytes = self.partial + n;
+                    self.partial = bytes % rsp;
+                    for _ in 0..bytes / rsp {
+                        let oldest = self.in_flight.pop_front();
+                        self.answered(at, oldest);
                     }
                 }
                 Io::Retry | Io::NoBuffers => return Ok(true),
@@ -263,9 +276,28 @@ impl Run<'_, '_> {
         }
     }
 
-    /// One response, at `at`: the oldest request in flight is answered.
-    fn answered(&mut self, at: u64) {
-        let Some(sent) = self.in_flight.pop_front() else {
+    /// A datagram of `len` bytes in the scratch buffer, at `at`: the
+    /// request whose number it echoes is answered (numbers in flight are in
+    /// order, so a binary search finds it).
+    fn answered_datagram(&mut self, at: u64, len: usize) {
+        let found = (len >= SEQ_BYTES)
+            .then(|| {
+                let mut number = [0u8; SEQ_BYTES];
+                number.copy_from_slice(&self.scratch[..SEQ_BYTES]);
+                let number = u64::from_le_bytes(number);
+                self.in_flight
+                    .binary_search_by_key(&number, |s| s.number)
+                    .ok()
+            })
+            .flatten();
+        let sent = found.and_then(|k| self.in_flight.remove(k));
+        self.answered(at, sent);
+    }
+
+    /// One response, at `at`, to `sent`; none (an echo of a request already
+    /// counted lost, or a stray) is counted and not timed.
+    fn answered(&mut self, at: u64, sent: Option<Sent>) {
+        let Some(sent) = sent else {
             self.cfg.report.unmatched += 1;
             return;
         };
@@ -332,5 +364,115 @@ impl Run<'_, '_> {
         };
         // SAFETY: one live pollfd, a valid timeout, no signal mask change.
         unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+    use std::net::{TcpListener, UdpSocket};
+    use std::os::fd::AsRawFd;
+
+    /// Run the open loop at `rate` for `ms` milliseconds on `fd`.
+    fn run_for(
+        fd: RawFd,
+        datagram: bool,
+        rate: f64,
+        bound: u32,
+        ms: u64,
+    ) -> (Counters, OpenLoopReport) {
+        let stop = StopFlag::new();
+        let mut ring = BufferRing::new(1, SEQ_BYTES, 8, 0);
+        let mut report = OpenLoopReport::new(rate, bound);
+        let c = std::thread::scope(|scope| {
+            scope.spawn(|| {
+                std::thread::sleep(Duration::from_millis(ms));
+                stop.set();
+            });
+            client(OpenLoopClient {
+                fd,
+                send_ring: &mut ring,
+                response_size: SEQ_BYTES,
+                datagram,
+                dest: None,
+                stop: &stop,
+                rate,
+                max_inflight: bound,
+                loss_timeout: Duration::from_millis(50),
+                report: &mut report,
+            })
+            .unwrap()
+        });
+        (c, report)
+    }
+
+    #[test]
+    fn every_request_is_answered_or_still_in_flight_over_tcp() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let at = listener.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut request = [0u8; SEQ_BYTES];
+            while s.read_exact(&mut request).is_ok() {
+                if s.write_all(&request).is_err() {
+                    break;
+                }
+            }
+        });
+        let sock = std::net::TcpStream::connect(at).unwrap();
+        sock.set_nodelay(true).unwrap();
+        let (c, r) = run_for(sock.as_raw_fd(), false, 2000.0, 64, 300);
+        drop(sock);
+        server.join().unwrap();
+        assert!(r.sent > 100, "{r:?}");
+        assert_eq!(r.sent, c.transactions + r.in_flight_at_end, "{r:?}");
+        assert_eq!((r.lost, r.unmatched, c.send_calls), (0, 0, r.sent));
+        assert_eq!(r.corrected.total(), c.transactions);
+        assert_eq!(r.raw.total(), c.transactions);
+        assert_eq!(r.slip.count(), r.sent);
+    }
+
+    #[test]
+    fn an_unanswered_datagram_is_lost_on_its_own() {
+        let server = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+        sock.connect(server.local_addr().unwrap()).unwrap();
+        server
+            .set_read_timeout(Some(Duration::from_millis(20)))
+            .unwrap();
+        let answering = std::thread::spawn(move || {
+            let (mut buf, mut seen, mut idle) = ([0u8; 16], 0u64, 0);
+            // Every fifth request goes unanswered; quiet for 200 ms ends it.
+            while idle < 10 {
+                match server.recv_from(&mut buf) {
+                    Ok((_, from)) => {
+                        idle = 0;
+                        seen += 1;
+                        if seen % 5 != 0 {
+                            let _ = server.send_to(&buf[..SEQ_BYTES], from);
+                        }
+                    }
+                    Err(_) => idle += 1,
+                }
+            }
+            (seen - seen / 5, seen / 5)
+        });
+        let (c, r) = run_for(sock.as_raw_fd(), true, 500.0, 1024, 400);
+        drop(sock);
+        let (answered, dropped) = answering.join().unwrap();
+        // Each response paired with its own request: every dropped one
+        // was counted lost (or was still in flight at the end), none was
+        // taken for another's answer, and the schedule went on.
+        assert!(dropped >= 10, "{dropped}");
+        assert!(r.lost + r.in_flight_at_end >= dropped, "{r:?}");
+        assert_eq!(r.unmatched, 0, "{r:?}");
+        assert!(c.transactions <= answered, "{r:?}");
+        assert_eq!(c.timeouts, r.lost);
+        assert_eq!(
+            r.sent,
+            c.transactions + r.lost + r.in_flight_at_end,
+            "{r:?}"
+        );
     }
 }

@@ -18,6 +18,10 @@ const WINDOW_WORDS: usize = (WINDOW / 64) as usize;
 #[derive(Debug, Clone)]
 pub struct Sequence {
     next_out: u64,
+    /// Stamp outgoing messages with the last number received instead of
+    /// our own count: netserver's echo for an open loop over UDP (`--rate`).
+    echo: bool,
+    last_in: u64,
     counts: DatagramCounts,
     /// Bit per recent sequence number: received or not.
     seen: Box<[u64; WINDOW_WORDS]>,
@@ -33,12 +37,23 @@ impl Sequence {
     pub fn new() -> Self {
         Sequence {
             next_out: 0,
+            echo: false,
+            last_in: 0,
             counts: DatagramCounts::default(),
             seen: Box::new([0; WINDOW_WORDS]),
         }
     }
 
-    /// Write the next sequence number into an outgoing message of `len`
+    /// A receiver that answers each message with its number (and counts
+    /// what went missing as `new`'s does).
+    pub fn echoing() -> Self {
+        Sequence {
+            echo: true,
+            ..Sequence::new()
+        }
+    }
+
+    /// Write the next sequence number (echoing: the last one received) into an outgoing message of `len`
     /// bytes at `buf` (messages shorter than 8 bytes are refused at set-up).
     ///
     /// # Safety
@@ -46,7 +61,12 @@ impl Sequence {
     #[inline]
     pub unsafe fn stamp(&mut self, buf: *mut u8, len: usize) {
         if len >= SEQ_BYTES {
-            let bytes = self.next_out.to_le_bytes();
+            let number = if self.echo {
+                self.last_in
+            } else {
+                self.next_out
+            };
+            let bytes = number.to_le_bytes();
             // SAFETY: the caller guarantees len >= 8 writable bytes.
             unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf, SEQ_BYTES) };
         }
@@ -75,7 +95,8 @@ impl Sequence {
         let mut bytes = [0u8; SEQ_BYTES];
         // SAFETY: the caller guarantees len >= 8 readable bytes.
         unsafe { std::ptr::copy_nonoverlapping(buf, bytes.as_mut_ptr(), SEQ_BYTES) };
-        self.receive(u64::from_le_bytes(bytes));
+        self.last_in = u64::from_le_bytes(bytes);
+        self.receive(self.last_in);
     }
 
     fn bit(seq: u64) -> (usize, u64) {
@@ -130,6 +151,24 @@ mod tests {
             s.receive(n);
         }
         s.counts()
+    }
+
+    #[test]
+    fn an_echoing_receiver_answers_with_the_number_it_got() {
+        let mut s = Sequence::echoing();
+        let (mut request, mut response) = ([0u8; 8], [0u8; 8]);
+        for n in [7u64, 9] {
+            request.copy_from_slice(&n.to_le_bytes());
+            // SAFETY: both buffers hold 8 bytes.
+            unsafe {
+                s.check(request.as_ptr(), 8);
+                s.stamp(response.as_mut_ptr(), 8);
+            }
+            s.sent();
+            assert_eq!(u64::from_le_bytes(response), n);
+        }
+        // It still counts what went missing: 0..7 and 8.
+        assert_eq!(s.counts().lost, 8);
     }
 
     #[test]
