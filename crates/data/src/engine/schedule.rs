@@ -113,7 +113,7 @@ mod tests {
         // would drift, computing from the start does not.
         assert_eq!(s.due(0), 1_000);
         assert_eq!(s.due(3), 1_000_001_000);
-        assert_eq!(s.due(3_000_000), 1_000_000_001_000);
+        assert_eq!(s.due(3_000_000), 1_000_000_000_001_000);
         assert_eq!(s.period_ns(), 333_333_333);
     }
 
