@@ -6,7 +6,7 @@
 //! set in normal use; unset, serving is exactly the loop it wraps.
 
 use netperf_data::engine::stop_flag::StopFlag;
-use netperf_data::engine::{Counters, DataError};
+use netperf_data::engine::Counters;
 use std::time::{Duration, Instant};
 
 /// How long to stall, in milliseconds.
@@ -37,24 +37,47 @@ pub fn test_pause() -> Option<Pause> {
     })
 }
 
-/// Serve a request/response test with `serve(limit)`, in two runs around
-/// the stall when there is one: the loop itself stays as it is, and its
-/// transaction limit is what ends the first run.
-pub fn serve_around(
+/// The runs of a request/response test's loop: one, or two around the
+/// stall (one when the test's count ends it first). Each run's transaction
+/// limit ends the first; the loop itself stays as it is.
+#[derive(Debug)]
+pub struct Runs {
     pause: Option<Pause>,
     units: Option<u64>,
-    stop: &StopFlag,
-    mut serve: impl FnMut(Option<u64>) -> Result<Counters, DataError>,
-) -> Result<Counters, DataError> {
-    let Some(p) = pause.filter(|p| units.is_none_or(|u| u > p.after)) else {
-        return serve(units);
-    };
-    let mut first = serve(Some(p.after))?;
-    // The test ended (or stopped) before the stall was due.
-    if first.transactions < p.after || stop.is_set() {
-        return Ok(first);
+    started: u8,
+}
+
+impl Runs {
+    /// The runs of a test of `units` transactions (None: timed) with `pause`.
+    pub fn new(pause: Option<Pause>, units: Option<u64>) -> Runs {
+        let pause = pause.filter(|p| units.is_none_or(|u| u > p.after));
+        Runs {
+            pause,
+            units,
+            started: 0,
+        }
     }
-    let until = Instant::now() + p.stall;
+
+    /// The next run's transaction limit, after the stall that comes before
+    /// it; None when the test is over: after its last run, or when the first
+    /// run (which has `served` so far) ended before the stall was due.
+    pub fn next(&mut self, served: &Counters, stop: &StopFlag) -> Option<Option<u64>> {
+        self.started += 1;
+        match (self.started, self.pause) {
+            (1, None) => Some(self.units),
+            (1, Some(p)) => Some(Some(p.after)),
+            (2, Some(p)) if served.transactions >= p.after && !stop.is_set() => {
+                stall(p.stall, stop);
+                Some(self.units.map(|u| u - p.after))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Sleep `stall`, looking at the test's stop flag every slice.
+fn stall(stall: Duration, stop: &StopFlag) {
+    let until = Instant::now() + stall;
     while !stop.is_set() {
         let left = until.saturating_duration_since(Instant::now());
         if left.is_zero() {
@@ -62,60 +85,53 @@ pub fn serve_around(
         }
         std::thread::sleep(left.min(SLICE));
     }
-    let rest = serve(units.map(|u| u - p.after))?;
-    first.add(&rest);
-    Ok(first)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn served(n: u64) -> Counters {
-        Counters {
-            transactions: n,
-            send_calls: n,
-            ..Counters::default()
+    /// Every run's limit, each run serving `serves(limit)` transactions.
+    fn limits(
+        pause: Option<Pause>,
+        units: Option<u64>,
+        serves: impl Fn(Option<u64>) -> u64,
+    ) -> Vec<Option<u64>> {
+        let (stop, mut served) = (StopFlag::new(), Counters::default());
+        let mut runs = Runs::new(pause, units);
+        let mut limits = Vec::new();
+        while let Some(limit) = runs.next(&served, &stop) {
+            limits.push(limit);
+            served.add(&Counters {
+                transactions: serves(limit),
+                ..Counters::default()
+            });
         }
+        limits
     }
+
+    const PAUSE: Pause = Pause {
+        after: 10,
+        stall: Duration::from_millis(20),
+    };
 
     #[test]
     fn the_stall_splits_the_test_in_two_runs() {
-        let stop = StopFlag::new();
-        let pause = Some(Pause {
-            after: 10,
-            stall: Duration::from_millis(20),
-        });
-        let mut limits = Vec::new();
         let started = Instant::now();
-        let c = serve_around(pause, Some(25), &stop, |limit| {
-            limits.push(limit);
-            Ok(served(limit.unwrap_or(0)))
-        })
-        .unwrap();
-        assert_eq!(limits, [Some(10), Some(15)]);
-        assert_eq!((c.transactions, c.send_calls), (25, 25));
-        assert!(started.elapsed() >= Duration::from_millis(20));
+        let all = |limit: Option<u64>| limit.unwrap_or(1000);
+        assert_eq!(limits(Some(PAUSE), Some(25), all), [Some(10), Some(15)]);
+        assert!(started.elapsed() >= PAUSE.stall);
+        assert_eq!(limits(Some(PAUSE), None, all), [Some(10), None]);
     }
 
     #[test]
     fn without_a_stall_or_room_for_one_the_loop_runs_once() {
-        let stop = StopFlag::new();
-        let mut runs = 0;
-        // Each run ends after 7 transactions, whatever its limit: the
-        // test's end came first.
-        let mut once = |limit: Option<u64>| {
-            runs += 1;
-            Ok(served(limit.map_or(7, |l| l.min(7))))
-        };
-        serve_around(None, None, &stop, &mut once).unwrap();
-        let short = Some(Pause {
-            after: 100,
-            stall: Duration::from_secs(5),
-        });
-        serve_around(short, Some(50), &stop, &mut once).unwrap();
-        // A test that ends before the stall is due never stalls.
-        serve_around(short, None, &stop, &mut once).unwrap();
-        assert_eq!(runs, 3);
+        let all = |limit: Option<u64>| limit.unwrap_or(1000);
+        assert_eq!(limits(None, None, all), [None]);
+        assert_eq!(limits(None, Some(5), all), [Some(5)]);
+        // A count that ends before the stall is due.
+        assert_eq!(limits(Some(PAUSE), Some(10), all), [Some(10)]);
+        // A timed test stopped before the stall was due.
+        assert_eq!(limits(Some(PAUSE), None, |_| 7), [Some(10)]);
     }
 }

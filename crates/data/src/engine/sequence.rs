@@ -18,10 +18,9 @@ const WINDOW_WORDS: usize = (WINDOW / 64) as usize;
 #[derive(Debug, Clone)]
 pub struct Sequence {
     next_out: u64,
-    /// Stamp outgoing messages with the last number received instead of
+    /// Number outgoing messages with the last number received instead of
     /// our own count: netserver's echo for an open loop over UDP (`--rate`).
     echo: bool,
-    last_in: u64,
     counts: DatagramCounts,
     /// Bit per recent sequence number: received or not.
     seen: Box<[u64; WINDOW_WORDS]>,
@@ -38,7 +37,6 @@ impl Sequence {
         Sequence {
             next_out: 0,
             echo: false,
-            last_in: 0,
             counts: DatagramCounts::default(),
             seen: Box::new([0; WINDOW_WORDS]),
         }
@@ -53,20 +51,16 @@ impl Sequence {
         }
     }
 
-    /// Write the next sequence number (echoing: the last one received) into an outgoing message of `len`
-    /// bytes at `buf` (messages shorter than 8 bytes are refused at set-up).
+    /// Write the next sequence number (echoing: the last one received) into
+    /// an outgoing message of `len` bytes at `buf` (messages shorter than 8
+    /// bytes are refused at set-up).
     ///
     /// # Safety
     /// `buf` must be valid for writes of `len` bytes.
     #[inline]
     pub unsafe fn stamp(&mut self, buf: *mut u8, len: usize) {
         if len >= SEQ_BYTES {
-            let number = if self.echo {
-                self.last_in
-            } else {
-                self.next_out
-            };
-            let bytes = number.to_le_bytes();
+            let bytes = self.next_out.to_le_bytes();
             // SAFETY: the caller guarantees len >= 8 writable bytes.
             unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf, SEQ_BYTES) };
         }
@@ -95,8 +89,7 @@ impl Sequence {
         let mut bytes = [0u8; SEQ_BYTES];
         // SAFETY: the caller guarantees len >= 8 readable bytes.
         unsafe { std::ptr::copy_nonoverlapping(buf, bytes.as_mut_ptr(), SEQ_BYTES) };
-        self.last_in = u64::from_le_bytes(bytes);
-        self.receive(self.last_in);
+        self.receive(u64::from_le_bytes(bytes));
     }
 
     fn bit(seq: u64) -> (usize, u64) {
@@ -105,6 +98,11 @@ impl Sequence {
     }
 
     fn receive(&mut self, seq: u64) {
+        // The echo rides on our own count: the next stamp writes it (and
+        // `sent` moves past it, to be overwritten by the next receive).
+        if self.echo {
+            self.next_out = seq;
+        }
         let c = &mut self.counts;
         if seq >= c.next_expected {
             let gap = seq - c.next_expected;
