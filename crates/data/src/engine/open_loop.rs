@@ -169,12 +169,15 @@ impl Run<'_, '_> {
             // SAFETY: done < len keeps the pointer inside the ring buffer.
             let rest = unsafe { self.request.add(done) };
             match io::send(self.cfg.fd, rest, len - done, self.cfg.dest) {
-                Io::Moved(n) if done + n < len => self.sending = Some((sent, done + n)),
-                Io::Moved(_) => {
+                Io::Moved(n) => {
                     self.c.send_calls += 1;
-                    self.c.bytes_sent += len as u64;
-                    self.in_flight.push_back(sent);
-                    self.left(sent);
+                    self.c.bytes_sent += n as u64;
+                    if done + n < len {
+                        self.sending = Some((sent, done + n));
+                    } else {
+                        self.in_flight.push_back(sent);
+                        self.left(sent);
+                    }
                 }
                 Io::Retry => {
                     self.sending = Some((sent, done));
