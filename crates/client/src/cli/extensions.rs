@@ -72,8 +72,10 @@ netperf-ng extensions (test-specific, after --):
                       each response is timed from its request's intended
                       send time (corrected) and its actual one (raw);
                       selectors OPEN_* CO_P*_LATENCY RAW_P*_LATENCY, -v 2
-                      prints both. netperf alone keeps the schedule (any
-                      netserver answers). Up to 10000000 (decimals allowed)
+                      prints both. netperf alone keeps the schedule: any
+                      netserver serves TCP_RR; UDP needs netperf-ng's (it
+                      echoes each request's number: -r 8 or more). Sets
+                      TCP_NODELAY. Up to 10000000 (decimals allowed)
     --max-inflight N  With --rate: most requests in flight; one due beyond
                       it waits for room and is counted held back. 1..1000000
                       (default 1024)
@@ -89,6 +91,9 @@ LATENCY_SAMPLES LATENCY_STDERR LATENCY_CI99_LOW LATENCY_CI99_HIGH
 LOCAL_/REMOTE_DGRAMS_LOST _DUPLICATED _OUT_OF_ORDER (with --seq)
 LOCAL_/REMOTE_IF_TX_PACKETS _RX_PACKETS _TX_BYTES _RX_BYTES _TX_PPS _RX_PPS
 PACKETS_PER_TRANSACTION
+OPEN_OFFERED_RATE OPEN_ACHIEVED_RATE OPEN_SLIP_P50 _P99 _MAX OPEN_LATE
+OPEN_HELD_BACK OPEN_LOST OPEN_MAX_IN_FLIGHT CO_/RAW_P50 _P90 _P99 _P99_9
+_P99_99 _P99_999_LATENCY (with --rate)
 ";
 
 type Apply = fn(&mut TestOptions, Option<&str>) -> Result<(), String>;
