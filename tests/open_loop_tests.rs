@@ -239,6 +239,16 @@ fn what_cannot_run_open_is_refused_before_traffic() {
         ),
         (&["-t", "UDP_RR", "--", "--rate", "100"][..], "-r 8"),
         (
+            &["-t", "STREAM_RR", "--", "--rate", "100"][..],
+            "Unix-domain",
+        ),
+        (
+            &[
+                "-t", "UDP_RR", "--", "--rate", "100", "-r", "8", "--mmsg", "4",
+            ][..],
+            "--mmsg",
+        ),
+        (
             &["-t", "UDP_RR", "--", "--rate", "100", "-r", "8,4"][..],
             "-r 8",
         ),

@@ -347,9 +347,13 @@ fn check_open_loop(
     }
     let refused = |why: &str| Err(SpecError::Invalid(format!("--rate: {why}")));
     let request_response = shape.is_rr && !shape.connection && shape.direction != 0;
-    if !request_response || shape.test.is_unix() || shape.sendfile {
+    let not_open = [
+        (!request_response, "is not a request/response test"),
+        (shape.test.is_unix(), "is a Unix-domain test"),
+    ];
+    if let Some((_, what)) = not_open.iter().find(|(given, _)| *given) {
         return refused(&format!(
-            "{} is not a request/response test (--rate runs TCP_RR, UDP_RR and omni -d rr)",
+            "{} {what} (--rate runs TCP_RR, UDP_RR and omni -d rr)",
             g.test_name
         ));
     }
