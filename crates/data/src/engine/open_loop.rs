@@ -238,7 +238,7 @@ impl Run<'_, '_> {
         let slip = sent.actual.saturating_sub(sent.intended);
         self.cfg
             .report
-            .sent(slip, slip >= self.period_ns, self.in_flight.len());
+            .record_send(slip, slip >= self.period_ns, self.in_flight.len());
     }
 
     /// Take every response that has arrived; false when the peer closed.
@@ -304,7 +304,7 @@ impl Run<'_, '_> {
             self.cfg.report.unmatched += 1;
             return;
         };
-        self.cfg.report.answered(
+        self.cfg.report.record_response(
             at.saturating_sub(sent.intended),
             at.saturating_sub(sent.actual),
         );

@@ -63,7 +63,7 @@ impl OpenLoopReport {
     /// One request leaves `slip_ns` after its intended time; `late` when
     /// that is a whole schedule interval or more.
     #[inline]
-    pub fn sent(&mut self, slip_ns: u64, late: bool, in_flight: usize) {
+    pub fn record_send(&mut self, slip_ns: u64, late: bool, in_flight: usize) {
         self.sent += 1;
         self.slip.record_ns(slip_ns);
         self.late += u64::from(late);
@@ -73,7 +73,7 @@ impl OpenLoopReport {
     /// One response, `corrected_ns` after its request's intended send and
     /// `raw_ns` after its actual one.
     #[inline]
-    pub fn answered(&mut self, corrected_ns: u64, raw_ns: u64) {
+    pub fn record_response(&mut self, corrected_ns: u64, raw_ns: u64) {
         self.corrected.record_ns(corrected_ns);
         self.raw.record_ns(raw_ns);
     }
@@ -107,12 +107,12 @@ mod tests {
         // One request stalled 100 ms, then nine held back behind it sent
         // late and answered at once: a closed loop's view has one slow
         // sample, the schedule's has ten.
-        r.sent(0, false, 1);
-        r.answered(100_000_000, 100_000_000);
+        r.record_send(0, false, 1);
+        r.record_response(100_000_000, 100_000_000);
         for k in 1..10u64 {
             let slip = 100_000_000 - k * 1_000_000;
-            r.sent(slip, true, 1);
-            r.answered(slip + 10_000, 10_000);
+            r.record_send(slip, true, 1);
+            r.record_response(slip + 10_000, 10_000);
         }
         let (co, raw) = r.latencies();
         assert_eq!((co.count, raw.count), (10, 10));
