@@ -206,7 +206,9 @@ impl Run<'_, '_> {
     fn take_due(&mut self, bound: usize) -> Option<Sent> {
         let now = schedule::now_ns();
         let intended = self.schedule.due(self.next);
-        if intended > now {
+        // Far behind a fast schedule with a large bound, this could send
+        // for seconds without coming back to the loop's own stop check.
+        if intended > now || self.cfg.stop.is_set() {
             return None;
         }
         if self.in_flight.len() >= bound {
