@@ -443,6 +443,39 @@ mod tests {
     }
 
     #[test]
+    fn an_open_loop_sets_nodelay_over_tcp_and_asks_for_the_echo_over_udp() {
+        let open = |name: &str, size: u32| {
+            let mut cfg = Config {
+                global: Default::default(),
+                test: Default::default(),
+                unsupported: vec![],
+            };
+            cfg.global.test_name = name.into();
+            cfg.test.rate = Some(2500.0);
+            cfg.test.request_size = Some(size);
+            cfg.test.response_size = Some(size);
+            cfg.test_spec()
+        };
+        let tcp = open("TCP_RR", 1).unwrap();
+        assert_eq!(
+            tcp.open_loop,
+            Some(OpenLoop {
+                rate: 2500.0,
+                max_inflight: OpenLoop::DEFAULT_MAX_INFLIGHT
+            })
+        );
+        assert!(tcp.local_nodelay && tcp.remote_nodelay && !tcp.extension.echo_sequence);
+        let udp = open("UDP_RR", 8).unwrap();
+        assert!(udp.extension.echo_sequence && !udp.local_nodelay);
+        let e = open("UDP_RR", 1).unwrap_err().to_string();
+        assert!(e.contains("-r 8"), "{e}");
+        // Without --rate nothing of it reaches the test.
+        let closed = spec("TCP_RR");
+        assert!(closed.open_loop.is_none() && !closed.local_nodelay);
+        assert!(!closed.extension.is_used());
+    }
+
+    #[test]
     fn unknown_test_names_the_test() {
         let mut cfg = Config {
             global: Default::default(),
