@@ -308,7 +308,7 @@ proptest! {
     fn extension_round_trips_in_range_and_is_refused_beyond(
         mmsg_batch in 0..=MAX_MMSG,
         busy in prop::option::of(0..=MAX_BUSY_POLL_USECS),
-        bits in any::<[bool; 5]>(),
+        bits in any::<[bool; 6]>(),
         flows in prop::option::of((1..=MAX_FLOWS, 1..=MAX_FLOW_THREADS)),
         over in (MAX_MMSG + 1.., MAX_BUSY_POLL_USECS + 1.., MAX_FLOWS + 1..),
     ) {
@@ -322,6 +322,7 @@ proptest! {
             interface_counters: bits[3],
             flows,
             flow_threads,
+            echo_sequence: bits[5],
             mptcp: bits[4],
         };
         // It lives in an omni request, beside the request's own fields.

@@ -139,6 +139,7 @@ fn encoded_messages() -> Vec<(&'static str, Message)> {
         interface_counters: true,
         flows: 0,
         flow_threads: 0,
+        echo_sequence: false,
         mptcp: true,
     }
     .encode_into(&mut with_ext);

@@ -209,6 +209,27 @@ pub struct TestSpec {
     /// A Unix-domain test's `-p dir`, checked and absolute: where netserver
     /// makes its socket file (None: its default).
     pub unix_dir: Option<std::path::PathBuf>,
+    /// `-- --rate R`: requests leave on a schedule, not after the last
+    /// response (netperf alone keeps it; nothing of it is on the wire).
+    pub open_loop: Option<OpenLoop>,
+}
+
+/// An open-loop request/response test's schedule.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OpenLoop {
+    /// Requests per second: above 0, at most [`OpenLoop::MAX_RATE`].
+    pub rate: f64,
+    /// Most requests in flight at once.
+    pub max_inflight: u32,
+}
+
+impl OpenLoop {
+    /// The highest rate `--rate` takes: far above what one thread can send.
+    pub const MAX_RATE: f64 = 10_000_000.0;
+    /// `--max-inflight`'s default: room for a 100 ms stall at 10,000 a second.
+    pub const DEFAULT_MAX_INFLIGHT: u32 = 1024;
+    /// The largest `--max-inflight`.
+    pub const MAX_INFLIGHT: u32 = 1_000_000;
 }
 
 /// Why a command line does not describe a runnable test.

@@ -520,7 +520,7 @@ fn render(
         Some(o) => o.selection.clone(),
         None => super::omni::default_selection(config, spec),
     });
-    match test.omni {
+    let (mut text, stored) = match test.omni {
         Some(o) => {
             let record = super::omni::record(&o.selection, config, spec, measured);
             let text = super::omni::render_record(o, config, spec, measured, &record);
@@ -532,5 +532,21 @@ fn render(
                 store_selection.map(|s| (super::omni::record(&s, config, spec, measured), s));
             (text, stored)
         }
+    };
+    if let Some(o) = measured
+        .last
+        .open_loop
+        .as_ref()
+        .filter(|_| opts.verbosity > 1)
+    {
+        use netperf_client::report::omni::record::OpenLoopRecord;
+        let record = OpenLoopRecord::of(o, measured.last.outcome.elapsed);
+        let lines = netperf_client::report::open_loop::render_open_loop(
+            &record,
+            o.in_flight_at_end,
+            o.max_inflight,
+        );
+        text.push_str(&lines);
     }
+    (text, stored)
 }

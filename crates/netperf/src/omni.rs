@@ -219,6 +219,10 @@ pub fn record(selection: &Selection, config: &Config, spec: &TestSpec, m: &Measu
     ] {
         end.mptcp_subflows = side.mptcp.as_ref().map_or(-1, |s| i64::from(s.total));
     }
+    if let Some(o) = &m.last.open_loop {
+        record.open_loop =
+            netperf_client::report::omni::record::OpenLoopRecord::of(o, m.last.outcome.elapsed);
+    }
     record.interims = m.last.interims.clone();
     record.local.interval_usecs = i64::from(g.interval_usecs);
     record.local.interval_burst = i64::from(g.interval_burst);

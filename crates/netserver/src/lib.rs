@@ -5,7 +5,7 @@
 //! legacy tests stock netperf still sends (`legacy`) and of the Unix-domain
 //! tests (`unix`); read and, where the
 //! operator allows it (`offload_scope`), change offloads for a client
-//! (`offload`).
+//! (`offload`); the test mode that stalls answers once (`test_pause`).
 
 pub mod allow;
 pub mod fill;
@@ -21,6 +21,7 @@ pub mod omni_results;
 pub mod options;
 pub mod phase;
 pub mod session;
+pub mod test_pause;
 pub mod unix;
 pub mod usage;
 

@@ -21,8 +21,10 @@ const FLAG_SEQUENCE: u32 = 0x8;
 const FLAG_IF_COUNTERS: u32 = 0x10;
 /// Many flows in one test (`--flows`): their count and threads follow.
 const FLAG_FLOWS: u32 = 0x20;
+/// Echo each UDP request's number in its response (`--rate` over UDP).
+const FLAG_ECHO: u32 = 0x40;
 /// The data connections are MPTCP (`--mptcp`) on both ends.
-const FLAG_MPTCP: u32 = 0x40;
+const FLAG_MPTCP: u32 = 0x80;
 /// Every flag this build knows.
 const FLAGS: u32 = FLAG_ZEROCOPY
     | FLAG_BUSY_POLL
@@ -30,6 +32,7 @@ const FLAGS: u32 = FLAG_ZEROCOPY
     | FLAG_SEQUENCE
     | FLAG_IF_COUNTERS
     | FLAG_FLOWS
+    | FLAG_ECHO
     | FLAG_MPTCP;
 /// Most flows one test may ask for: far beyond a machine's ports, a bound
 /// on what a hostile request can make either end allocate.
@@ -57,6 +60,10 @@ pub struct Extension {
     pub flows: u32,
     /// Threads each end runs the flows on.
     pub flow_threads: u32,
+    /// The netserver writes each UDP request's number (its first 8 bytes)
+    /// into the first 8 bytes of the response: an open loop (`--rate`)
+    /// pairs responses with their requests by it when datagrams are lost.
+    pub echo_sequence: bool,
     /// MPTCP data connections (IPPROTO_MPTCP) on both ends.
     pub mptcp: bool,
 }
@@ -89,6 +96,9 @@ impl Extension {
         }
         if self.flows > 0 {
             flags |= FLAG_FLOWS;
+        }
+        if self.echo_sequence {
+            flags |= FLAG_ECHO;
         }
         if self.mptcp {
             flags |= FLAG_MPTCP;
@@ -140,6 +150,7 @@ impl Extension {
             interface_counters: flags & FLAG_IF_COUNTERS != 0,
             flows,
             flow_threads,
+            echo_sequence: flags & FLAG_ECHO != 0,
             mptcp: flags & FLAG_MPTCP != 0,
         }))
     }
@@ -172,6 +183,7 @@ mod tests {
             interface_counters: true,
             flows: 10_000,
             flow_threads: 2,
+            echo_sequence: true,
             mptcp: true,
         };
         let req = OmniRequest {
@@ -198,7 +210,7 @@ mod tests {
         m.set_data_u32(AT + 2, 5000);
         assert!(Extension::decode(&m).is_err());
         m.set_data_u32(AT + 2, 4);
-        m.set_data_u32(AT + 1, 0x80);
+        m.set_data_u32(AT + 1, 0x100);
         assert!(Extension::decode(&m).is_err());
         // Absurd flow and thread counts from a hostile client.
         for (flows, threads) in [

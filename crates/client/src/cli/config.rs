@@ -267,6 +267,11 @@ pub struct TestOptions {
     /// netperf-ng extension `--flow-samples FILE`: one CSV row per flow
     /// per interval.
     pub flow_samples: Option<std::path::PathBuf>,
+    /// netperf-ng extension `--rate R`: an open-loop request/response test
+    /// of R requests per second.
+    pub rate: Option<f64>,
+    /// netperf-ng extension `--max-inflight N` (with `--rate`).
+    pub max_inflight: Option<u32>,
 }
 
 /// Everything the command line said.

@@ -5,6 +5,7 @@
 
 use super::config::TestOptions;
 use super::error::CliError;
+use netperf_data::spec::OpenLoop;
 
 /// Text of `netperf -- --help-ext`.
 pub const EXTENSIONS_USAGE: &str = "\
@@ -70,6 +71,19 @@ netperf-ng extensions (test-specific, after --):
                       With --flows: one CSV row per flow per interval (-D
                       INTERVAL, else 1 s): flow, thread, interval end,
                       work, P50/P99/max latency in us
+    --rate R          Open-loop request/response (TCP_RR, UDP_RR, omni -d
+                      rr): requests leave R a second on a fixed schedule,
+                      whether or not earlier responses have come back, and
+                      each response is timed from its request's intended
+                      send time (corrected) and its actual one (raw);
+                      selectors OPEN_* CO_P*_LATENCY RAW_P*_LATENCY, -v 2
+                      prints both. netperf alone keeps the schedule: any
+                      netserver serves TCP_RR; UDP needs netperf-ng's (it
+                      echoes each request's number: -r 8 or more). Sets
+                      TCP_NODELAY. Up to 10000000 (decimals allowed)
+    --max-inflight N  With --rate: most requests in flight; one due beyond
+                      it waits for room and is counted held back. 1..1000000
+                      (default 1024)
     --help-ext        Display this text
 
 and one test-specific letter netperf does not use:
@@ -82,6 +96,9 @@ LATENCY_SAMPLES LATENCY_STDERR LATENCY_CI99_LOW LATENCY_CI99_HIGH
 LOCAL_/REMOTE_DGRAMS_LOST _DUPLICATED _OUT_OF_ORDER (with --seq)
 LOCAL_/REMOTE_IF_TX_PACKETS _RX_PACKETS _TX_BYTES _RX_BYTES _TX_PPS _RX_PPS
 PACKETS_PER_TRANSACTION
+OPEN_OFFERED_RATE OPEN_ACHIEVED_RATE OPEN_SLIP_P50 _P99 _MAX OPEN_LATE
+OPEN_HELD_BACK OPEN_LOST OPEN_MAX_IN_FLIGHT CO_/RAW_P50 _P90 _P99 _P99_9
+_P99_99 _P99_999_LATENCY (with --rate)
 ";
 
 type Apply = fn(&mut TestOptions, Option<&str>) -> Result<(), String>;
@@ -171,6 +188,14 @@ const EXTENSIONS: &[(&str, Takes, Apply)] = &[
         }
         Ok(())
     }),
+    ("rate", Takes::Value, |t, v| {
+        t.rate = Some(rate(v)?);
+        Ok(())
+    }),
+    ("max-inflight", Takes::Value, |t, v| {
+        t.max_inflight = Some(number(v, 1, OpenLoop::MAX_INFLIGHT)?);
+        Ok(())
+    }),
     ("tag", Takes::Value, |t, v| {
         for tag in v.unwrap_or_default().split(',') {
             t.store_tags.push(checked_tag(tag)?);
@@ -204,6 +229,21 @@ fn number(value: Option<&str>, min: u32, max: u32) -> Result<u32, String> {
         Ok(n) if (min..=max).contains(&n) => Ok(n),
         Ok(_) => Err(format!("must be between {min} and {max}")),
         Err(_) => Err("not a number".into()),
+    }
+}
+
+/// `--rate`'s requests per second: a positive decimal number, at most
+/// [`OpenLoop::MAX_RATE`] (no sign, exponent, infinity or NaN to hide a 0).
+fn rate(value: Option<&str>) -> Result<f64, String> {
+    let text = value.unwrap_or_default().trim();
+    let plain = !text.is_empty() && text.chars().all(|c| c.is_ascii_digit() || c == '.');
+    match text.parse::<f64>() {
+        Ok(r) if plain && r > 0.0 && r <= OpenLoop::MAX_RATE => Ok(r),
+        Ok(_) if plain => Err(format!(
+            "requests per second must be above 0 and at most {}",
+            OpenLoop::MAX_RATE
+        )),
+        _ => Err("not a number of requests per second".into()),
     }
 }
 
@@ -280,6 +320,11 @@ pub fn extract(args: &[String], test: &mut TestOptions) -> Result<Extracted, Cli
                 "option {name}: goes with --flows N"
             )));
         }
+    }
+    if test.max_inflight.is_some() && test.rate.is_none() {
+        return Err(CliError::Extension(
+            "option --max-inflight: goes with --rate R".into(),
+        ));
     }
     Ok(Extracted::Rest(rest))
 }
@@ -389,6 +434,31 @@ mod tests {
         };
         assert!(e("--latency-histogram=").contains("file name is empty"));
         assert!(e("--latency-histogram").contains("needs a value"));
+    }
+
+    #[test]
+    fn rate_takes_a_positive_number_within_bounds() {
+        let mut t = TestOptions::default();
+        let got = extract(&words("--rate 2500.5 --max-inflight=8 -r 1,1"), &mut t).unwrap();
+        assert_eq!(got, Extracted::Rest(words("-r 1,1")));
+        assert_eq!((t.rate, t.max_inflight), (Some(2500.5), Some(8)));
+        let e = |line: &str| {
+            extract(&words(line), &mut TestOptions::default())
+                .unwrap_err()
+                .to_string()
+        };
+        for bad in ["0", "0.0", "10000001", "1e9"] {
+            assert!(e(&format!("--rate {bad}")).contains("--rate"), "{bad}");
+        }
+        for bad in ["-5", "abc", "inf", "NaN", "1e3", "", "0x10"] {
+            assert!(
+                e(&format!("--rate={bad}")).contains("invalid value"),
+                "{bad}"
+            );
+        }
+        assert!(e("--rate 0").contains("above 0"));
+        assert!(e("--max-inflight 4").contains("goes with --rate"));
+        assert!(e("--rate 10 --max-inflight 0").contains("between 1 and"));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use super::config::{Config, GlobalOptions, TestOptions};
 use netperf_data::net::resolve::Family;
 use netperf_data::spec::{
-    parse_protocol, Limit, Preset, Protocol, SpecError, TestName, TestSpec, RECV, XMIT,
+    parse_protocol, Limit, OpenLoop, Preset, Protocol, SpecError, TestName, TestSpec, RECV, XMIT,
 };
 
 /// What the preset and the test-specific options decide together: the shape
@@ -51,6 +51,7 @@ impl Config {
         check_until_stopped(&shape, limit)?;
         check_flows(g, t, &shape, limit)?;
         check_mptcp(g, t, &shape)?;
+        check_open_loop(g, t, &shape, limit)?;
         if shape.test.is_unix() {
             refuse_tcp_udp_only(g, t)?;
         }
@@ -78,6 +79,7 @@ impl Config {
             (Family::Unspec, f) => f,
             (f, _) => f,
         };
+        let open_tcp = t.rate.is_some() && shape.protocol == Protocol::Tcp;
         // --latency-histogram writes the same per-operation times -j keeps.
         let keep_histogram = g.verbosity > 1 || g.keep_statistics || t.latency_histogram.is_some();
         TestSpec {
@@ -97,8 +99,11 @@ impl Config {
             local_recv_buf: t.local_recv_buf.unwrap_or(-1),
             remote_send_buf: t.remote_send_buf.unwrap_or(-1),
             remote_recv_buf: t.remote_recv_buf.unwrap_or(-1),
-            local_nodelay: t.local_nodelay,
-            remote_nodelay: t.remote_nodelay,
+            // An open loop pipelines requests: Nagle would hold a request (or
+            // netserver's response) behind an unacknowledged one until a
+            // delayed ACK, and keep the far end one response behind for good.
+            local_nodelay: t.local_nodelay || open_tcp,
+            remote_nodelay: t.remote_nodelay || open_tcp,
             cork: t.cork,
             first_burst: t.first_burst.max(0) as u32,
             first_burst_given: t.first_burst,
@@ -147,9 +152,14 @@ impl Config {
                 flow_threads: t.flows.map_or(0, |n| {
                     netperf_data::engine::flows::threads_for(n, t.flow_threads)
                 }),
+                echo_sequence: t.rate.is_some() && shape.protocol == Protocol::Udp,
             },
             unix_dir,
             flow_samples: t.flow_samples.is_some(),
+            open_loop: t.rate.map(|rate| OpenLoop {
+                rate,
+                max_inflight: t.max_inflight.unwrap_or(OpenLoop::DEFAULT_MAX_INFLIGHT),
+            }),
         }
     }
 }
@@ -341,6 +351,64 @@ fn check_mptcp(g: &GlobalOptions, t: &TestOptions, shape: &Shape) -> Result<(), 
     Ok(())
 }
 
+/// `--rate`: an open loop over one TCP connection or UDP socket; what it
+/// cannot honestly do is refused with the reason, before any traffic.
+fn check_open_loop(
+    g: &GlobalOptions,
+    t: &TestOptions,
+    shape: &Shape,
+    limit: Limit,
+) -> Result<(), SpecError> {
+    if t.rate.is_none() {
+        return Ok(());
+    }
+    let refused = |why: &str| Err(SpecError::Invalid(format!("--rate: {why}")));
+    let request_response = shape.is_rr && !shape.connection && shape.direction != 0;
+    let not_open = [
+        (!request_response, "is not a request/response test"),
+        (shape.test.is_unix(), "is a Unix-domain test"),
+    ];
+    if let Some((_, what)) = not_open.iter().find(|(given, _)| *given) {
+        return refused(&format!(
+            "{} {what} (--rate runs TCP_RR, UDP_RR and omni -d rr)",
+            g.test_name
+        ));
+    }
+    if matches!(limit, Limit::Units(_)) {
+        return refused("a count (-l -N) is not available; give a time (-l SECONDS)");
+    }
+    let numbered = netperf_data::engine::sequence::SEQ_BYTES as i32;
+    if shape.protocol == Protocol::Udp
+        && (shape.request_size < numbered || shape.response_size < numbered)
+    {
+        return refused(&format!(
+            "over UDP each request carries its number in its first {numbered} bytes and netserver \
+             echoes it, so that a response pairs with its request when datagrams are lost: use \
+             requests and responses of at least {numbered} bytes (-r {numbered})"
+        ));
+    }
+    let closed_loop_only = [
+        (
+            "--flows (the many-flow engine has no schedule yet)",
+            t.flows.is_some(),
+        ),
+        (
+            "-b (first burst: the schedule decides what is in flight; see --max-inflight)",
+            t.first_burst > 0,
+        ),
+        (
+            "-w/-b pacing (the schedule is the pacing)",
+            g.interval_usecs > 0,
+        ),
+        ("--mmsg", t.mmsg_batch.is_some()),
+        ("--seq", t.sequence),
+    ];
+    match closed_loop_only.iter().find(|(_, given)| *given) {
+        Some((option, _)) => refused(&format!("cannot be used with {option}")),
+        None => Ok(()),
+    }
+}
+
 /// What only TCP/UDP sockets do, asked of a Unix-domain test: refused, never
 /// silently ignored.
 fn refuse_tcp_udp_only(g: &GlobalOptions, t: &TestOptions) -> Result<(), SpecError> {
@@ -389,6 +457,39 @@ mod tests {
         assert!(s.connection && s.direction == 0 && s.request_size == 1);
         let s = spec("UDP_RR");
         assert!(s.routing_allowed && s.protocol == Protocol::Udp);
+    }
+
+    #[test]
+    fn an_open_loop_sets_nodelay_over_tcp_and_asks_for_the_echo_over_udp() {
+        let open = |name: &str, size: u32| {
+            let mut cfg = Config {
+                global: Default::default(),
+                test: Default::default(),
+                unsupported: vec![],
+            };
+            cfg.global.test_name = name.into();
+            cfg.test.rate = Some(2500.0);
+            cfg.test.request_size = Some(size);
+            cfg.test.response_size = Some(size);
+            cfg.test_spec()
+        };
+        let tcp = open("TCP_RR", 1).unwrap();
+        assert_eq!(
+            tcp.open_loop,
+            Some(OpenLoop {
+                rate: 2500.0,
+                max_inflight: OpenLoop::DEFAULT_MAX_INFLIGHT
+            })
+        );
+        assert!(tcp.local_nodelay && tcp.remote_nodelay && !tcp.extension.echo_sequence);
+        let udp = open("UDP_RR", 8).unwrap();
+        assert!(udp.extension.echo_sequence && !udp.local_nodelay);
+        let e = open("UDP_RR", 1).unwrap_err().to_string();
+        assert!(e.contains("-r 8"), "{e}");
+        // Without --rate nothing of it reaches the test.
+        let closed = spec("TCP_RR");
+        assert!(closed.open_loop.is_none() && !closed.local_nodelay);
+        assert!(!closed.extension.is_used());
     }
 
     #[test]

@@ -201,6 +201,8 @@ pub struct Iteration {
     pub data_started: std::time::SystemTime,
     /// What each flow of a many-flow test (`--flows`) did.
     pub flows: Option<netperf_data::measure::flows::FlowsReport>,
+    /// An open-loop test's schedule and two latencies (`--rate`).
+    pub open_loop: Option<netperf_data::measure::open_loop::OpenLoopReport>,
 }
 
 /// Run one iteration of `spec` over an established control connection, or
@@ -339,6 +341,12 @@ fn ask_netserver(
     if reply.kind() != kind::OMNI_RESPONSE {
         return Err(ClientError::Unexpected(reply.kind()));
     }
+    if spec.extension.echo_sequence && !netperf_wire::extension::acknowledged(&reply) {
+        return Err(ClientError::NeedsOurNetserver(format!(
+            "--rate over UDP needs netperf-ng's netserver on {}: it echoes each request's number, which pairs a response with its request when datagrams are lost; this one does not (a stock netserver?). TCP_RR --rate runs against any netserver",
+            spec.data_host
+        )));
+    }
     if !netperf_wire::extension::acknowledged(&reply) {
         if let Some(why) = needs_our_netserver(spec) {
             return Err(ClientError::NeedsOurNetserver(why));
@@ -445,6 +453,7 @@ fn assemble(spec: &TestSpec, ours: Ours, rec: Recorders, theirs: Theirs) -> Iter
         latency: rec.hist.map(Histogram::into_latency),
         data_started: ours.watched.data_started,
         flows: rec.flows,
+        open_loop: rec.open_loop,
     }
 }
 

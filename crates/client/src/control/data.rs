@@ -3,6 +3,7 @@
 
 use super::error::ClientError;
 use super::request::{LocalSizes, RunOptions};
+use netperf_data::engine::open_loop::OpenLoopClient;
 use netperf_data::engine::pacing::Pacer;
 use netperf_data::engine::ring::BufferRing;
 use netperf_data::engine::rr::RrClient;
@@ -10,6 +11,7 @@ use netperf_data::engine::sequence::Sequence;
 use netperf_data::engine::sizing::{MAX_RING_BYTES, MAX_WIDTH};
 use netperf_data::engine::stop_flag::StopFlag;
 use netperf_data::engine::{self, Counters, DataError, Histogram};
+use netperf_data::measure::open_loop::OpenLoopReport;
 use netperf_data::net::socket::{self, SocketOptions};
 use netperf_data::spec::{Protocol, TestSpec};
 use socket2::{SockAddr, Socket};
@@ -79,6 +81,7 @@ pub fn run_data(
     io_wait: Option<Duration>,
     hist: Option<&mut Histogram>,
     seq: Option<&mut Sequence>,
+    open_loop: Option<&mut OpenLoopReport>,
 ) -> Result<DataRun, ClientError> {
     let udp = spec.protocol == Protocol::Udp;
     let Rings {
@@ -118,6 +121,24 @@ pub fn run_data(
         }
     }
     let dest = (!connected).then(|| SockAddr::from(*remote));
+    // Beside the closed loop, never inside it: run_loop stays as callgrind
+    // measured it.
+    if let (Some(schedule), Some(report)) = (spec.open_loop, open_loop) {
+        let counters = engine::open_loop::client(OpenLoopClient {
+            fd: sock.as_raw_fd(),
+            send_ring: &mut rings.send,
+            response_size: spec.response_size.max(1) as usize,
+            datagram: udp,
+            dest: dest.as_ref(),
+            stop,
+            rate: schedule.rate,
+            max_inflight: schedule.max_inflight,
+            loss_timeout: Duration::from_secs(spec.receive_timeout.map_or(1, |s| s.max(1)) as u64),
+            report,
+        })?;
+        let mss = if udp { -1 } else { socket::mss(&sock) };
+        return Ok((counters, mss, Some(sock)));
+    }
     let counters = run_loop(
         spec,
         &sock,

@@ -132,7 +132,15 @@ impl LocalData {
                 io_wait,
                 rec.hist.as_mut(),
                 rec.seq.as_mut(),
+                rec.open_loop.as_mut(),
             )
+        })
+        .inspect(|_| {
+            // -j and -v 2's histogram time each transaction from its send,
+            // as in a closed loop: the open loop's raw times.
+            if let (Some(hist), Some(open)) = (rec.hist.as_mut(), rec.open_loop.as_ref()) {
+                hist.merge(&open.raw);
+            }
         })
     }
 
@@ -254,6 +262,8 @@ pub(super) struct Recorders {
     /// When the data phase ended, if before its loop returned (a
     /// many-flow test ends its flows after the stop).
     pub(super) data_ended: Option<Instant>,
+    /// An open-loop test's schedule and its two latencies (`--rate`).
+    pub(super) open_loop: Option<netperf_data::measure::open_loop::OpenLoopReport>,
 }
 
 impl Recorders {
@@ -266,6 +276,9 @@ impl Recorders {
                 .then(netperf_data::engine::sequence::Sequence::new),
             flows: None,
             data_ended: None,
+            open_loop: spec.open_loop.map(|o| {
+                netperf_data::measure::open_loop::OpenLoopReport::new(o.rate, o.max_inflight)
+            }),
         }
     }
 }

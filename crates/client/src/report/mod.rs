@@ -5,6 +5,7 @@
 //! * `layouts` — the classic tests (`ClassicKind`) and their printf layouts, as data.
 //! * `confidence` — the "Desired confidence was not achieved" warning.
 //! * `histogram` — the -v 2 histogram print.
+//! * `open_loop` — the -v 2 lines of an open-loop test (`--rate`).
 //! * `units` — the -f letters, their labels and divisors.
 //! * `unix` — the Unix-domain tests' output (layouts in `unix_layouts`).
 //! * `cfmt` — the printf subset the templates are written in.
@@ -17,6 +18,7 @@ pub mod histogram;
 pub mod interim;
 mod layouts;
 pub mod omni;
+pub mod open_loop;
 pub mod units;
 pub mod unix;
 mod unix_layouts;

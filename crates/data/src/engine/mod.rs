@@ -1,5 +1,6 @@
 //! The data path, shared by both ends: stream send and receive, request/response
-//! with first burst, and connect tests. Blocking sockets, one thread per stream;
+//! with first burst (closed loop) or on a schedule (`open_loop`, its clock
+//! `schedule`), and connect tests. Blocking sockets, one thread per stream;
 //! the loops read a relaxed atomic to stop and allocate nothing per call.
 
 pub mod affinity;
@@ -9,9 +10,11 @@ pub mod flows;
 pub mod io;
 pub mod message;
 pub mod mmsg;
+pub mod open_loop;
 pub mod pacing;
 pub mod ring;
 pub mod rr;
+pub mod schedule;
 pub mod sequence;
 pub mod signal_timer;
 pub mod signals;
@@ -36,6 +39,20 @@ pub struct Counters {
     pub timeouts: u64,
     /// Time spent waiting for pacing ticks (-w/-b).
     pub paced_wait: std::time::Duration,
+}
+
+impl Counters {
+    /// Adds what another run of a loop counted.
+    pub fn add(&mut self, other: &Counters) {
+        self.bytes_sent += other.bytes_sent;
+        self.bytes_received += other.bytes_received;
+        self.send_calls += other.send_calls;
+        self.recv_calls += other.recv_calls;
+        self.failed_sends += other.failed_sends;
+        self.transactions += other.transactions;
+        self.timeouts += other.timeouts;
+        self.paced_wait += other.paced_wait;
+    }
 }
 
 /// Why a data loop stopped early with an error.

@@ -18,6 +18,9 @@ const WINDOW_WORDS: usize = (WINDOW / 64) as usize;
 #[derive(Debug, Clone)]
 pub struct Sequence {
     next_out: u64,
+    /// Number outgoing messages with the last number received instead of
+    /// our own count: netserver's echo for an open loop over UDP (`--rate`).
+    echo: bool,
     counts: DatagramCounts,
     /// Bit per recent sequence number: received or not.
     seen: Box<[u64; WINDOW_WORDS]>,
@@ -33,13 +36,24 @@ impl Sequence {
     pub fn new() -> Self {
         Sequence {
             next_out: 0,
+            echo: false,
             counts: DatagramCounts::default(),
             seen: Box::new([0; WINDOW_WORDS]),
         }
     }
 
-    /// Write the next sequence number into an outgoing message of `len`
-    /// bytes at `buf` (messages shorter than 8 bytes are refused at set-up).
+    /// A receiver that answers each message with its number (and counts
+    /// what went missing as `new`'s does).
+    pub fn echoing() -> Self {
+        Sequence {
+            echo: true,
+            ..Sequence::new()
+        }
+    }
+
+    /// Write the next sequence number (echoing: the last one received) into
+    /// an outgoing message of `len` bytes at `buf` (messages shorter than 8
+    /// bytes are refused at set-up).
     ///
     /// # Safety
     /// `buf` must be valid for writes of `len` bytes.
@@ -84,6 +98,11 @@ impl Sequence {
     }
 
     fn receive(&mut self, seq: u64) {
+        // The echo rides on our own count: the next stamp writes it (and
+        // `sent` moves past it, to be overwritten by the next receive).
+        if self.echo {
+            self.next_out = seq;
+        }
         let c = &mut self.counts;
         if seq >= c.next_expected {
             let gap = seq - c.next_expected;
@@ -130,6 +149,24 @@ mod tests {
             s.receive(n);
         }
         s.counts()
+    }
+
+    #[test]
+    fn an_echoing_receiver_answers_with_the_number_it_got() {
+        let mut s = Sequence::echoing();
+        let (mut request, mut response) = ([0u8; 8], [0u8; 8]);
+        for n in [7u64, 9] {
+            request.copy_from_slice(&n.to_le_bytes());
+            // SAFETY: both buffers hold 8 bytes.
+            unsafe {
+                s.check(request.as_ptr(), 8);
+                s.stamp(response.as_mut_ptr(), 8);
+            }
+            s.sent();
+            assert_eq!(u64::from_le_bytes(response), n);
+        }
+        // It still counts what went missing: 0..7 and 8.
+        assert_eq!(s.counts().lost, 8);
     }
 
     #[test]

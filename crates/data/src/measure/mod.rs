@@ -2,7 +2,8 @@
 //! streams (`aggregate`), what the flows of a many-flow test did (`flows`), CPU utilization from /proc/stat (`cpu`), service
 //! demand (`demand`), confidence intervals over iterations (`confidence`),
 //! netperf's latency histogram (`histogram`), the HDR latency statistics beside
-//! it (`latency`) and their HdrHistogram interval-log files (`latency_log`),
+//! it (`latency`) and their HdrHistogram interval-log files (`latency_log`), what an
+//! open-loop request/response test measured (`open_loop`),
 //! and the `tcpi_*` lines of `DUMP_TCP_INFO` that both ends print (`tcp_info`).
 
 pub mod aggregate;
@@ -14,5 +15,6 @@ pub mod histogram;
 pub mod latency;
 #[cfg(feature = "latency-log")]
 pub mod latency_log;
+pub mod open_loop;
 pub mod outcome;
 pub mod tcp_info;

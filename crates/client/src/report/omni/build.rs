@@ -96,6 +96,7 @@ pub fn build(input: RecordInput) -> OmniRecord {
         rr_timeouts: o.local.timeouts as i64,
         interims: Vec::new(),
         flows: Default::default(),
+        open_loop: Default::default(),
     }
 }
 

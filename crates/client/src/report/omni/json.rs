@@ -30,6 +30,15 @@ const EXACT_UNITS: &[(&str, &str)] = &[
     ("THREADS", "threads"),
     ("FLOWS_STALLED", "flows"),
     ("FLOWS_FAILED", "flows"),
+    ("OPEN_OFFERED_RATE", "Trans/s"),
+    ("OPEN_ACHIEVED_RATE", "Trans/s"),
+    ("OPEN_SLIP_P50", "us"),
+    ("OPEN_SLIP_P99", "us"),
+    ("OPEN_SLIP_MAX", "us"),
+    ("OPEN_LATE", "requests"),
+    ("OPEN_HELD_BACK", "requests"),
+    ("OPEN_LOST", "requests"),
+    ("OPEN_MAX_IN_FLIGHT", "requests"),
 ];
 const SUFFIX_UNITS: &[(&str, &str)] = &[
     ("_LATENCY", "us"),

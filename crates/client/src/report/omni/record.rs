@@ -306,6 +306,72 @@ pub struct OmniRecord {
     /// Interim results (-D) of the last iteration, for the JSON output.
     pub interims: Vec<crate::report::interim::Interim>,
     pub flows: FlowsRecord,
+    pub open_loop: OpenLoopRecord,
+}
+
+/// An open-loop test's schedule and its two latencies (`--rate`); -1
+/// everywhere for a closed-loop test.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenLoopRecord {
+    /// Requests per second asked for, and responses per second achieved.
+    pub offered_rate: f64,
+    pub achieved_rate: f64,
+    /// Actual minus intended send time, microseconds: P50, P99, max.
+    pub slip: [f64; 3],
+    pub late: i64,
+    pub held_back: i64,
+    pub lost: i64,
+    pub max_in_flight: i64,
+    /// P50, P90, P99, P99.9, P99.99, P99.999 in microseconds, from each
+    /// request's intended send (corrected) and its actual one (raw).
+    pub corrected: [f64; 6],
+    pub raw: [f64; 6],
+}
+
+impl Default for OpenLoopRecord {
+    fn default() -> Self {
+        OpenLoopRecord {
+            offered_rate: -1.0,
+            achieved_rate: -1.0,
+            slip: [-1.0; 3],
+            late: -1,
+            held_back: -1,
+            lost: -1,
+            max_in_flight: -1,
+            corrected: [-1.0; 6],
+            raw: [-1.0; 6],
+        }
+    }
+}
+
+impl OpenLoopRecord {
+    /// The record of an open loop that ran `elapsed` seconds.
+    pub fn of(o: &netperf_data::measure::open_loop::OpenLoopReport, elapsed: f64) -> Self {
+        let (corrected, raw) = o.latencies();
+        let tail = |s: &netperf_data::measure::latency::LatencySummary| {
+            [
+                s.p50_us,
+                s.p90_us,
+                s.p99_us,
+                s.p99_9_us,
+                s.p99_99_us,
+                s.p99_999_us,
+            ]
+        };
+        let slip = o.slip.summary();
+        let count = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+        OpenLoopRecord {
+            offered_rate: o.offered_rate,
+            achieved_rate: o.achieved_rate(elapsed),
+            slip: [slip.p50_us, slip.p99_us, slip.max_us],
+            late: count(o.late),
+            held_back: count(o.held_back),
+            lost: count(o.lost),
+            max_in_flight: count(o.max_in_flight),
+            corrected: tail(&corrected),
+            raw: tail(&raw),
+        }
+    }
 }
 
 /// The flows of the test: one, or those of `--flows` with how their rates
@@ -368,6 +434,7 @@ impl Default for OmniRecord {
             rr_timeouts: 0,
             interims: Vec::new(),
             flows: FlowsRecord::default(),
+            open_loop: OpenLoopRecord::default(),
         }
     }
 }

@@ -257,7 +257,7 @@ pub static NETPERF_SELECTORS: [Selector; 175] = [
 
 /// Ours, beyond netperf: never in `all` or `?`, only when named.
 #[rustfmt::skip]
-pub static EXTRA_SELECTORS: [Selector; 37] = [
+pub static EXTRA_SELECTORS: [Selector; 58] = [
     sel("P99_9_LATENCY", ["99.9th", "Percentile", "Latency", "Microseconds"], Fmt::Fixed(2), STATS, |r| real(r.latency.p99_9)),
     sel("P99_99_LATENCY", ["99.99th", "Percentile", "Latency", "Microseconds"], Fmt::Fixed(2), STATS, |r| real(r.latency.p99_99)),
     sel("P99_999_LATENCY", ["99.999th", "Percentile", "Latency", "Microseconds"], Fmt::Fixed(2), STATS, |r| real(r.latency.p99_999)),
@@ -295,6 +295,27 @@ pub static EXTRA_SELECTORS: [Selector; 37] = [
     sel("FLOWS_FAILED", ["Flows", "Failed", "", ""], Fmt::Int, NONE, |r| int(r.flows.failed)),
     sel("LOCAL_MPTCP_SUBFLOWS", ["Local", "MPTCP", "Subflows", ""], Fmt::Int, NONE, |r| int(r.local.mptcp_subflows)),
     sel("REMOTE_MPTCP_SUBFLOWS", ["Remote", "MPTCP", "Subflows", ""], Fmt::Int, NONE, |r| int(r.remote.mptcp_subflows)),
+    sel("OPEN_OFFERED_RATE", ["Offered", "Request", "Rate", "Trans/s"], Fmt::Fixed(2), NONE, |r| real(r.open_loop.offered_rate)),
+    sel("OPEN_ACHIEVED_RATE", ["Achieved", "Response", "Rate", "Trans/s"], Fmt::Fixed(2), NONE, |r| real(r.open_loop.achieved_rate)),
+    sel("OPEN_SLIP_P50", ["50th", "Percentile", "Send Slip", "Microseconds"], Fmt::Fixed(2), NONE, |r| real(r.open_loop.slip[0])),
+    sel("OPEN_SLIP_P99", ["99th", "Percentile", "Send Slip", "Microseconds"], Fmt::Fixed(2), NONE, |r| real(r.open_loop.slip[1])),
+    sel("OPEN_SLIP_MAX", ["Maximum", "Send Slip", "Microseconds", ""], Fmt::Fixed(2), NONE, |r| real(r.open_loop.slip[2])),
+    sel("OPEN_LATE", ["Requests", "Sent", "Late", ""], Fmt::Int, NONE, |r| int(r.open_loop.late)),
+    sel("OPEN_HELD_BACK", ["Requests", "Held", "Back", ""], Fmt::Int, NONE, |r| int(r.open_loop.held_back)),
+    sel("OPEN_LOST", ["Requests", "Lost", "", ""], Fmt::Int, NONE, |r| int(r.open_loop.lost)),
+    sel("OPEN_MAX_IN_FLIGHT", ["Most", "Requests", "In Flight", ""], Fmt::Int, NONE, |r| int(r.open_loop.max_in_flight)),
+    sel("CO_P50_LATENCY", ["Corrected", "50th Pctl", "Latency", "Microseconds"], Fmt::Fixed(2), NONE, |r| real(r.open_loop.corrected[0])),
+    sel("CO_P90_LATENCY", ["Corrected", "90th Pctl", "Latency", "Microseconds"], Fmt::Fixed(2), NONE, |r| real(r.open_loop.corrected[1])),
+    sel("CO_P99_LATENCY", ["Corrected", "99th Pctl", "Latency", "Microseconds"], Fmt::Fixed(2), NONE, |r| real(r.open_loop.corrected[2])),
+    sel("CO_P99_9_LATENCY", ["Corrected", "99.9th Pctl", "Latency", "Microseconds"], Fmt::Fixed(2), NONE, |r| real(r.open_loop.corrected[3])),
+    sel("CO_P99_99_LATENCY", ["Corrected", "99.99th Pctl", "Latency", "Microseconds"], Fmt::Fixed(2), NONE, |r| real(r.open_loop.corrected[4])),
+    sel("CO_P99_999_LATENCY", ["Corrected", "99.999th Pctl", "Latency", "Microseconds"], Fmt::Fixed(2), NONE, |r| real(r.open_loop.corrected[5])),
+    sel("RAW_P50_LATENCY", ["Raw", "50th Pctl", "Latency", "Microseconds"], Fmt::Fixed(2), NONE, |r| real(r.open_loop.raw[0])),
+    sel("RAW_P90_LATENCY", ["Raw", "90th Pctl", "Latency", "Microseconds"], Fmt::Fixed(2), NONE, |r| real(r.open_loop.raw[1])),
+    sel("RAW_P99_LATENCY", ["Raw", "99th Pctl", "Latency", "Microseconds"], Fmt::Fixed(2), NONE, |r| real(r.open_loop.raw[2])),
+    sel("RAW_P99_9_LATENCY", ["Raw", "99.9th Pctl", "Latency", "Microseconds"], Fmt::Fixed(2), NONE, |r| real(r.open_loop.raw[3])),
+    sel("RAW_P99_99_LATENCY", ["Raw", "99.99th Pctl", "Latency", "Microseconds"], Fmt::Fixed(2), NONE, |r| real(r.open_loop.raw[4])),
+    sel("RAW_P99_999_LATENCY", ["Raw", "99.999th Pctl", "Latency", "Microseconds"], Fmt::Fixed(2), NONE, |r| real(r.open_loop.raw[5])),
 ];
 
 /// A counter over the test as a rate; -1 when the counter was not read.
