@@ -166,6 +166,7 @@ pub fn netperf_args(plan: &Plan, cell: &Cell, uuid: &str) -> Vec<String> {
             Some(FactorKind::PacingRate) => {
                 Some(vec!["-q".into(), factors::size_of(level).to_string()])
             }
+            Some(FactorKind::Switch(option)) if level == "on" => Some(vec![option.into()]),
             _ => None,
         };
         args.extend(option.into_iter().flatten());
@@ -221,6 +222,15 @@ mod tests {
             args.contains("-T udp -m 8192 -u u-2"),
             "no -G for UDP: {args}"
         );
+    }
+
+    #[test]
+    fn a_switch_factor_adds_its_option_when_on() {
+        let p = plan("host = \"h\"\n[factors]\nmptcp = [\"on\", \"off\"]");
+        let on = netperf_args(&p, &cell(&[("mptcp", "on")]), "u").join(" ");
+        let off = netperf_args(&p, &cell(&[("mptcp", "off")]), "u").join(" ");
+        assert!(on.contains(" --mptcp "), "{on}");
+        assert!(!off.contains("--mptcp"), "{off}");
     }
 
     #[test]

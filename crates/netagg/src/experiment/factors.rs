@@ -32,6 +32,8 @@ pub enum FactorKind {
     /// Where the run goes: a label of the plan's `[targets]` table (or an
     /// address), e.g. the scenarios of `netagg matrix`.
     Target,
+    /// A netperf-ng extension switched on or off: `on` adds the option.
+    Switch(&'static str),
 }
 
 /// What a level may be.
@@ -164,6 +166,12 @@ const FACTORS: &[(&str, FactorKind, LevelRule, &str)] = &[
         FactorKind::Target,
         LevelRule::Label,
         "a [targets] label or host[:port]",
+    ),
+    (
+        "mptcp",
+        FactorKind::Switch("--mptcp"),
+        LevelRule::OneOf(ON_OFF),
+        "--mptcp (tcp cells; needs our netserver)",
     ),
 ];
 
@@ -339,6 +347,7 @@ mod tests {
             "{e}"
         );
         assert_eq!(kind_of("gro").unwrap(), FactorKind::Offload);
+        assert_eq!(kind_of("mptcp").unwrap(), FactorKind::Switch("--mptcp"));
     }
 
     #[test]
