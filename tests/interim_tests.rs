@@ -596,3 +596,64 @@ fn without_a_control_connection_tests_run_against_inetd_services() {
         service.join().unwrap();
     }
 }
+
+/// What TCP did in each interval (its TCP_INFO, our end): a line under each
+/// interim result with -v 2 only, and a `tcp` object in each JSON interim;
+/// the intervals' retransmissions add up to at most the test's own count.
+#[test]
+fn tcp_info_goes_into_each_interval() {
+    let server = Server::start("127.0.0.1");
+    let verbose = run_ok(
+        &server,
+        &["-t", "TCP_STREAM", "-l", "2", "-D", "0.5", "-v", "2"],
+    );
+    let results = verbose
+        .lines()
+        .filter(|l| l.starts_with("Interim result:"))
+        .count();
+    let tcp = verbose
+        .lines()
+        .filter(|l| l.starts_with("Interim TCP: rtt "))
+        .count();
+    assert!(results >= 2 && tcp == results, "{verbose}");
+    let plain = run_ok(&server, &["-t", "TCP_STREAM", "-l", "1", "-D", "0.5"]);
+    assert!(!plain.contains("Interim TCP"), "{plain}");
+    // No TCP connection, no TCP lines.
+    let udp = run_ok(
+        &server,
+        &["-t", "UDP_RR", "-l", "1", "-D", "0.5", "-v", "2"],
+    );
+    assert!(!udp.contains("Interim TCP"), "{udp}");
+    let json = run_ok(
+        &server,
+        &[
+            "-t",
+            "TCP_STREAM",
+            "-l",
+            "2",
+            "-D",
+            "0.5",
+            "--",
+            "-J",
+            "THROUGHPUT,LOCAL_TRANSPORT_RETRANS",
+        ],
+    );
+    let body = json.split_once('\n').map_or("", |(_, rest)| rest);
+    let doc: serde_json::Value = serde_json::from_str(body).unwrap();
+    let interims = doc["interim"].as_array().unwrap();
+    assert!(interims.len() >= 2, "{doc}");
+    let mut retransmits = 0;
+    for i in interims {
+        let t = &i["tcp"];
+        for share in ["busy", "rwnd_limited", "sndbuf_limited"] {
+            let v = t[share].as_f64().unwrap();
+            assert!((0.0..=1.0).contains(&v), "{share} {v}: {i}");
+        }
+        assert!(t["snd_cwnd"].as_u64().unwrap() > 0, "{i}");
+        retransmits += t["retransmits"].as_u64().unwrap();
+    }
+    let total = doc["results"]["LOCAL_TRANSPORT_RETRANS"]["value"]
+        .as_f64()
+        .unwrap();
+    assert!(retransmits as f64 <= total, "{retransmits} > {total}");
+}

@@ -396,6 +396,18 @@ fn json_output_follows_the_schema() {
             "-J",
             "THROUGHPUT,P99_9_LATENCY,LOCAL_IF_TX_PPS,REMOTE_SYSNAME",
         ][..],
+        // Interim results with what TCP did in each.
+        &[
+            "-t",
+            "TCP_STREAM",
+            "-l",
+            "1",
+            "-D",
+            "0.4",
+            "--",
+            "-J",
+            "THROUGHPUT",
+        ][..],
     ] {
         let out = run_ok(&server, args);
         let body = out

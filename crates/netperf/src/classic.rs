@@ -215,6 +215,8 @@ fn interim_options(
             }
             _ => None,
         },
+        tcp_info_fd: None,
+        tcp_lines: config.global.verbosity > 1,
     })
 }
 

@@ -162,6 +162,7 @@ mod tests {
             units: "Trans/s".into(),
             interval_secs: 1.0,
             ending_epoch_secs: 1000.0 + t,
+            tcp: None,
         }
     }
 

@@ -225,7 +225,14 @@ pub fn run_iteration(
     }
     let (seconds, units) = clock_and_count(spec.limit);
     let mut rec = Recorders::new(spec);
-    let watch = Watch::start(run, seconds, units, control_fd);
+    // One TCP connection that lives through the data phase (the socket
+    // comes back from it): its TCP_INFO goes into each -D interval.
+    let tcp_fd = (spec.protocol == Protocol::Tcp
+        && !spec.connection
+        && spec.extension.flows == 0
+        && !spec.test.is_unix())
+    .then(|| std::os::fd::AsRawFd::as_raw_fd(&sock));
+    let watch = Watch::start(run, seconds, units, control_fd, tcp_fd);
     let (counters, mss_seen, data_sock) = local.move_data(sock, spec, run, &watch, &mut rec)?;
     let ended = rec.data_ended.unwrap_or_else(Instant::now);
     let elapsed = ended.duration_since(watch.started).as_secs_f64();

@@ -9,6 +9,7 @@
 use crate::report::interim::{render_interim, Interim, InterimStyle};
 use crate::report::units::throughput;
 use netperf_data::engine::stop_flag::StopFlag;
+use netperf_data::measure::tcp_info::TcpInterval;
 use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
@@ -29,6 +30,12 @@ pub struct InterimOptions {
     /// interval then runs to the end instead of leaving a sliver after the
     /// last tick.
     pub test_end: Option<Duration>,
+    /// The TCP data socket whose TCP_INFO each interval reads (set by the
+    /// test for a single TCP connection; it stays open until the sampler
+    /// has finished).
+    pub tcp_info_fd: Option<std::os::fd::RawFd>,
+    /// Print `Interim TCP:` under each human line (-v 2).
+    pub tcp_lines: bool,
 }
 
 impl InterimOptions {
@@ -58,6 +65,8 @@ struct Tally {
     opts: InterimOptions,
     previous_units: u64,
     previous_at: Instant,
+    /// TCP_INFO as the last interval ended.
+    previous_tcp: Option<libc::tcp_info>,
     reported: Vec<Interim>,
 }
 
@@ -68,6 +77,14 @@ impl Tally {
         if secs <= 0.0 {
             return;
         }
+        let now_tcp = self
+            .opts
+            .tcp_info_fd
+            .and_then(netperf_data::net::socket::tcp_info);
+        let tcp = match (&self.previous_tcp, &now_tcp) {
+            (Some(before), Some(now)) => Some(TcpInterval::between(before, now, secs)),
+            _ => None,
+        };
         let interim = Interim {
             value: self
                 .opts
@@ -75,12 +92,18 @@ impl Tally {
             units: self.opts.units_label(),
             interval_secs: secs,
             ending_epoch_secs: epoch_secs(),
+            tcp,
         };
         let index = self.opts.next_index.fetch_add(
             usize::from(self.opts.style == InterimStyle::Keyval),
             Ordering::Relaxed,
         );
-        let text = render_interim(&interim, self.opts.style, index);
+        let mut text = render_interim(&interim, self.opts.style, index);
+        if let Some(tcp) = interim.tcp.filter(|_| self.opts.tcp_lines) {
+            if self.opts.style == InterimStyle::Human {
+                text.push_str(&tcp.line());
+            }
+        }
         if !text.is_empty() {
             let mut out = std::io::stdout().lock();
             let _ = out.write_all(text.as_bytes());
@@ -89,6 +112,7 @@ impl Tally {
         self.reported.push(interim);
         self.previous_units = units;
         self.previous_at = at;
+        self.previous_tcp = now_tcp;
     }
 }
 
@@ -101,10 +125,14 @@ impl InterimSampler {
             .name("interim".into())
             .spawn(move || {
                 let interval = opts.interval.max(Duration::from_millis(1));
+                let previous_tcp = opts
+                    .tcp_info_fd
+                    .and_then(netperf_data::net::socket::tcp_info);
                 let mut tally = Tally {
                     opts,
                     previous_units: stop.units(),
                     previous_at: started,
+                    previous_tcp,
                     reported: Vec::new(),
                 };
                 let mut tick: u32 = 1;
@@ -179,6 +207,8 @@ mod tests {
             unit: 'x',
             next_index: Arc::new(AtomicUsize::new(0)),
             test_end: None,
+            tcp_info_fd: None,
+            tcp_lines: false,
         };
         (stop.clone(), InterimSampler::start(opts, stop))
     }

@@ -309,12 +309,14 @@ pub(super) struct Watched {
 
 impl Watch {
     /// Start watching: our CPU, the interface's counters, the clock, then
-    /// the timer (`seconds`) and the -D sampler.
+    /// the timer (`seconds`) and the -D sampler (reading `tcp_fd`'s
+    /// TCP_INFO each interval, when given).
     pub(super) fn start(
         run: &RunOptions,
         seconds: Option<Duration>,
         units: Option<u64>,
         control_fd: RawFd,
+        tcp_fd: Option<RawFd>,
     ) -> Watch {
         let cpu = if run.local_cpu {
             CpuSampler::start(run.num_cpus).ok()
@@ -332,10 +334,10 @@ impl Watch {
             Some(_) => Timer::arm_watching(seconds, stop.clone(), true),
             None => Timer::arm_alone(seconds, stop.clone()),
         };
-        let sampler = run
-            .interim
-            .clone()
-            .map(|o| super::interim::InterimSampler::start(o, stop.clone()));
+        let sampler = run.interim.clone().map(|mut o| {
+            o.tcp_info_fd = tcp_fd;
+            super::interim::InterimSampler::start(o, stop.clone())
+        });
         Watch {
             sampler,
             timer,

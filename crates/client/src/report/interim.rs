@@ -15,6 +15,9 @@ pub struct Interim {
     pub interval_secs: f64,
     /// Wall-clock time at the end of the interval, seconds since the epoch.
     pub ending_epoch_secs: f64,
+    /// What TCP did over the interval (TCP tests; our end).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<netperf_data::measure::tcp_info::TcpInterval>,
 }
 
 /// How interim results are printed.
@@ -66,6 +69,7 @@ mod tests {
             units: units.into(),
             interval_secs: 1.0054,
             ending_epoch_secs: 1_795_311_928.619_5,
+            tcp: None,
         }
     }
 

@@ -51,6 +51,7 @@ pub fn out_text(rec: &Recording, stream: usize, units: &str) -> String {
             units: units.to_string(),
             interval_secs: interval,
             ending_epoch_secs: ending,
+            tcp: None,
         };
         out.push_str(&render_interim(&interim, InterimStyle::Csv, 0));
     }

@@ -119,12 +119,23 @@ pub fn render_json(selection: &Selection, record: &OmniRecord, interims: &[Inter
     let interim: Vec<Json> = interims
         .iter()
         .map(|i| {
-            json!({
+            let mut one = json!({
                 "value": i.value,
                 "unit": i.units,
                 "interval_s": i.interval_secs,
                 "ending_epoch_s": i.ending_epoch_secs,
-            })
+            });
+            if let Some(t) = &i.tcp {
+                one["tcp"] = json!({
+                    "rtt_us": t.rtt_us, "rttvar_us": t.rttvar_us, "snd_cwnd": t.snd_cwnd,
+                    "retransmits": t.retransmits,
+                    "delivery_rate_bytes_per_s": t.delivery_rate,
+                    "pacing_rate_bytes_per_s": t.pacing_rate,
+                    "busy": t.busy, "rwnd_limited": t.rwnd_limited,
+                    "sndbuf_limited": t.sndbuf_limited,
+                });
+            }
+            one
         })
         .collect();
     let doc = json!({
