@@ -130,15 +130,27 @@ fn fairness_is_what_the_per_flow_samples_say() {
     let mut lines = body.lines();
     assert_eq!(
         lines.next(),
-        Some("flow,thread,interval_end_s,units,p50_us,p99_us,max_us")
+        Some("flow,thread,interval_end_s,units,p50_us,p99_us,max_us,rtt_us,rttvar_us,snd_cwnd,retransmits,delivery_rate_bytes_per_s,busy,rwnd_limited,sndbuf_limited")
     );
     let mut per_flow = BTreeMap::<u32, f64>::new();
+    let mut with_tcp = 0;
     for line in lines {
         let cells: Vec<&str> = line.split(',').collect();
-        assert_eq!(cells.len(), 7, "{line}");
+        assert_eq!(cells.len(), 15, "{line}");
+        // A TCP flow's row says what TCP did while its connection was open
+        // (the last part-interval's, after the close, cannot).
+        if !cells[7].is_empty() {
+            let busy: f64 = cells[12].parse().unwrap();
+            assert!((0.0..=1.0).contains(&busy), "{line}");
+            with_tcp += 1;
+        }
         *per_flow.entry(cells[0].parse().unwrap()).or_default() += cells[3].parse::<f64>().unwrap();
     }
     assert_eq!(per_flow.len(), 40);
+    assert!(
+        with_tcp >= 40,
+        "every flow's first interval has TCP's figures"
+    );
     let work: Vec<f64> = per_flow.values().copied().collect();
     let (sum, squares) = (
         work.iter().sum::<f64>(),

@@ -59,6 +59,8 @@ pub struct FlowSample {
     /// Transaction times in the interval, in microseconds: P50, P99 and
     /// the largest; absent without transactions.
     pub latency_us: Option<[f64; 3]>,
+    /// What TCP did on the flow's connection in the interval.
+    pub tcp: Option<super::tcp_info::TcpInterval>,
 }
 
 /// Everything a many-flow test's flows did, on netperf's side (their
@@ -143,17 +145,34 @@ impl FlowsReport {
     }
 
     /// `--flow-samples`: one CSV row per flow per interval, as neper's
-    /// `-A` writes them.
+    /// `-A` writes them, then what TCP did on the flow in the interval
+    /// (empty for UDP and TCP_CRR).
     pub fn samples_csv(&self) -> String {
         use std::fmt::Write as _;
-        let mut out = String::from("flow,thread,interval_end_s,units,p50_us,p99_us,max_us\n");
+        let mut out = String::from(
+            "flow,thread,interval_end_s,units,p50_us,p99_us,max_us,\
+             rtt_us,rttvar_us,snd_cwnd,retransmits,delivery_rate_bytes_per_s,busy,rwnd_limited,sndbuf_limited\n",
+        );
         for s in &self.samples {
             let latency = s.latency_us.map_or(",,".to_string(), |[p50, p99, max]| {
                 format!("{p50:.1},{p99:.1},{max:.1}")
             });
+            let tcp = s.tcp.map_or(",,,,,,,".to_string(), |t| {
+                format!(
+                    "{},{},{},{},{},{:.3},{:.3},{:.3}",
+                    t.rtt_us,
+                    t.rttvar_us,
+                    t.snd_cwnd,
+                    t.retransmits,
+                    t.delivery_rate,
+                    t.busy,
+                    t.rwnd_limited,
+                    t.sndbuf_limited
+                )
+            });
             let _ = writeln!(
                 out,
-                "{},{},{:.3},{},{latency}",
+                "{},{},{:.3},{},{latency},{tcp}",
                 s.flow, s.thread, s.end_s, s.units
             );
         }

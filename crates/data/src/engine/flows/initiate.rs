@@ -9,6 +9,7 @@ use super::flow::{Drive, Flow, Moved, State, Work};
 use super::{FlowBoard, FlowResult, FlowSample, FlowsReport};
 use crate::engine::stop_flag::StopFlag;
 use crate::measure::histogram::Histogram;
+use crate::measure::tcp_info::TcpInterval;
 use crate::net::socket::{self, SocketOptions};
 use socket2::{SockAddr, Socket};
 use std::net::SocketAddr;
@@ -128,6 +129,8 @@ struct Slot {
     stalled_intervals: u32,
     /// Transaction times of the current interval (`--flow-samples` only).
     interval_ns: Vec<u64>,
+    /// TCP_INFO as the last interval ended (`--flow-samples`, TCP only).
+    tcp_before: Option<Box<libc::tcp_info>>,
     /// In `busy`.
     queued: bool,
 }
@@ -145,6 +148,8 @@ struct Thread<'a> {
     started: Instant,
     /// When the thread left its loop (the stop).
     stopped_at: Instant,
+    /// When the flows were last sampled.
+    sampled_at: Instant,
     /// Units of work of all its flows, and how many of them it published.
     units: u64,
     published: u64,
@@ -180,6 +185,7 @@ impl<'a> Thread<'a> {
                 sampled_units: 0,
                 stalled_intervals: 0,
                 interval_ns: Vec::new(),
+                tcp_before: None,
                 queued: false,
             })
             .collect();
@@ -195,6 +201,7 @@ impl<'a> Thread<'a> {
             samples: Vec::new(),
             started,
             stopped_at: started,
+            sampled_at: started,
             units: 0,
             published: 0,
             busy: Vec::new(),
@@ -417,6 +424,9 @@ impl<'a> Thread<'a> {
     /// edge was missed.
     fn sample(&mut self, now: Instant) {
         let end_s = now.duration_since(self.started).as_secs_f64();
+        let secs = now.duration_since(self.sampled_at).as_secs_f64();
+        self.sampled_at = now;
+        let reconnect = self.plan.reconnect;
         // The part-interval at the end is no interval to stall in.
         let ended = self.slots.iter().all(|s| s.socket.is_none());
         for slot in 0..self.slots.len() {
@@ -434,12 +444,14 @@ impl<'a> Thread<'a> {
             if keep {
                 let latency_us = percentiles_us(&mut entry.interval_ns);
                 entry.interval_ns.clear();
+                let tcp = tcp_interval(entry, secs, reconnect);
                 self.samples.push(FlowSample {
                     flow: entry.id,
                     thread,
                     end_s,
                     units: moved,
                     latency_us,
+                    tcp,
                 });
             }
         }
@@ -559,6 +571,24 @@ impl<'a> Thread<'a> {
             stopped_at: self.stopped_at,
         }
     }
+}
+
+/// What TCP did on `entry`'s connection over the last `secs` (none for
+/// UDP, TCP_CRR's connections of one transaction, or a flow without a
+/// socket); its reading is kept for the next. The first interval counts
+/// from the connection's start, which lies in it.
+fn tcp_interval(entry: &mut Slot, secs: f64, reconnect: bool) -> Option<TcpInterval> {
+    let socket = entry
+        .socket
+        .as_ref()
+        .filter(|_| !entry.flow.datagram && !reconnect)?;
+    let now = crate::net::socket::tcp_info(socket.as_raw_fd())?;
+    // SAFETY: tcp_info is plain data; all zero is a connection's start.
+    let start: libc::tcp_info = unsafe { std::mem::zeroed() };
+    let before = entry.tcp_before.as_deref().unwrap_or(&start);
+    let interval = TcpInterval::between(before, &now, secs);
+    entry.tcp_before = Some(Box::new(now));
+    Some(interval)
 }
 
 /// Whether the flows' sockets stay unconnected (`Drive::dest`): UDP flows

@@ -213,18 +213,42 @@ fn tcp_crr_flows_open_a_connection_per_transaction() {
 #[test]
 fn flow_samples_are_csv_rows() {
     let outcome = FlowsReport {
-        samples: vec![FlowSample {
-            flow: 3,
-            thread: 1,
-            end_s: 1.0,
-            units: 10,
-            latency_us: Some([10.0, 20.0, 30.0]),
-        }],
+        samples: vec![
+            FlowSample {
+                flow: 3,
+                thread: 1,
+                end_s: 1.0,
+                units: 10,
+                latency_us: Some([10.0, 20.0, 30.0]),
+                tcp: None,
+            },
+            FlowSample {
+                flow: 4,
+                thread: 0,
+                end_s: 1.0,
+                units: 0,
+                latency_us: None,
+                tcp: Some(crate::measure::tcp_info::TcpInterval {
+                    rtt_us: 50,
+                    rttvar_us: 10,
+                    snd_cwnd: 10,
+                    retransmits: 1,
+                    delivery_rate: 1000,
+                    pacing_rate: 2000,
+                    busy: 0.5,
+                    rwnd_limited: 0.25,
+                    sndbuf_limited: 0.0,
+                }),
+            },
+        ],
         ..FlowsReport::default()
     };
     assert_eq!(
         outcome.samples_csv(),
-        "flow,thread,interval_end_s,units,p50_us,p99_us,max_us\n3,1,1.000,10,10.0,20.0,30.0\n"
+        "flow,thread,interval_end_s,units,p50_us,p99_us,max_us,rtt_us,rttvar_us,snd_cwnd,\
+         retransmits,delivery_rate_bytes_per_s,busy,rwnd_limited,sndbuf_limited\n\
+         3,1,1.000,10,10.0,20.0,30.0,,,,,,,,\n\
+         4,0,1.000,0,,,,50,10,10,1,1000,0.500,0.250,0.000\n"
     );
 }
 
