@@ -83,7 +83,7 @@ fn load_generators(rec: &Recording) -> Vec<HostFacts> {
                 .streams
                 .iter()
                 .filter(|s| &s.host == host)
-                .find_map(|s| s.remote.clone());
+                .find_map(|s| s.remote.as_deref().cloned());
             seen.unwrap_or_else(|| HostFacts {
                 role: "load generator".into(),
                 host: host.clone(),

@@ -155,7 +155,7 @@ pub struct StreamEnd {
     pub host: String,
     pub final_line: Option<String>,
     /// Its load generator as the stream's netserver described it.
-    pub remote: Option<netperf_pages::context::HostFacts>,
+    pub remote: Option<std::sync::Arc<netperf_pages::context::HostFacts>>,
     pub level: usize,
     pub ready_s: Option<f64>,
     pub running_s: Option<f64>,

@@ -429,7 +429,8 @@ pub struct Ended {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Finished {
     pub final_line: Option<String>,
-    pub remote: netperf_pages::context::HostFacts,
+    /// Shared by every stream of a test: one copy, however many streams.
+    pub remote: std::sync::Arc<netperf_pages::context::HostFacts>,
     pub shared_line: Option<String>,
 }
 

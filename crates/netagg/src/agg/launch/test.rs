@@ -22,7 +22,7 @@ pub struct TestResult {
     /// Its `-o all` values line, as `netperf -P 0 ... -- -o all` ends.
     pub final_line: String,
     /// Its load generator as its netserver described it.
-    pub remote: netperf_pages::context::HostFacts,
+    pub remote: Arc<netperf_pages::context::HostFacts>,
     /// What each flow did (a shared test).
     pub flows: Option<FlowsReport>,
 }
@@ -148,6 +148,7 @@ fn run(args: &[String], seat: &Seat, test: &Test) -> Result<TestResult, ClientEr
     chan.shutdown();
     let mut it = result?;
     let (final_line, remote) = final_line(&config, &spec, &it);
+    let remote = Arc::new(remote);
     Ok(TestResult {
         final_line,
         remote,
