@@ -18,12 +18,12 @@ use gate::{Gate, Slot, Turn};
 use netperf_client::control::client::ClientError;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
-pub use test::TestResult;
+pub use test::{parse as parse_test, TestResult};
 use test::{Outcome, Seat, Test};
 
 /// How long one stream's set-up (connect, request, netserver's answer) may
 /// take once it has its turn.
-const SETUP_WAIT: Duration = Duration::from_secs(10);
+pub const SETUP_WAIT: Duration = Duration::from_secs(10);
 /// How long a level's set-up may take; streams not set up by then are
 /// called off. Below our netserver's 60 s wait for a data connection, so
 /// that the streams set up first are still awaited when the gate opens.
