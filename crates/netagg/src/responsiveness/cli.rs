@@ -91,6 +91,19 @@ fn phases(list: &str) -> Result<Vec<&'static super::PhaseKind>, String> {
     Ok(out)
 }
 
+/// Whether `host` names this host's loopback (every address it resolves
+/// to is one): then there is no path to judge but this host.
+fn is_loopback(host: &str) -> bool {
+    use std::net::ToSocketAddrs;
+    match (host, 0).to_socket_addrs() {
+        Ok(addrs) => {
+            let addrs: Vec<_> = addrs.collect();
+            !addrs.is_empty() && addrs.iter().all(|a| a.ip().is_loopback())
+        }
+        Err(_) => false,
+    }
+}
+
 /// Everything checked, before any traffic.
 fn plan(args: &ResponsivenessArgs) -> Result<Plan, String> {
     let hosts = args.hosts.list().map_err(|e| e.to_string())?;
@@ -113,6 +126,7 @@ fn plan(args: &ResponsivenessArgs) -> Result<Plan, String> {
         duration: f64::from(duration),
         probe_seconds: args.probe_seconds,
         settle: decimal("--settle", &args.settle, 0.0..=60.0)?,
+        loopback: is_loopback(&hosts[0]),
         hosts,
     })
 }
@@ -190,6 +204,8 @@ mod tests {
             assert!(decimal("--probe-rate", bad, 0.001..=1e5).is_err(), "{bad}");
         }
         assert_eq!(phases("idle,both").unwrap().len(), 2);
+        assert!(is_loopback("127.0.0.1") && is_loopback("::1"));
+        assert!(!is_loopback("198.18.1.2"));
         for bad in ["idle,idle", "sideways", "", "idle,"] {
             assert!(phases(bad).is_err(), "{bad}");
         }

@@ -3,7 +3,7 @@
 //! latency over time across the phases — all from the run as its saved
 //! JSON holds it, so `netagg report` draws them again byte for byte.
 
-use super::model::{Run, Verdict};
+use super::model::{Latency, Run, Verdict, HOST_BUSY_PERCENT};
 use netperf_pages::chart::{Axis, Bands, Look, Note, Plot, Series, BLACK_INK, BLUE, VERMILLION};
 use netperf_pages::page::{Page, Table};
 use std::fmt::Write as _;
@@ -27,15 +27,23 @@ fn mbps(x: Option<f64>) -> String {
 /// The verdict's words.
 fn verdict_text(run: &Run, k: usize) -> String {
     match run.verdict(k) {
-        Verdict::Inflated { ratio, p50_diff_ms } => {
-            format!("P99 x{ratio:.1}, P50 {p50_diff_ms:+.3} ms")
+        Verdict::Inflated {
+            ratio,
+            raw_ratio,
+            p50_diff_ms,
+        } => {
+            let busy = match run.phases[k].cpu_busy.filter(|c| *c >= HOST_BUSY_PERCENT) {
+                Some(cpu) => format!("; this host's CPUs {cpu:.0}% busy: part may be here"),
+                None => String::new(),
+            };
+            format!("inflated: P99 x{ratio:.1} (raw x{raw_ratio:.1}), P50 {p50_diff_ms:+.3} ms{busy}")
         }
         Verdict::WithinNoise => "no inflation beyond noise".into(),
-        Verdict::HostBusy { ratio, cpu } => format!(
-            "P99 x{ratio:.1}, but this host's CPUs were {cpu:.0}% busy: not laid to the path"
-        ),
         Verdict::SenderSlip { late } => format!(
-            "no path inflation beyond noise (raw P99 within it: the probe's sends slipped here, {late} late)"
+            "no inflation beyond noise on the path (raw P99 within it; this host's sends slipped, {late} late)"
+        ),
+        Verdict::OnThisHost { raw_ratio } => format!(
+            "no path to inflate over loopback (raw P99 x{raw_ratio:.1}: this host's own contention)"
         ),
         Verdict::NotCompared if run.phases[k].name == "idle" => "(the reference)".into(),
         Verdict::NotCompared => "not compared".into(),
@@ -80,15 +88,17 @@ fn heading(run: &Run) -> String {
 
 /// The noise rule as it applied to this run.
 fn noise_line(run: &Run) -> String {
-    match run.idle_noise(false) {
-        Some((p99, spread)) => format!(
-            "Noise: the idle P99 is {} ms and its seconds' P99s spread over {} ms; a loaded phase counts as inflated only when its P99 is above {} ms, and its raw P99 above the idle raw P99 and its spread (else the excess is the probe's own sends slipping behind their schedule on this host, not the path), and this host's CPUs below {:.0}% busy (else the probe waited for a CPU here).",
-            ms(Some(p99)),
-            ms(Some(spread)),
-            ms(Some(p99 + spread)),
-            super::model::HOST_BUSY_PERCENT
+    match (run.idle_noise(Latency::Raw), run.idle_noise(Latency::Corrected)) {
+        (Some((raw, raw_spread)), Some((co, co_spread))) => format!(
+            "Noise: idle raw P99 {} ms, its seconds' raw P99s spread over {} ms (corrected: {} and {} ms). A loaded phase counts as inflated only when its raw P99 is above {} ms (the path, not this host's late sends), and never over loopback, where the only path is this host; an inflated phase with this host's CPUs {:.0}% busy or more may also have waited for a CPU here.",
+            ms(Some(raw)),
+            ms(Some(raw_spread)),
+            ms(Some(co)),
+            ms(Some(co_spread)),
+            ms(Some(raw + raw_spread)),
+            HOST_BUSY_PERCENT
         ),
-        None => "Noise: no idle phase with answered probes, so no phase is compared.".into(),
+        _ => "Noise: no idle phase with answered probes, so no phase is compared.".into(),
     }
 }
 

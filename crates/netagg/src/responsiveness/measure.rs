@@ -22,6 +22,8 @@ use std::time::{Duration, Instant};
 #[derive(Debug, Clone)]
 pub struct Plan {
     pub hosts: Vec<String>,
+    /// The probe's load generator is this host (a loopback address).
+    pub loopback: bool,
     pub port: u16,
     pub phases: Vec<&'static PhaseKind>,
     pub flows: u32,
@@ -78,6 +80,7 @@ pub fn run(plan: &Plan, command_line: String, progress: &mut dyn FnMut(&str)) ->
             .map_or(0.0, |d| d.as_secs_f64()),
         command_line,
         hosts: plan.hosts.clone(),
+        loopback: plan.loopback,
         probe_test: plan.probe.test.into(),
         probe_rate: plan.probe_rate,
         flows: plan.flows,
@@ -95,6 +98,15 @@ pub fn run(plan: &Plan, command_line: String, progress: &mut dyn FnMut(&str)) ->
         run.seconds.extend(seconds);
     }
     run
+}
+
+/// A problem on one line (netperf's messages can span several).
+fn one_line(text: String) -> String {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 fn since(t0: Instant) -> f64 {
@@ -121,7 +133,7 @@ fn phase(
             |(test, host)| match start_bulk(plan, test, host, &started) {
                 Ok(b) => Some(b),
                 Err(e) => {
-                    problems.push(format!("{test} to {host}: {e}"));
+                    problems.push(one_line(format!("{test} to {host}: {e}")));
                     None
                 }
             },
@@ -151,7 +163,7 @@ fn phase(
                     cpu = Some(cpu.map_or(util, |c| c.max(util)));
                 }
             }
-            Ok(Err(e)) => problems.push(format!("{} to {}: {e}", b.test, b.host)),
+            Ok(Err(e)) => problems.push(one_line(format!("{} to {}: {e}", b.test, b.host))),
             Err(_) => problems.push(format!("{} to {}: its thread panicked", b.test, b.host)),
         }
     }
@@ -322,7 +334,10 @@ fn probe(
         let report = match in_process(&args, |_| {}) {
             Ok(it) => it.open_loop,
             Err(e) => {
-                problems.push(format!("probe {} to {host}: {e}", plan.probe.test));
+                problems.push(one_line(format!(
+                    "probe {} to {host}: {e}",
+                    plan.probe.test
+                )));
                 break;
             }
         };

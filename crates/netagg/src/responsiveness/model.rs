@@ -68,6 +68,8 @@ pub struct Run {
     pub command_line: String,
     /// The load generators; the probe goes to the first.
     pub hosts: Vec<String>,
+    /// Whether the probe's load generator is this host (a loopback address).
+    pub loopback: bool,
     pub probe_test: String,
     pub probe_rate: f64,
     pub flows: u32,
@@ -79,84 +81,112 @@ pub struct Run {
     pub seconds: Vec<Second>,
 }
 
-/// This host's CPU utilization from which a loaded phase's latency is
-/// laid to this host rather than the path.
+/// This host's CPU utilization from which a page warns that an inflated
+/// phase's probe may also have waited for a CPU here.
 pub const HOST_BUSY_PERCENT: f64 = 80.0;
 
-/// How a loaded phase compares with the idle one.
+/// How a loaded phase compares with the idle one. The path is judged by
+/// the raw P99 (from each request's actual send): the corrected one also
+/// holds how late this host sent each request, which is this host's noise,
+/// not the path's.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Verdict {
-    /// P99 beyond idle P99 plus the idle seconds' spread: the ratio of
-    /// the P99s and the P50 difference in ms.
-    Inflated { ratio: f64, p50_diff_ms: f64 },
-    /// Within the idle phase's own second-to-second spread.
+    /// Raw P99 beyond the idle raw P99 plus its seconds' spread: the
+    /// ratios of the corrected and the raw P99s, and the corrected P50's
+    /// difference in ms.
+    Inflated {
+        ratio: f64,
+        raw_ratio: f64,
+        p50_diff_ms: f64,
+    },
+    /// Corrected and raw P99 within the idle phase's own second-to-second
+    /// spread.
     WithinNoise,
-    /// Corrected P99 beyond the noise but raw P99 within the idle raw
-    /// noise: corrected and raw differ only by when each request left, so
-    /// the excess is the probe's own sends slipping behind the schedule on
-    /// this host (CPU contention), not the path. `late`: sends a whole
-    /// schedule interval behind.
+    /// Corrected P99 beyond the noise but raw P99 within it: corrected and
+    /// raw differ only by when each request left, so the excess is the
+    /// probe's own sends slipping behind the schedule on this host (CPU
+    /// contention), not the path. `late`: sends a whole interval behind.
     SenderSlip { late: u64 },
-    /// Beyond the noise in raw times too, while this host's CPUs were
-    /// busier than HOST_BUSY_PERCENT: the probe waited for a CPU here (on
-    /// loopback, the whole "path" is this host), so the excess is not
-    /// laid to the path.
-    HostBusy { ratio: f64, cpu: f64 },
+    /// Raw P99 beyond the noise over loopback: there is no path but this
+    /// host, so the excess is its own contention (the bulk flows and the
+    /// probe share its CPUs), not a queue on a path.
+    OnThisHost { raw_ratio: f64 },
     /// No idle phase, or a phase with no answered probe: nothing to compare.
     NotCompared,
 }
 
+/// Which P99 a noise band is of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Latency {
+    Corrected,
+    Raw,
+}
+
+impl Latency {
+    fn p99(self, p: &Probe) -> Option<f64> {
+        match self {
+            Latency::Corrected => p.co_p99,
+            Latency::Raw => p.raw_p99,
+        }
+    }
+}
+
 impl Run {
-    /// The idle phase's corrected (or raw) P99 and its noise: the spread
-    /// (highest less lowest) of its seconds' P99s.
-    pub fn idle_noise(&self, raw: bool) -> Option<(f64, f64)> {
-        let pick = |p: &Probe| if raw { p.raw_p99 } else { p.co_p99 };
-        let idle = self.phases.iter().position(|p| p.name == "idle")?;
-        let p99 = pick(&self.phases[idle].probe)?;
+    fn idle(&self) -> Option<usize> {
+        self.phases.iter().position(|p| p.name == "idle")
+    }
+
+    /// The idle phase's P99 and its noise: the spread (highest less
+    /// lowest) of its seconds' P99s.
+    pub fn idle_noise(&self, latency: Latency) -> Option<(f64, f64)> {
+        let idle = self.idle()?;
+        let p99 = latency.p99(&self.phases[idle].probe)?;
         let per_second: Vec<f64> = self
             .seconds
             .iter()
             .filter(|s| s.phase == idle)
-            .filter_map(|s| pick(&s.probe))
+            .filter_map(|s| latency.p99(&s.probe))
             .collect();
         let spread = per_second.iter().copied().fold(f64::MIN, f64::max)
             - per_second.iter().copied().fold(f64::MAX, f64::min);
         Some((p99, spread.max(0.0)))
     }
 
+    /// Phase `k`'s P99 over the idle one, and whether it is beyond the
+    /// idle noise.
+    fn against_idle(&self, k: usize, latency: Latency) -> Option<(f64, bool)> {
+        let (idle_p99, spread) = self.idle_noise(latency)?;
+        let p99 = latency.p99(&self.phases[k].probe)?;
+        (idle_p99 > 0.0).then(|| (p99 / idle_p99, p99 > idle_p99 + spread))
+    }
+
     /// The verdict on phase `k` against the idle phase.
     pub fn verdict(&self, k: usize) -> Verdict {
         let phase = &self.phases[k];
-        let (Some((idle_p99, spread)), Some(p99)) = (self.idle_noise(false), phase.probe.co_p99)
-        else {
-            return Verdict::NotCompared;
+        let compared = (
+            self.against_idle(k, Latency::Corrected),
+            self.against_idle(k, Latency::Raw),
+        );
+        let ((ratio, co_beyond), (raw_ratio, raw_beyond)) = match compared {
+            (Some(co), Some(raw)) if Some(k) != self.idle() => (co, raw),
+            _ => return Verdict::NotCompared,
         };
-        if phase.name == "idle" || idle_p99 <= 0.0 {
-            return Verdict::NotCompared;
+        match (raw_beyond, co_beyond) {
+            (false, false) => return Verdict::WithinNoise,
+            (false, true) => {
+                return Verdict::SenderSlip {
+                    late: phase.probe.late,
+                }
+            }
+            _ => {}
         }
-        if p99 <= idle_p99 + spread {
-            return Verdict::WithinNoise;
+        if self.loopback {
+            return Verdict::OnThisHost { raw_ratio };
         }
-        let raw_quiet = match (self.idle_noise(true), phase.probe.raw_p99) {
-            (Some((idle_raw, raw_spread)), Some(raw)) => raw <= idle_raw + raw_spread,
-            _ => false,
-        };
-        if raw_quiet {
-            return Verdict::SenderSlip {
-                late: phase.probe.late,
-            };
-        }
-        let ratio = p99 / idle_p99;
-        if let Some(cpu) = phase.cpu_busy.filter(|c| *c >= HOST_BUSY_PERCENT) {
-            return Verdict::HostBusy { ratio, cpu };
-        }
-        let idle_p50 = self
-            .phases
-            .iter()
-            .find(|p| p.name == "idle")
-            .and_then(|p| p.probe.co_p50);
+        let idle_p50 = self.idle().and_then(|i| self.phases[i].probe.co_p50);
         Verdict::Inflated {
             ratio,
+            raw_ratio,
             p50_diff_ms: match (phase.probe.co_p50, idle_p50) {
                 (Some(a), Some(b)) => (a - b) / 1000.0,
                 _ => f64::NAN,
@@ -171,6 +201,7 @@ impl Run {
             "start_epoch": self.start_epoch,
             "command_line": self.command_line,
             "hosts": self.hosts,
+            "loopback": self.loopback,
             "probe_test": self.probe_test,
             "probe_rate": self.probe_rate,
             "flows": self.flows,
@@ -217,6 +248,10 @@ impl Run {
                 .iter()
                 .map(|h| h.as_str().map(str::to_string).ok_or("a host is not text"))
                 .collect::<Result<_, _>>()?,
+            loopback: doc
+                .get("loopback")
+                .and_then(Value::as_bool)
+                .ok_or("\"loopback\" is missing or not true or false")?,
             probe_test: text(doc, "probe_test")?,
             probe_rate: positive(doc, "probe_rate")?,
             flows: u32::try_from(count(doc, "flows")?).map_err(|e| e.to_string())?,
@@ -329,6 +364,7 @@ mod tests {
         Probe {
             co_p50: Some(p50),
             co_p99: Some(p99),
+            raw_p99: Some(p99 - 10.0),
             answered: 100,
             sent: 100,
             ..Probe::default()
@@ -361,35 +397,35 @@ mod tests {
 
     #[test]
     fn inflation_counts_only_beyond_the_idle_seconds_spread() {
-        // Idle P99 100 µs, its seconds spread over 40 µs: up to 140 is noise.
-        assert_eq!(run(139.0).verdict(1), Verdict::WithinNoise);
-        // Beyond it in corrected times only: the sends slipped, on this host.
-        let mut starved = run(400.0);
-        for s in &mut starved.seconds {
-            s.probe.raw_p99 = Some(90.0);
-        }
-        starved.phases[0].probe.raw_p99 = Some(90.0);
-        starved.phases[1].probe.raw_p99 = Some(90.0);
-        starved.phases[1].probe.late = 12;
-        assert_eq!(starved.verdict(1), Verdict::SenderSlip { late: 12 });
-        // Beyond it in raw times too, with this host's CPUs saturated.
-        let mut busy = run(400.0);
-        busy.phases[1].cpu_busy = Some(97.0);
+        // Idle P99s 100 µs (raw 90), the seconds spread over 40 µs: up to
+        // 140 (raw 130) is noise.
+        let with_raw = |co: f64, raw: f64| {
+            let mut r = run(co);
+            r.phases[1].probe.raw_p99 = Some(raw);
+            r.phases[1].probe.late = 12;
+            r
+        };
+        assert_eq!(with_raw(139.0, 129.0).verdict(1), Verdict::WithinNoise);
+        assert_eq!(with_raw(100.0, 90.0).verdict(0), Verdict::NotCompared);
+        // Beyond it in corrected times only: the sends slipped, here.
         assert_eq!(
-            busy.verdict(1),
-            Verdict::HostBusy {
-                ratio: 4.0,
-                cpu: 97.0
-            }
+            with_raw(400.0, 100.0).verdict(1),
+            Verdict::SenderSlip { late: 12 }
         );
-        assert_eq!(run(100.0).verdict(0), Verdict::NotCompared);
-        match run(400.0).verdict(1) {
-            Verdict::Inflated { ratio, p50_diff_ms } => {
-                assert_eq!(ratio, 4.0);
-                assert_eq!(p50_diff_ms, 5.0);
+        match with_raw(400.0, 360.0).verdict(1) {
+            Verdict::Inflated {
+                ratio,
+                raw_ratio,
+                p50_diff_ms,
+            } => {
+                assert_eq!((ratio, raw_ratio, p50_diff_ms), (4.0, 4.0, 5.0));
             }
             other => panic!("{other:?}"),
         }
+        // Beyond it in raw times too, over loopback: this host, no path.
+        let mut here = with_raw(400.0, 360.0);
+        here.loopback = true;
+        assert_eq!(here.verdict(1), Verdict::OnThisHost { raw_ratio: 4.0 });
     }
 
     #[test]
