@@ -7,6 +7,7 @@
 //! timings.
 
 mod common;
+use common::browser::{have_chromium, reads_well};
 use common::ramp::OutDir;
 use common::results::TempDir;
 use common::testbed::namespaces_work;
@@ -27,40 +28,43 @@ fn figure(doc: &Value, phase: usize, key: &str) -> f64 {
         .unwrap_or_else(|| panic!("phase {phase} has no {key}: {doc}"))
 }
 
-#[test]
-fn a_short_loopback_run_writes_stores_and_draws_again() {
+/// A short run, idle then upload, to our netserver on loopback into
+/// `out`, with `extra` arguments; its stdout.
+fn loopback_run(out: &OutDir, extra: &[&str]) -> String {
     let server = Server::start("127.0.0.1");
-    let out = OutDir::named("responsiveness-loopback");
-    let db = TempDir::new();
     let port = server.port.to_string();
-    let store = format!("--store={}", db.db().display());
-    let run = run_with_limit(
-        &NETAGG,
-        &[
-            "responsiveness",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            &port,
-            "--duration",
-            "1",
-            "--settle",
-            "0.5",
-            "--flows",
-            "2",
-            "--phases",
-            "idle,upload",
-            "--out",
-            &out.0.to_string_lossy(),
-            &store,
-            "--tag",
-            "loopback",
-        ],
-        Duration::from_secs(120),
-    );
+    let dir = out.0.to_string_lossy().to_string();
+    let mut args = vec![
+        "responsiveness",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        &port,
+        "--duration",
+        "1",
+        "--settle",
+        "0.5",
+        "--flows",
+        "2",
+        "--phases",
+        "idle,upload",
+        "--out",
+        &dir,
+    ];
+    args.extend_from_slice(extra);
+    let run = run_with_limit(&NETAGG, &args, Duration::from_secs(120));
     let (stdout, stderr) = (text(&run.stdout), text(&run.stderr));
     assert!(run.status.success(), "{stdout}{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
+    stdout
+}
+
+#[test]
+fn a_short_loopback_run_writes_stores_and_draws_again() {
+    let out = OutDir::named("responsiveness-loopback");
+    let db = TempDir::new();
+    let store = format!("--store={}", db.db().display());
+    let stdout = loopback_run(&out, &[&store, "--tag", "loopback"]);
     for words in [
         "phase",
         "P99 ms",
@@ -115,6 +119,23 @@ fn a_short_loopback_run_writes_stores_and_draws_again() {
     let listed = text(&show.stdout);
     assert!(listed.contains("netagg responsiveness"), "{listed}");
     assert!(listed.contains("loopback"), "{listed}");
+}
+
+#[test]
+fn its_page_reads_well_in_a_browser() {
+    if !have_chromium() {
+        return;
+    }
+    let out = OutDir::named("responsiveness-page");
+    loopback_run(&out, &[]);
+    let texts = [
+        "Phases",
+        "Latency over time",
+        "against idle",
+        "Noise:",
+        "netagg report responsiveness.json",
+    ];
+    reads_well(&out.0.join("responsiveness.html"), &texts.map(String::from));
 }
 
 #[test]
