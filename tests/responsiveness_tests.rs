@@ -28,18 +28,27 @@ fn figure(doc: &Value, phase: usize, key: &str) -> f64 {
         .unwrap_or_else(|| panic!("phase {phase} has no {key}: {doc}"))
 }
 
+/// `netagg responsiveness` to a netserver on 127.0.0.1:`port`, into `dir`.
+fn to_loopback<'a>(port: &'a str, dir: &'a str) -> Vec<&'a str> {
+    vec![
+        "responsiveness",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        port,
+        "--out",
+        dir,
+    ]
+}
+
 /// A short run, idle then upload, to our netserver on loopback into
 /// `out`, with `extra` arguments; its stdout.
 fn loopback_run(out: &OutDir, extra: &[&str]) -> String {
     let server = Server::start("127.0.0.1");
     let port = server.port.to_string();
     let dir = out.0.to_string_lossy().to_string();
-    let mut args = vec![
-        "responsiveness",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        &port,
+    let mut args = to_loopback(&port, &dir);
+    args.extend([
         "--duration",
         "1",
         "--settle",
@@ -48,9 +57,7 @@ fn loopback_run(out: &OutDir, extra: &[&str]) -> String {
         "2",
         "--phases",
         "idle,upload",
-        "--out",
-        &dir,
-    ];
+    ]);
     args.extend_from_slice(extra);
     let run = run_with_limit(&NETAGG, &args, Duration::from_secs(120));
     let (stdout, stderr) = (text(&run.stdout), text(&run.stderr));
@@ -157,15 +164,7 @@ fn options_it_cannot_use_are_refused_before_any_traffic() {
         (&["--duration", "0"], "--duration"),
         (&["--tag", "x"], "needs --store"),
     ] {
-        let mut args = vec![
-            "responsiveness",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            &port,
-            "--out",
-            &dir,
-        ];
+        let mut args = to_loopback(&port, &dir);
         args.extend_from_slice(bad);
         let run = run_with_limit(&NETAGG, &args, Duration::from_secs(30));
         let stderr = text(&run.stderr);

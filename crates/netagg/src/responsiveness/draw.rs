@@ -167,7 +167,7 @@ pub fn page(run: &Run) -> String {
     page.section("over-time", "Latency over time", |p| {
         p.figure(
             &chart(run).svg(),
-            "Each probe test's corrected P50 and P99 at its end; the phases marked, the bulk flows' settling shaded.",
+            "Each probe test's corrected P50 and P99 at its end; the phases marked, the bulk flows' set-up and settling shaded.",
         );
     });
     page.section("context", "Context", |p| {
@@ -231,12 +231,12 @@ fn chart(run: &Run) -> Plot {
     let settling: Vec<(f64, f64)> = run
         .phases
         .iter()
-        .filter(|p| p.up_mbps.is_some() || p.down_mbps.is_some())
-        .map(|p| (p.start, (p.start + run.settle).min(p.end)))
+        .filter(|p| super::phase_kind(&p.name).is_some_and(|k| !k.bulk.is_empty()))
+        .map(|p| (p.start, p.probe_start))
         .collect();
     if !settling.is_empty() {
         plot.bands = Some(Bands {
-            name: "bulk flows settling (no probe)".into(),
+            name: "bulk flows setting up and settling (no probe)".into(),
             spans: settling,
         });
     }

@@ -143,6 +143,7 @@ fn phase(
     if !bulk.is_empty() {
         std::thread::sleep(Duration::from_secs_f64(plan.settle));
     }
+    let probe_start = since(t0);
     let (probe, seconds) = probe(plan, index, t0, &mut problems, progress);
     for b in &bulk {
         b.flag.set();
@@ -170,6 +171,7 @@ fn phase(
     let phase = Phase {
         name: kind.name.into(),
         start,
+        probe_start,
         end: since(t0),
         probe,
         up_mbps: up,

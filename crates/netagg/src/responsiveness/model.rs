@@ -32,9 +32,11 @@ pub struct Probe {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Phase {
     pub name: String,
-    /// Seconds from the run's start: the phase's start (bulk flows started)
-    /// and end; the probe began `settle` seconds after `start`.
+    /// Seconds from the run's start: the phase's start (its bulk tests
+    /// set up from here), the probe's start (the bulk flows moving and
+    /// settled) and the phase's end.
     pub start: f64,
+    pub probe_start: f64,
     pub end: f64,
     pub probe: Probe,
     /// The bulk flows' throughput, Mb/s, summed over the load generators;
@@ -267,6 +269,7 @@ fn phase_json(p: &Phase) -> Value {
     json!({
         "name": p.name,
         "start": p.start,
+        "probe_start": p.probe_start,
         "end": p.end,
         "probe": probe_json(&p.probe),
         "up_mbps": p.up_mbps,
@@ -333,13 +336,18 @@ fn read_phase(v: &Value) -> Result<Phase, String> {
     if !super::PHASES.iter().any(|p| p.name == name) {
         return Err(format!("\"{name}\" is not a phase"));
     }
-    let (start, end) = (seconds(v, "start")?, seconds(v, "end")?);
-    if end < start {
-        return Err(format!("phase {name} ends before it starts"));
+    let (start, probe_start, end) = (
+        seconds(v, "start")?,
+        seconds(v, "probe_start")?,
+        seconds(v, "end")?,
+    );
+    if !(start <= probe_start && probe_start <= end) {
+        return Err(format!("phase {name}'s times are out of order"));
     }
     Ok(Phase {
         name,
         start,
+        probe_start,
         end,
         probe: read_probe(member(v, "probe")?)?,
         up_mbps: measured(v, "up_mbps")?,
