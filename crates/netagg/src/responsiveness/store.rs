@@ -35,7 +35,7 @@ fn metrics(run: &Run, k: usize) -> BTreeMap<String, f64> {
         ("THROUGHPUT_UP", phase.up_mbps),
         ("THROUGHPUT_DOWN", phase.down_mbps),
         ("FLOWS", Some(f64::from(run.flows))),
-        ("P99_INFLATION", inflation),
+        ("P99_LATENCY_INFLATION", inflation),
     ];
     figures
         .into_iter()
