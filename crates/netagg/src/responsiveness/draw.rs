@@ -104,6 +104,9 @@ fn noise_line(run: &Run) -> String {
 
 const EXPLAINED: &str = "Latencies are the probe's corrected ones (from each request's intended send time on the open-loop schedule), percentiles of the phase's merged histograms; raw P99 is from the actual send. Untimed: requests still in flight when a probe test ended (neither timed nor lost). Throughput: the bulk flows' over their whole test, summed over the load generators.";
 
+const INTERRUPTED: &str =
+    "Interrupted: stopped by a signal; the phases above are those measured until then.";
+
 /// The phase table as text, the noise rule and any problems.
 pub fn text(run: &Run) -> String {
     let rows: Vec<Vec<String>> = (0..run.phases.len())
@@ -133,6 +136,9 @@ pub fn text(run: &Run) -> String {
         line(row);
     }
     let _ = writeln!(out, "\n{}", noise_line(run));
+    if run.interrupted {
+        let _ = writeln!(out, "{INTERRUPTED}");
+    }
     for phase in &run.phases {
         for p in &phase.problems {
             let _ = writeln!(out, "problem in {}: {p}", phase.name);
@@ -158,6 +164,9 @@ pub fn page(run: &Run) -> String {
     page.section("phases", "Phases", |p| {
         p.paragraph(&heading(run)).table(&table).note(EXPLAINED);
         p.paragraph(&noise_line(run));
+        if run.interrupted {
+            p.caution(INTERRUPTED);
+        }
         for phase in &run.phases {
             for problem in &phase.problems {
                 p.caution(&format!("{}: {problem}", phase.name));

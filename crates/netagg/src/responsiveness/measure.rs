@@ -97,6 +97,7 @@ pub fn run(plan: &Plan, command_line: String, progress: &mut dyn FnMut(&str)) ->
         run.phases.push(phase);
         run.seconds.extend(seconds);
     }
+    run.interrupted = stop_requested();
     run
 }
 

@@ -81,6 +81,8 @@ pub struct Run {
     pub settle: f64,
     pub phases: Vec<Phase>,
     pub seconds: Vec<Second>,
+    /// Stopped by a signal before every phase ran.
+    pub interrupted: bool,
 }
 
 /// This host's CPU utilization from which a page warns that an inflated
@@ -209,6 +211,7 @@ impl Run {
             "flows": self.flows,
             "duration": self.duration,
             "settle": self.settle,
+            "interrupted": self.interrupted,
             "phases": self.phases.iter().map(phase_json).collect::<Vec<_>>(),
             "seconds": self.seconds.iter().map(|s| json!({
                 "phase": s.phase,
@@ -259,6 +262,10 @@ impl Run {
             flows: u32::try_from(count(doc, "flows")?).map_err(|e| e.to_string())?,
             duration: seconds(doc, "duration")?,
             settle: seconds(doc, "settle")?,
+            interrupted: doc
+                .get("interrupted")
+                .and_then(Value::as_bool)
+                .ok_or("\"interrupted\" is missing or not true or false")?,
             phases,
             seconds: series,
         })
@@ -443,6 +450,7 @@ mod tests {
         r.probe_test = "TCP_RR".into();
         r.phases[1].up_mbps = Some(19.5);
         r.phases[1].problems = vec!["x".into()];
+        r.interrupted = true;
         let back = Run::from_json(&r.to_json()).unwrap();
         assert_eq!(back, r);
         let mut bad = r.to_json();

@@ -85,9 +85,10 @@ pub fn result_of(run: &Run, document: String, command_line: Vec<String>) -> Stor
         title: "netagg responsiveness".into(),
         started: at(run, 0.0),
         ended: at(run, run.phases.last().map_or(0.0, |p| p.end)),
-        status: match failed {
-            0 => "complete".into(),
-            n => format!("complete, {n} phases with problems"),
+        status: match (run.interrupted, failed) {
+            (true, _) => "interrupted".into(),
+            (false, 0) => "complete".into(),
+            (false, n) => format!("complete, {n} phases with problems"),
         },
         tool_version: env!("CARGO_PKG_VERSION").into(),
         command_line,
