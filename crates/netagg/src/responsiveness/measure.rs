@@ -7,14 +7,15 @@
 
 use super::model::{Phase, Probe, Run, Second};
 use super::{PhaseKind, UPLOAD};
-use crate::agg::launch::{parse_test, SETUP_WAIT};
+use crate::agg::launch::{parse_test, CUT_WAIT, SETUP_WAIT, STOP_WAIT};
 use netperf_client::control::client::{self, ClientError, Iteration, RunOptions};
 use netperf_client::control::request::StartHook;
 use netperf_data::engine::signals::stop_requested;
 use netperf_data::engine::stop_flag::StopFlag;
 use netperf_data::measure::histogram::Histogram;
+use std::net::TcpStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -62,12 +63,31 @@ pub const PROBES: [ProbeKind; 2] = [
 /// stopped when the probe ends, and must not end before.
 const BULK_MARGIN_SECS: f64 = 30.0;
 
-/// A bulk test on its own thread.
+/// A bulk test on its own thread, and a second handle on its control
+/// connection (to cut it, should netserver not answer after the stop).
 struct Bulk {
     test: &'static str,
     host: String,
     flag: StopFlag,
+    control: Arc<Mutex<Option<TcpStream>>>,
     thread: JoinHandle<Result<Iteration, ClientError>>,
+}
+
+impl Bulk {
+    /// Cuts its control connection: a test waiting on netserver ends.
+    fn cut(&self) {
+        if let Some(c) = self.control.lock().ok().as_ref().and_then(|c| c.as_ref()) {
+            let _ = c.shutdown(std::net::Shutdown::Both);
+        }
+    }
+}
+
+/// Waits until every test in `bulk` has ended or `limit` has passed.
+fn await_ended(bulk: &[Bulk], limit: Duration) {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline && bulk.iter().any(|b| !b.thread.is_finished()) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// Runs `plan`'s phases in order; `progress` hears of each probe test.
@@ -146,11 +166,25 @@ fn phase(
     }
     let probe_start = since(t0);
     let (probe, seconds) = probe(plan, index, t0, &mut problems, progress);
+    // Stopped as netagg's ramp stops its tests: the flags, a bounded wait
+    // for the results, then the control connections cut.
     for b in &bulk {
         b.flag.set();
     }
+    await_ended(&bulk, STOP_WAIT);
+    bulk.iter()
+        .filter(|b| !b.thread.is_finished())
+        .for_each(Bulk::cut);
+    await_ended(&bulk, CUT_WAIT);
     let (mut up, mut down, mut cpu) = (None, None, None::<f64>);
     for b in bulk {
+        if !b.thread.is_finished() {
+            problems.push(format!(
+                "{} to {}: did not end; left behind",
+                b.test, b.host
+            ));
+            continue;
+        }
         match b.thread.join() {
             Ok(Ok(it)) => {
                 let o = &it.outcome;
@@ -225,11 +259,12 @@ fn start_bulk(
     // This host's CPU over the test (-c), to tell its contention from the path's.
     let args: Vec<String> = std::iter::once("-c".to_string()).chain(args).collect();
     let flag = StopFlag::new();
-    let (stop, started) = (flag.clone(), started.clone());
+    let control = Arc::new(Mutex::new(None));
+    let (stop, started, handle) = (flag.clone(), started.clone(), control.clone());
     let thread = std::thread::Builder::new()
         .name(format!("bulk {test}"))
         .spawn(move || {
-            in_process(&args, |run| {
+            in_process(&args, Some(&handle), |run| {
                 run.shared_stop = Some(stop);
                 run.start_hook = Some(StartHook(Arc::new(move || {
                     started.fetch_add(1, Ordering::AcqRel);
@@ -242,17 +277,23 @@ fn start_bulk(
         test,
         host: host.into(),
         flag,
+        control,
         thread,
     })
 }
 
-/// One test in-process: its control connection, the iteration, its end.
+/// One test in-process: its control connection (a second handle on it in
+/// `control`, when given), the iteration, its end.
 fn in_process(
     args: &[String],
+    control: Option<&Mutex<Option<TcpStream>>>,
     adjust: impl FnOnce(&mut RunOptions),
 ) -> Result<Iteration, ClientError> {
     let (config, spec) = parse_test(args)?;
     let mut chan = client::establish_within(&config.global, SETUP_WAIT)?;
+    if let Some(Ok(mut slot)) = control.map(Mutex::lock) {
+        *slot = chan.shutdown_handle().ok();
+    }
     let mut run = RunOptions::from_global(&config.global);
     adjust(&mut run);
     let result = client::run_iteration(Some(&mut chan), &spec, &run, false);
@@ -334,7 +375,7 @@ fn probe(
     let mut whole = Merged::new();
     let mut seconds = Vec::new();
     while Instant::now() < end && !stop_requested() {
-        let report = match in_process(&args, |_| {}) {
+        let report = match in_process(&args, None, |_| {}) {
             Ok(it) => it.open_loop,
             Err(e) => {
                 problems.push(one_line(format!(

@@ -32,9 +32,9 @@ pub const SETUP_LIMIT: Duration = Duration::from_secs(30);
 const RUN_WAIT: Duration = Duration::from_secs(5);
 /// How long a stop waits for the results before cutting the control
 /// connections of the streams still waiting for them.
-const STOP_WAIT: Duration = Duration::from_secs(10);
+pub const STOP_WAIT: Duration = Duration::from_secs(10);
 /// How long a cut stream has to end before it is left behind.
-const CUT_WAIT: Duration = Duration::from_secs(2);
+pub const CUT_WAIT: Duration = Duration::from_secs(2);
 /// How often the coordinator looks at the streams while it waits for them
 /// to move or end.
 const POLL: Duration = Duration::from_millis(2);
