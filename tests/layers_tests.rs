@@ -26,7 +26,17 @@ const CRATES: &[(&str, &[&str])] = &[
     ("results", &[]), // the results database and statistics
     ("netperf", &[]), // netperf's coordinator and program
     ("k8s", &[]),  // Kubernetes discovery
-    ("netagg", &["args", "experiment", "agg", "matrix", "redraw"]), // netagg: shared options, experiments, ramps, the matrix, saved runs drawn again
+    (
+        "netagg",
+        &[
+            "args",
+            "experiment",
+            "agg",
+            "matrix",
+            "responsiveness",
+            "redraw",
+        ],
+    ), // netagg: shared options, experiments, ramps, the matrix, latency under load, saved runs drawn again
 ];
 
 /// Crates on one level that must not name each other (the two ends of the

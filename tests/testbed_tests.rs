@@ -10,71 +10,14 @@ use common::*;
 use std::process::Command;
 use std::time::Duration;
 
-use common::NETAGG;
-const TESTBED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/testbed");
-
-/// Removes the testbed when the test ends, also when it fails.
-struct Testbed {
-    name: String,
-}
-
-impl Drop for Testbed {
-    fn drop(&mut self) {
-        let _ = Command::new(TESTBED)
-            .args(["down", "--name", &self.name])
-            .status();
-    }
-}
-
-/// Whether a namespace can be made (not in the fast tier); where not, the
-/// running test skips. `tag` keeps the probes of tests that run at once
-/// apart.
-fn namespaces_work(tag: &str) -> bool {
-    if fast_tier_skips("needs root (network namespaces)") {
-        return false;
-    }
-    let probe = format!("ngprobe{tag}{}", std::process::id() % 100);
-    let ok = Command::new("ip")
-        .args(["netns", "add", &probe])
-        .status()
-        .is_ok_and(|s| s.success());
-    if ok {
-        let _ = Command::new("ip")
-            .args(["netns", "delete", &probe])
-            .status();
-    } else {
-        skip("cannot create network namespaces here (needs root and iproute2)");
-    }
-    ok
-}
-
 use common::ramp::OutDir;
+use common::testbed::{namespaces_work, Testbed};
+use common::NETAGG;
 
 /// Bring up testbed `name` with two load generators whose netservers see
 /// `env` (VAR=value words); returns its guard and `up`'s output.
 fn testbed_up(name: &str, env: &[&str]) -> (Testbed, std::process::Output) {
-    let bed = Testbed {
-        name: name.to_string(),
-    };
-    let mut args = env.to_vec();
-    args.extend([
-        TESTBED,
-        "up",
-        "--name",
-        name,
-        "--lgs",
-        "2",
-        "--netserver",
-        &NETSERVER,
-    ]);
-    let up = run_with_limit("env", &args, Duration::from_secs(60));
-    assert!(
-        up.status.success(),
-        "{}{}",
-        text(&up.stdout),
-        text(&up.stderr)
-    );
-    (bed, up)
+    common::testbed::up(name, 2, env)
 }
 
 #[test]

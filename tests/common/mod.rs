@@ -11,6 +11,7 @@ pub mod ramp;
 pub mod results;
 pub mod saved;
 pub mod skip;
+pub mod testbed;
 
 // Not every test binary uses all three.
 #[allow(unused_imports)]

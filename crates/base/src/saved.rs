@@ -35,9 +35,10 @@ pub const RAMP: SavedKind = first("netagg", "a netagg ramp");
 pub const POST: SavedKind = first("netagg-post", "netagg post");
 pub const EXPERIMENT: SavedKind = first("netagg-experiment", "netagg experiment");
 pub const MATRIX: SavedKind = first("netagg-matrix", "netagg matrix");
+pub const RESPONSIVENESS: SavedKind = first("netagg-responsiveness", "netagg responsiveness");
 
 /// Every kind, in the order messages name them.
-pub const KINDS: [&SavedKind; 5] = [&SERIES, &RAMP, &POST, &EXPERIMENT, &MATRIX];
+pub const KINDS: [&SavedKind; 6] = [&SERIES, &RAMP, &POST, &EXPERIMENT, &MATRIX, &RESPONSIVENESS];
 
 /// The member naming a kind's layout.
 pub const VERSION_KEY: &str = "version";

@@ -2,10 +2,12 @@
 //! is built on them: the ramps and `netagg post`/`report` (`agg`),
 //! randomized experiments with statistics (`experiment`) and the
 //! pod/node/zone scenario matrix (`matrix`); the options they share
-//! (`args`); any saved run drawn again (`redraw`: `netagg report`).
+//! (`args`); latency under working load (`responsiveness`); any saved run
+//! drawn again (`redraw`: `netagg report`).
 
 pub mod agg;
 pub mod args;
 pub mod experiment;
 pub mod matrix;
 pub mod redraw;
+pub mod responsiveness;

@@ -41,9 +41,16 @@ enum Command {
     /// network, the host network and a Service; one table, CSV/JSON, an
     /// HTML report, the results database
     Matrix(Box<netagg::matrix::cli::MatrixArgs>),
+    /// Latency under working load: an open-loop request/response probe
+    /// at a fixed rate, idle, then beside bulk TCP flows loading the path
+    /// upload, download and both; idle and loaded P50/P90/P99, the
+    /// inflation beyond noise, the bulk throughput, the probe's losses;
+    /// text, JSON, an HTML report, the results database
+    Responsiveness(Box<netagg::responsiveness::cli::ResponsivenessArgs>),
     /// Draw a saved run's page and charts again from its JSON alone: a
     /// ramp's netagg_KIND.json, `netagg post`'s NAME_series.json, an
-    /// experiment's or the matrix's experiment.json, or what `netperf --
+    /// experiment's or the matrix's experiment.json, `netagg
+    /// responsiveness`'s responsiveness.json, or what `netperf --
     /// --report` saved beside its page; byte for byte what the run wrote,
     /// into --out
     Report(netagg::redraw::ReportArgs),
@@ -73,6 +80,7 @@ fn main() -> ExitCode {
             netagg::experiment::cli::run(experiment, command_line)
         }
         Some(Command::Matrix(matrix)) => netagg::matrix::cli::run(matrix, command_line),
+        Some(Command::Responsiveness(args)) => netagg::responsiveness::cli::run(args, command_line),
         Some(Command::Post(post)) => commands::post(post, command_line),
         Some(Command::Report(report)) => netagg::redraw::run(report),
         Some(Command::Results(results)) => netperf_results::cli::run(results),

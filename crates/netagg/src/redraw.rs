@@ -1,11 +1,12 @@
 //! `netagg report FILE --out DIR`: any saved run drawn again from its JSON
 //! alone — a `netperf -- --report` series, a netagg ramp, a `netagg post`,
-//! an experiment or the matrix — byte for byte the page (and charts,
+//! an experiment, the matrix or a responsiveness run — byte for byte the page (and charts,
 //! tables) it wrote when it ran. The JSON's "format" says which drawer
 //! reads it; anything else is refused with the reason, exit 2.
 
 use netperf_base::saved::{
-    identify, read_document, write_files, SavedKind, EXPERIMENT, MATRIX, POST, RAMP, SERIES,
+    identify, read_document, write_files, SavedKind, EXPERIMENT, MATRIX, POST, RAMP,
+    RESPONSIVENESS, SERIES,
 };
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -15,7 +16,8 @@ use std::process::ExitCode;
 #[derive(clap::Args, Debug)]
 pub struct ReportArgs {
     /// the saved run: netagg_KIND.json, NAME_series.json of `netagg post`,
-    /// experiment.json, or the FILE.json of `netperf -- --report FILE.html`
+    /// experiment.json, responsiveness.json, or the FILE.json of `netperf --
+    /// --report FILE.html`
     pub json: PathBuf,
     /// directory for the page and its charts
     #[arg(long, value_name = "DIR", default_value = ".")]
@@ -26,12 +28,13 @@ pub struct ReportArgs {
 type Drawer = fn(&Value, &str) -> Result<Vec<(String, String)>, String>;
 
 /// Which drawer reads which kind.
-const DRAWERS: [(&SavedKind, Drawer); 5] = [
+const DRAWERS: [(&SavedKind, Drawer); 6] = [
     (&SERIES, series),
     (&RAMP, ramp),
     (&POST, |doc, _| crate::agg::commands::redraw_post(doc)),
     (&EXPERIMENT, experiment),
     (&MATRIX, experiment),
+    (&RESPONSIVENESS, responsiveness),
 ];
 
 /// `netagg report`: the files drawn again, each path printed.
@@ -99,6 +102,11 @@ fn experiment(doc: &Value, _: &str) -> Result<Vec<(String, String)>, String> {
     let record = netperf_results::model::ExperimentRecord::from_saved(doc)?;
     let analysis = crate::experiment::Analysis::of(&record);
     crate::experiment::output::files(&record, &analysis).map_err(|e| e.to_string())
+}
+
+fn responsiveness(doc: &Value, _: &str) -> Result<Vec<(String, String)>, String> {
+    let run = crate::responsiveness::model::Run::from_json(doc)?;
+    Ok(crate::responsiveness::draw::files(&run))
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use super::export::{export, ExportOptions, Format};
 use super::model::ExperimentRecord;
 use super::netagg::NetaggRun;
 use super::query::{self, Filter};
-use super::record::Kind;
+use super::record::{Kind, StoredResult};
 use super::render;
 use super::store::store_result;
 use crate::stats::{Bootstrap, Statistic};
@@ -331,6 +331,13 @@ impl PendingNetaggStore {
     /// Stores the run; on failure prints one line and gives exit status 2.
     pub fn finish(self, run: &NetaggRun) -> Result<String, ExitCode> {
         let result = super::netagg::result_of(run, &self.tags);
+        self.finish_result(result)
+    }
+
+    /// Stores a result netagg built itself (a responsiveness run), tagged
+    /// with the tags given at open; failure as `finish`.
+    pub fn finish_result(self, mut result: StoredResult) -> Result<String, ExitCode> {
+        result.tags.extend(self.tags);
         store_result(&self.db, &result).map_err(|e| {
             eprintln!("netagg: --store: {e}");
             ExitCode::from(EXIT_ERROR)

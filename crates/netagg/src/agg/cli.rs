@@ -106,7 +106,7 @@ fn duration(args: &RampArgs) -> u32 {
 
 /// The database `--store` names, opened before any traffic; `Ok(None)`
 /// without `--store`. `--tag` tags the stored run, and needs `--store`.
-fn open_store(args: &StoreArgs) -> Result<Option<PendingNetaggStore>, ExitCode> {
+pub(crate) fn open_store(args: &StoreArgs) -> Result<Option<PendingNetaggStore>, ExitCode> {
     let refuse = |e: String| {
         eprintln!("netagg: --store: {e}");
         ExitCode::from(2)
@@ -423,7 +423,7 @@ fn loss_timeout(args: &RampArgs, kind: &plan::KindSpec) -> Result<Option<u32>, E
 /// A stream of its own holds three descriptors, a flow of a shared test
 /// one: a thousand streams need more than the usual soft limit. Raised to
 /// the hard limit, with a warning when even that is too low for `streams`.
-fn raise_open_files(streams: u32, shared: bool) {
+pub(crate) fn raise_open_files(streams: u32, shared: bool) {
     let per_stream = match shared {
         true => rlimit::FILES_PER_FLOW,
         false => rlimit::FILES_PER_STREAM,

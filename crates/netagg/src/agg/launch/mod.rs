@@ -18,12 +18,12 @@ use gate::{Gate, Slot, Turn};
 use netperf_client::control::client::ClientError;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
-pub use test::TestResult;
+pub use test::{parse as parse_test, TestResult};
 use test::{Outcome, Seat, Test};
 
 /// How long one stream's set-up (connect, request, netserver's answer) may
 /// take once it has its turn.
-const SETUP_WAIT: Duration = Duration::from_secs(10);
+pub const SETUP_WAIT: Duration = Duration::from_secs(10);
 /// How long a level's set-up may take; streams not set up by then are
 /// called off. Below our netserver's 60 s wait for a data connection, so
 /// that the streams set up first are still awaited when the gate opens.
@@ -32,9 +32,9 @@ pub const SETUP_LIMIT: Duration = Duration::from_secs(30);
 const RUN_WAIT: Duration = Duration::from_secs(5);
 /// How long a stop waits for the results before cutting the control
 /// connections of the streams still waiting for them.
-const STOP_WAIT: Duration = Duration::from_secs(10);
+pub const STOP_WAIT: Duration = Duration::from_secs(10);
 /// How long a cut stream has to end before it is left behind.
-const CUT_WAIT: Duration = Duration::from_secs(2);
+pub const CUT_WAIT: Duration = Duration::from_secs(2);
 /// How often the coordinator looks at the streams while it waits for them
 /// to move or end.
 const POLL: Duration = Duration::from_millis(2);

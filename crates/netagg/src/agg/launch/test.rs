@@ -6,6 +6,7 @@
 
 use super::gate::{EndGuard, Gate, Turn};
 use super::{lock, SETUP_LIMIT, SETUP_WAIT};
+use netperf_client::cli::config::Config;
 use netperf_client::cli::{parse_netperf, Invocation};
 use netperf_client::control::client::{self, ClientError, RunOptions};
 use netperf_client::control::request::StartHook;
@@ -115,14 +116,7 @@ pub fn spawn(
 /// The test's life: its turn, its control connection, the request, the
 /// gate, the data phase; its final line.
 fn run(args: &[String], seat: &Seat, test: &Test) -> Result<TestResult, ClientError> {
-    let config = match parse_netperf(args) {
-        Ok(Invocation::Run(c)) => c,
-        Ok(_) => return Err(ClientError::Setup(format!("bad stream arguments {args:?}"))),
-        Err(e) => return Err(ClientError::Setup(e.to_string())),
-    };
-    let mut spec = config
-        .test_spec()
-        .map_err(|e| ClientError::Setup(e.to_string()))?;
+    let (config, mut spec) = parse(args)?;
     // The report names each load generator's kernel, CPU and driver.
     spec.extension.system_facts = true;
     if !seat.gate.take_turn(seat.slot, seat.turn.host) {
@@ -156,10 +150,24 @@ fn run(args: &[String], seat: &Seat, test: &Test) -> Result<TestResult, ClientEr
     })
 }
 
+/// A test's netperf command line (no program name) as its options and its
+/// TestSpec: every test netagg runs in-process starts here.
+pub fn parse(args: &[String]) -> Result<(Config, TestSpec), ClientError> {
+    let config = match parse_netperf(args) {
+        Ok(Invocation::Run(c)) => c,
+        Ok(_) => return Err(ClientError::Setup(format!("bad test arguments {args:?}"))),
+        Err(e) => return Err(ClientError::Setup(e.to_string())),
+    };
+    let spec = config
+        .test_spec()
+        .map_err(|e| ClientError::Setup(e.to_string()))?;
+    Ok((config, spec))
+}
+
 /// The test's `-o all` values line, and its load generator's facts from
 /// the same record.
 fn final_line(
-    config: &netperf_client::cli::config::Config,
+    config: &Config,
     spec: &TestSpec,
     it: &client::Iteration,
 ) -> (String, netperf_pages::context::HostFacts) {
