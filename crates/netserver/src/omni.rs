@@ -123,6 +123,7 @@ pub fn serve(chan: &mut Channel, m: &Message, caller: Caller) -> Result<(), Chan
             .map_err(|reason| refuse(libc::EINVAL, reason))?
             .unwrap_or_default();
         super::flows::check(&r, protocol, &ext, &opts.limits)?;
+        super::omni_checks::fast_paths(&r, protocol, &ext)?;
         let fill = super::fill::read(&r.fill_file, opts.fill_dir.as_deref())?;
         let client = client_data_addr(&r, protocol, peer, &opts.allow)?;
         Ok((protocol, ext, fill, client))
@@ -151,6 +152,13 @@ pub fn serve(chan: &mut Channel, m: &Message, caller: Caller) -> Result<(), Chan
 }
 
 fn data_socket_options(r: &OmniRequest, protocol: Protocol, ext: &Extension) -> SocketOptions {
+    let (sends, receives) = match r.direction & (omni::DIR_XMIT | omni::DIR_RECV) {
+        omni::DIR_XMIT => (true, false),
+        omni::DIR_RECV => (false, true),
+        _ => (false, false),
+    };
+    let (udp_segment, udp_gro) =
+        engine::fast_paths::socket_options(protocol, ext, sends, receives, r.send_size);
     SocketOptions {
         udp: protocol == Protocol::Udp,
         send_buf: r.send_buf_size,
@@ -174,6 +182,8 @@ fn data_socket_options(r: &OmniRequest, protocol: Protocol, ext: &Extension) -> 
         maxseg: None,
         udp_lite: r.protocol == netperf_data::spec::IPPROTO_UDPLITE,
         max_pacing_rate: None,
+        udp_segment,
+        udp_gro,
     }
 }
 
@@ -575,7 +585,7 @@ fn run_loop(fd: RawFd, test: &Test, path: DataPath) -> Result<Counters, DataErro
         (udp && ext.mmsg_batch > 1 && path.seq.is_none()).then_some(ext.mmsg_batch as usize);
     match (test.xmit(), test.recv()) {
         (true, true) => serve_requests(fd, test, path, batch),
-        (false, true) => receive(fd, path, batch),
+        (false, true) => receive(fd, test, path, batch),
         (true, false) => send(fd, test, path, batch),
         (false, false) => Ok(Counters::default()),
     }
@@ -633,17 +643,26 @@ fn source_permit<'a>(
     }
 }
 
-/// Receive a stream, `batch` datagrams a call or one call at a time.
-fn receive(fd: RawFd, path: DataPath, batch: Option<usize>) -> Result<Counters, DataError> {
+/// Receive a stream, `batch` datagrams a call, on a fast path
+/// (`--gro`, `--skip-rx-copy`) or one call at a time.
+fn receive(
+    fd: RawFd,
+    test: &Test,
+    path: DataPath,
+    batch: Option<usize>,
+) -> Result<Counters, DataError> {
     let (ring, stop, units) = (path.recv_ring, path.stop, path.units);
-    Ok(match batch {
-        Some(n) => engine::mmsg::stream_recv_batched(fd, ring, n, stop, units)?.0,
-        None => engine::stream::recv(fd, ring, stop, units, None, path.seq)?,
+    let fast = engine::fast_paths::receiver(test.protocol, test.ext);
+    Ok(match (batch, fast) {
+        (Some(n), _) => engine::mmsg::stream_recv_batched(fd, ring, n, stop, units)?.0,
+        (None, Some(fast)) => fast.run(fd, ring, stop, units, path.seq)?,
+        (None, None) => engine::stream::recv(fd, ring, stop, units, None, path.seq)?,
     })
 }
 
-/// Send a stream to the client: `batch` datagrams a call, with
-/// MSG_ZEROCOPY (TCP) when asked, or one paced call at a time.
+/// Send a stream to the client: `batch` datagrams a call, segmented
+/// (`--gso`), with MSG_ZEROCOPY (TCP) when asked, or one paced call at a
+/// time.
 fn send(
     fd: RawFd,
     test: &Test,
@@ -653,12 +672,14 @@ fn send(
     let (ring, stop, units) = (path.send_ring, path.stop, path.units);
     let udp = test.protocol == Protocol::Udp;
     let peer = || SockAddr::from(test.client);
-    Ok(match (batch, test.ext.zerocopy && !udp) {
-        (Some(n), _) => {
+    let segments = engine::fast_paths::segments(test.protocol, test.ext);
+    Ok(match (batch, segments, test.ext.zerocopy && !udp) {
+        (_, Some(n), _) => engine::gso::send(fd, ring, n, stop, units, Some(&peer()), path.seq)?.0,
+        (Some(n), None, _) => {
             engine::mmsg::stream_send_batched(fd, ring, n, stop, units, Some(&peer()))?.0
         }
-        (None, true) => engine::zerocopy::send(fd, ring, stop, units)?,
-        (None, false) => engine::stream::send(
+        (None, None, true) => engine::zerocopy::send(fd, ring, stop, units)?,
+        (None, None, false) => engine::stream::send(
             fd,
             ring,
             stop,

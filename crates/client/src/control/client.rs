@@ -340,7 +340,29 @@ fn ask_netserver(
             spec.extension.flows, spec.data_host
         )));
     }
+    if let Some(option) = remote_fast_path(spec) {
+        if !netperf_wire::extension::acknowledged(&reply) {
+            return Err(ClientError::NeedsOurNetserver(format!(
+                "{option} on netserver's end needs netperf-ng's netserver on {}: this one would run its plain loop (a stock netserver?)",
+                spec.data_host
+            )));
+        }
+    }
     Ok(response)
+}
+
+/// The fast-path option netserver's end of a stream test must run, if
+/// any: segmented sends when it sends, coalesced or uncopied receives when
+/// it receives. Ours alone may run them against any peer.
+fn remote_fast_path(spec: &TestSpec) -> Option<&'static str> {
+    let ext = &spec.extension;
+    [
+        ("--gso", ext.gso_segments > 0 && spec.recv()),
+        ("--gro", ext.gro && spec.xmit()),
+        ("--skip-rx-copy", ext.skip_rx_copy && spec.xmit()),
+    ]
+    .into_iter()
+    .find_map(|(option, remote)| remote.then_some(option))
 }
 
 /// The data port netserver's response names.

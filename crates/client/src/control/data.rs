@@ -216,6 +216,8 @@ pub fn run_loop(
             )?
         } else if let Some(n) = batch {
             engine::mmsg::stream_send_batched(fd, send_ring, n, stop, units, dest)?.0
+        } else if let Some(n) = engine::fast_paths::segments(spec.protocol, &spec.extension) {
+            engine::gso::send(fd, send_ring, n, stop, units, dest, seq)?.0
         } else if spec.extension.zerocopy && !udp {
             engine::zerocopy::send(fd, send_ring, stop, units)?
         } else {
@@ -223,6 +225,8 @@ pub fn run_loop(
         }
     } else if let Some(n) = batch {
         engine::mmsg::stream_recv_batched(fd, recv_ring, n, stop, units)?.0
+    } else if let Some(fast) = engine::fast_paths::receiver(spec.protocol, &spec.extension) {
+        fast.run(fd, recv_ring, stop, units, seq)?
     } else {
         engine::stream::recv(fd, recv_ring, stop, units, hist, seq)?
     };
