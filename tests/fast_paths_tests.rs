@@ -1,0 +1,291 @@
+//! `--gso N`, `--gro` and `--skip-rx-copy` end to end: refused in one line
+//! where they cannot apply, and honest where they run — every datagram
+//! count in wire datagrams, checked against the kernel's own UDP counters
+//! (/proc/net/snmp) in a network namespace of the test's own, where no
+//! other traffic moves them; every byte counted when none is copied.
+
+mod common;
+use common::*;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// netperf with `args` against a port nothing listens on: what the command
+/// line alone decides.
+fn refused(args: &[&str]) -> String {
+    let port = closed_port().to_string();
+    let mut all = vec!["-H", "127.0.0.1", "-p", port.as_str(), "-l", "1"];
+    all.extend_from_slice(args);
+    let out = run_with_limit(&NETPERF, &all, Duration::from_secs(30));
+    let err = text(&out.stderr);
+    assert!(!out.status.success(), "{args:?} ran: {err}");
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    err
+}
+
+#[test]
+fn options_that_cannot_apply_are_refused_in_one_line() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["-t", "UDP_STREAM", "--", "--gso", "0"],
+            "between 1 and 64",
+        ),
+        (
+            &["-t", "UDP_STREAM", "--", "--gso", "65"],
+            "between 1 and 64",
+        ),
+        (&["-t", "UDP_STREAM", "--", "--gso", "many"], "not a number"),
+        (&["-t", "UDP_STREAM", "--", "--gso"], "needs a value"),
+        (
+            &["-t", "UDP_STREAM", "--", "--gso", "8"],
+            "needs the message size",
+        ),
+        (
+            &["-t", "UDP_STREAM", "--", "--gso", "64", "-m", "1472"],
+            "at most 44 segments",
+        ),
+        (
+            &["-t", "UDP_STREAM", "--", "--gso", "8", "-m", "9000"],
+            "1 to 1472 bytes",
+        ),
+        (
+            &["-t", "TCP_STREAM", "--", "--gso", "8", "-m", "1000"],
+            "--gso sends UDP stream datagrams",
+        ),
+        (&["-t", "TCP_MAERTS", "--", "--gro"], "--gro receives UDP"),
+        (&["-t", "UDP_RR", "--", "--gro"], "--gro receives UDP"),
+        (
+            &["-t", "UDP_STREAM", "--", "--skip-rx-copy"],
+            "--skip-rx-copy receives a TCP stream",
+        ),
+        (
+            &["-t", "TCP_RR", "--", "--skip-rx-copy"],
+            "--skip-rx-copy receives a TCP stream",
+        ),
+        (
+            &[
+                "-t",
+                "UDP_STREAM",
+                "--",
+                "-m",
+                "1000",
+                "--gso",
+                "8",
+                "--mmsg",
+                "8",
+            ],
+            "choose one",
+        ),
+        (
+            &[
+                "-t",
+                "UDP_STREAM",
+                "--",
+                "-m",
+                "1000",
+                "--gso",
+                "8",
+                "--flows",
+                "2",
+            ],
+            "one flow only",
+        ),
+        (
+            &["-t", "DG_STREAM", "--", "-m", "1000", "--gso", "8"],
+            "AF_UNIX",
+        ),
+        (
+            &[
+                "-t",
+                "UDP_STREAM",
+                "-v",
+                "2",
+                "--",
+                "-m",
+                "1000",
+                "--gso",
+                "8",
+            ],
+            "per-call timing",
+        ),
+    ];
+    for (args, says) in cases {
+        let err = refused(args);
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn skipping_the_copy_counts_every_byte() {
+    let server = Server::start("127.0.0.1");
+    // A byte count ends each test exactly: both ends must agree with it.
+    for test in ["TCP_STREAM", "TCP_MAERTS"] {
+        let out = run_ok(
+            &server,
+            &[
+                "-t",
+                test,
+                "-l",
+                "-5000000",
+                "--",
+                "--skip-rx-copy",
+                "-k",
+                "LOCAL_BYTES_SENT,LOCAL_BYTES_RECVD,REMOTE_BYTES_SENT,REMOTE_BYTES_RECVD",
+            ],
+        );
+        let v = keyvals(&out);
+        let (sent, received) = match test {
+            "TCP_STREAM" => (v["LOCAL_BYTES_SENT"], v["REMOTE_BYTES_RECVD"]),
+            _ => (v["REMOTE_BYTES_SENT"], v["LOCAL_BYTES_RECVD"]),
+        };
+        assert!(sent >= 5_000_000.0, "{test}: {out}");
+        assert_eq!(sent, received, "{test}: {out}");
+    }
+}
+
+/// `KEY=value` lines as numbers (the non-numeric ones dropped).
+fn keyvals(out: &str) -> BTreeMap<String, f64> {
+    out.lines()
+        .filter_map(|l| l.split_once('='))
+        .filter_map(|(k, v)| Some((k.trim().to_string(), v.trim().parse().ok()?)))
+        .collect()
+}
+
+/// The Udp counters of /proc/net/snmp, by name, from its two Udp lines.
+fn udp_counters(header: &str, values: &str) -> BTreeMap<String, i64> {
+    header
+        .split_whitespace()
+        .zip(values.split_whitespace())
+        .skip(1)
+        .filter_map(|(k, v)| Some((k.to_string(), v.parse().ok()?)))
+        .collect()
+}
+
+/// Runs each netperf command line (its words after `-H 127.0.0.1 -l 1`)
+/// in a network namespace of its own with our netserver, and returns per
+/// run its -k values and the Udp counters' deltas over it.
+fn in_namespace(runs: &[&str]) -> Option<Vec<(BTreeMap<String, f64>, BTreeMap<String, i64>)>> {
+    if fast_tier_skips("needs root (a network namespace of its own)") {
+        return None;
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        skip("the /proc/net/snmp checks need root (unshare -n)");
+        return None;
+    }
+    // netserver is bounded by `timeout` in case the shell is killed; the
+    // namespace goes with its last process.
+    let script = format!(
+        "ip link set lo up || exit 97
+         timeout 120 {netserver} -D -p 12865 >/dev/null 2>&1 &
+         ns=$!
+         trap 'kill $ns 2>/dev/null' EXIT
+         sleep 0.5
+         snap() {{ grep '^Udp:' /proc/net/snmp | tr '\\n' ';'; echo; }}
+         for run in \"$@\"; do
+           echo \"SNMP $(snap)\"
+           {netperf} -H 127.0.0.1 -l 1 $run 2>&1
+           echo \"SNMP $(snap)\"
+           echo END
+         done",
+        netserver = NETSERVER.path(),
+        netperf = NETPERF.path(),
+    );
+    let mut args = vec!["-n", "sh", "-c", script.as_str(), "sh"];
+    args.extend_from_slice(runs);
+    let out = run_with_limit("unshare", &args, Duration::from_secs(120));
+    if out.status.code() == Some(97) || !out.status.success() && out.stdout.is_empty() {
+        skip(format!(
+            "no network namespace here: {}",
+            text(&out.stderr).trim()
+        ));
+        return None;
+    }
+    let stdout = text(&out.stdout);
+    let mut results = Vec::new();
+    for block in stdout.split("END\n").filter(|b| b.contains("SNMP")) {
+        let snaps: Vec<BTreeMap<String, i64>> = block
+            .lines()
+            .filter_map(|l| l.strip_prefix("SNMP "))
+            .map(|l| {
+                let mut parts = l.split(';');
+                udp_counters(parts.next().unwrap_or(""), parts.next().unwrap_or(""))
+            })
+            .collect();
+        assert_eq!(snaps.len(), 2, "{stdout}");
+        let delta = snaps[1]
+            .iter()
+            .map(|(k, v)| (k.clone(), v - snaps[0][k]))
+            .collect();
+        results.push((keyvals(block), delta));
+    }
+    assert_eq!(results.len(), runs.len(), "{stdout}");
+    Some(results)
+}
+
+/// netperf's end of a UDP stream test sends up to three zero-length
+/// datagrams: they leave as datagrams of their own.
+const END_MARKS: i64 = 3;
+
+#[test]
+fn datagram_counts_are_wire_datagrams_as_the_kernel_counts_them() {
+    let Some(runs) = in_namespace(&[
+        "-t UDP_STREAM -- -m 1000 --gso 8 --seq -k LOCAL_SEND_CALLS,REMOTE_RECV_CALLS,REMOTE_DGRAMS_LOST,REMOTE_BYTES_RECVD",
+        "-t UDP_STREAM -- -m 1000 --gso 8 --gro --seq -k LOCAL_SEND_CALLS,REMOTE_RECV_CALLS,REMOTE_DGRAMS_LOST,REMOTE_BYTES_RECVD",
+        "-t omni -- -d recv -T udp -m ,1000 --gso 8 --gro --seq -k REMOTE_SEND_CALLS,LOCAL_RECV_CALLS,LOCAL_DGRAMS_LOST,LOCAL_BYTES_RECVD",
+    ]) else {
+        return;
+    };
+    let n = |v: &BTreeMap<String, f64>, k: &str| v[k] as i64;
+
+    // --gso alone: the kernel counts a segmented send once on the way out
+    // and cuts it into datagrams for a receiver without UDP_GRO, which it
+    // counts one by one on the way in (the end mark too) or as dropped.
+    let (v, snmp) = &runs[0];
+    let (sent, got, lost) = (
+        n(v, "LOCAL_SEND_CALLS"),
+        n(v, "REMOTE_RECV_CALLS"),
+        n(v, "REMOTE_DGRAMS_LOST"),
+    );
+    assert!(got > 0 && sent % 8 == 0, "{v:?}");
+    assert_eq!(sent, got + lost, "{v:?}");
+    assert_eq!(snmp["OutDatagrams"], sent / 8 + END_MARKS, "{v:?} {snmp:?}");
+    assert!(
+        (0..=1).contains(&(snmp["InDatagrams"] - got)),
+        "{v:?} {snmp:?}"
+    );
+    assert_eq!(snmp["RcvbufErrors"], lost, "{v:?} {snmp:?}");
+    assert_eq!(n(v, "REMOTE_BYTES_RECVD"), got * 1000);
+
+    // With --gro the kernel hands (and counts, or drops) each send whole:
+    // every one of them is 8 datagrams on our counts.
+    let (v, snmp) = &runs[1];
+    let (sent, got, lost) = (
+        n(v, "LOCAL_SEND_CALLS"),
+        n(v, "REMOTE_RECV_CALLS"),
+        n(v, "REMOTE_DGRAMS_LOST"),
+    );
+    assert!(got > 0, "{v:?}");
+    assert_eq!(sent, got + lost, "{v:?}");
+    assert_eq!(snmp["OutDatagrams"], sent / 8 + END_MARKS, "{v:?} {snmp:?}");
+    let trains = snmp["InDatagrams"] - got / 8;
+    assert!((0..=1).contains(&trains), "{v:?} {snmp:?}");
+    assert_eq!(snmp["RcvbufErrors"] * 8, lost, "{v:?} {snmp:?}");
+    assert_eq!(n(v, "REMOTE_BYTES_RECVD"), got * 1000);
+
+    // The other way: netserver segments, netperf coalesces.
+    let (v, snmp) = &runs[2];
+    let (sent, got, lost) = (
+        n(v, "REMOTE_SEND_CALLS"),
+        n(v, "LOCAL_RECV_CALLS"),
+        n(v, "LOCAL_DGRAMS_LOST"),
+    );
+    assert!(got > 0 && sent % 8 == 0, "{v:?}");
+    assert_eq!(sent, got + lost, "{v:?}");
+    assert!(
+        (0..=END_MARKS).contains(&(snmp["OutDatagrams"] - sent / 8)),
+        "{v:?} {snmp:?}"
+    );
+    assert_eq!(snmp["RcvbufErrors"] * 8, lost, "{v:?} {snmp:?}");
+    assert_eq!(n(v, "LOCAL_BYTES_RECVD"), got * 1000);
+}
