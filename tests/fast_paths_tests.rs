@@ -161,10 +161,13 @@ fn udp_counters(header: &str, values: &str) -> BTreeMap<String, i64> {
         .collect()
 }
 
+/// One run's -k values and the Udp counters' deltas over it.
+type Run = (BTreeMap<String, f64>, BTreeMap<String, i64>);
+
 /// Runs each netperf command line (its words after `-H 127.0.0.1 -l 1`)
 /// in a network namespace of its own with our netserver, and returns per
 /// run its -k values and the Udp counters' deltas over it.
-fn in_namespace(runs: &[&str]) -> Option<Vec<(BTreeMap<String, f64>, BTreeMap<String, i64>)>> {
+fn in_namespace(runs: &[&str]) -> Option<Vec<Run>> {
     if fast_tier_skips("needs root (a network namespace of its own)") {
         return None;
     }
