@@ -226,6 +226,23 @@ fn in_namespace(runs: &[&str]) -> Option<Vec<Run>> {
     Some(results)
 }
 
+/// The datagrams the kernel counted as dropped against those `--seq`
+/// counted lost: the same, but for what neither counts — the end marks
+/// (dropped, never numbered) and what the receiver left unread in its
+/// queue when it closed at its end of the test (freed uncounted: at most a
+/// default receive buffer of 1000-byte datagrams, and a train more).
+fn same_losses(kernel: i64, lost: i64, v: &BTreeMap<String, f64>, snmp: &BTreeMap<String, i64>) {
+    let rmem: i64 = std::fs::read_to_string("/proc/sys/net/core/rmem_default")
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(212_992);
+    let uncounted = END_MARKS + rmem / 1000 + 8;
+    assert!(
+        (kernel - lost).abs() <= uncounted,
+        "kernel {kernel}, --seq {lost}: {v:?} {snmp:?}"
+    );
+}
+
 /// netperf's end of a UDP stream test sends up to three zero-length
 /// datagrams: they leave as datagrams of their own.
 const END_MARKS: i64 = 3;
@@ -257,7 +274,9 @@ fn datagram_counts_are_wire_datagrams_as_the_kernel_counts_them() {
         (0..=1).contains(&(snmp["InDatagrams"] - got)),
         "{v:?} {snmp:?}"
     );
-    assert_eq!(snmp["RcvbufErrors"], lost, "{v:?} {snmp:?}");
+    // Lost in the receive buffer one by one, or whole (NoPorts) when a send
+    // arrived after the receiver's socket closed at its end of the test.
+    same_losses(snmp["RcvbufErrors"] + 8 * snmp["NoPorts"], lost, v, snmp);
     assert_eq!(n(v, "REMOTE_BYTES_RECVD"), got * 1000);
 
     // With --gro the kernel hands (and counts, or drops) each send whole:
@@ -273,7 +292,7 @@ fn datagram_counts_are_wire_datagrams_as_the_kernel_counts_them() {
     assert_eq!(snmp["OutDatagrams"], sent / 8 + END_MARKS, "{v:?} {snmp:?}");
     let trains = snmp["InDatagrams"] - got / 8;
     assert!((0..=1).contains(&trains), "{v:?} {snmp:?}");
-    assert_eq!(snmp["RcvbufErrors"] * 8, lost, "{v:?} {snmp:?}");
+    same_losses(8 * (snmp["RcvbufErrors"] + snmp["NoPorts"]), lost, v, snmp);
     assert_eq!(n(v, "REMOTE_BYTES_RECVD"), got * 1000);
 
     // The other way: netserver segments, netperf coalesces.
@@ -289,6 +308,6 @@ fn datagram_counts_are_wire_datagrams_as_the_kernel_counts_them() {
         (0..=END_MARKS).contains(&(snmp["OutDatagrams"] - sent / 8)),
         "{v:?} {snmp:?}"
     );
-    assert_eq!(snmp["RcvbufErrors"] * 8, lost, "{v:?} {snmp:?}");
+    same_losses(8 * (snmp["RcvbufErrors"] + snmp["NoPorts"]), lost, v, snmp);
     assert_eq!(n(v, "LOCAL_BYTES_RECVD"), got * 1000);
 }

@@ -118,17 +118,35 @@ pub fn run_data(
         }
     }
     let dest = (!connected).then(|| SockAddr::from(*remote));
-    let counters = run_loop(
-        spec,
-        &sock,
-        dest.as_ref(),
-        rings,
-        run,
-        stop,
-        units,
-        hist,
-        seq,
-    )?;
+    let stream = !spec.is_rr();
+    let fast = engine::fast_paths::pick(
+        spec.protocol,
+        &spec.extension,
+        stream && spec.xmit(),
+        stream && spec.recv(),
+    );
+    let counters = match fast {
+        Some(fast) => fast.run(
+            sock.as_raw_fd(),
+            &mut rings.send,
+            &rings.recv,
+            stop,
+            units,
+            dest.as_ref(),
+            seq,
+        )?,
+        None => run_loop(
+            spec,
+            &sock,
+            dest.as_ref(),
+            rings,
+            run,
+            stop,
+            units,
+            hist,
+            seq,
+        )?,
+    };
     let mss = if udp { -1 } else { socket::mss(&sock) };
     Ok((counters, mss, Some(sock)))
 }
@@ -216,8 +234,6 @@ pub fn run_loop(
             )?
         } else if let Some(n) = batch {
             engine::mmsg::stream_send_batched(fd, send_ring, n, stop, units, dest)?.0
-        } else if let Some(n) = engine::fast_paths::segments(spec.protocol, &spec.extension) {
-            engine::gso::send(fd, send_ring, n, stop, units, dest, seq)?.0
         } else if spec.extension.zerocopy && !udp {
             engine::zerocopy::send(fd, send_ring, stop, units)?
         } else {
@@ -225,8 +241,6 @@ pub fn run_loop(
         }
     } else if let Some(n) = batch {
         engine::mmsg::stream_recv_batched(fd, recv_ring, n, stop, units)?.0
-    } else if let Some(fast) = engine::fast_paths::receiver(spec.protocol, &spec.extension) {
-        fast.run(fd, recv_ring, stop, units, seq)?
     } else {
         engine::stream::recv(fd, recv_ring, stop, units, hist, seq)?
     };

@@ -10,7 +10,9 @@ use std::os::fd::RawFd;
 
 /// Take the stream `size` bytes a call at most, discarding them, until the
 /// peer closes, `stop` is set, or `byte_limit` bytes have arrived. Counts
-/// bytes and calls as a copying receive does.
+/// bytes and calls as a copying receive does. Out of line, as every
+/// fast-path loop (see `gso::send`).
+#[inline(never)]
 pub fn recv(
     fd: RawFd,
     size: usize,

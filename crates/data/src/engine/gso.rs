@@ -46,6 +46,9 @@ pub fn check_size(segments: u32, size: usize) -> Result<(), String> {
 /// (`net::socket::SocketOptions::udp_segment`). A batch refused with
 /// ENOBUFS/ENOMEM counts its datagrams as failed sends, and their sequence
 /// numbers (`--seq`) go out again with the next batch.
+// Out of line, as every fast-path loop: never part of the frame that
+// holds the plain loops (see fast_paths::Loop::run).
+#[inline(never)]
 pub fn send(
     fd: RawFd,
     ring: &mut BufferRing,
@@ -169,6 +172,7 @@ fn gro_segment(msg: &libc::msghdr) -> Option<usize> {
 /// datagram, `stop`, or `byte_limit` bytes. The socket must have UDP_GRO
 /// set (`net::socket::SocketOptions::udp_gro`); without it every datagram
 /// arrives alone and counts one, which is still the truth.
+#[inline(never)]
 pub fn recv_gro(
     fd: RawFd,
     stop: &StopFlag,
