@@ -3,7 +3,7 @@
 //! of the stream and say how many, so the bytes are counted exactly and
 //! never copied to user space. What is left is the protocol's own cost.
 
-use super::io::{classify, Io};
+use super::io::{self, classify, Io};
 use super::stop_flag::StopFlag;
 use super::{Counters, DataError};
 use std::os::fd::RawFd;
@@ -48,10 +48,8 @@ pub fn recv(
             Io::Zero => break,
             Io::Retry | Io::NoBuffers => {}
             Io::Failed(e) => {
-                if stop.is_set() || e.raw_os_error() == Some(libc::ECONNRESET) {
-                    break;
-                }
-                return Err(DataError::Recv(e));
+                io::receive_failed(e, stop)?;
+                break;
             }
         }
     }

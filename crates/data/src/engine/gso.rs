@@ -6,7 +6,7 @@
 //! netperf's UDP_STREAM reports as messages), and return the system calls
 //! beside them, as the sendmmsg loops do (mmsg.rs).
 
-use super::io::{classify, Io};
+use super::io::{self, classify, Io};
 use super::ring::BufferRing;
 use super::sequence::Sequence;
 use super::stop_flag::StopFlag;
@@ -58,12 +58,12 @@ pub fn send(
     dest: Option<&socket2::SockAddr>,
     mut seq: Option<&mut Sequence>,
 ) -> Result<(Counters, u64), DataError> {
-    let mut c = Counters::default();
-    let mut calls = 0u64;
+    // A zero-length datagram would end the receiver's test.
     let size = ring.size();
     if size == 0 {
-        return Ok((c, calls));
+        return Ok((Counters::default(), 0));
     }
+    let (mut c, mut calls) = (Counters::default(), 0u64);
     let segments = segments.clamp(1, MAX_SEND / size);
     // Numbered datagrams of one send need a buffer each: a ring narrower
     // than the batch (-W) would stamp one buffer twice. The same bytes in
@@ -225,10 +225,8 @@ pub fn recv_gro(
             Io::Zero => break,
             Io::Retry | Io::NoBuffers => {}
             Io::Failed(e) => {
-                if stop.is_set() || e.raw_os_error() == Some(libc::ECONNRESET) {
-                    break;
-                }
-                return Err(DataError::Recv(e));
+                io::receive_failed(e, stop)?;
+                break;
             }
         }
     }
