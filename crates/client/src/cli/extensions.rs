@@ -17,12 +17,12 @@ netperf-ng extensions (test-specific, after --):
                       UDP_SEGMENT (netserver's sends too, -d recv); -m of
                       at most 1472 bytes, N x size at most 65507. 1..64
     --gro             Receive UDP_STREAM datagrams the kernel kept together
-                      (UDP_GRO), counting each (netserver's receives too)
+                      (UDP_GRO), counting each (netserver's receives too).
+                      With --gso and --gro, message and call counts stay in
+                      datagrams: a system call moving 44 counts 44
     --skip-rx-copy    Receive TCP_STREAM/TCP_MAERTS data with MSG_TRUNC:
                       bytes counted, never copied (on whichever end
                       receives; netserver's needs netperf-ng's)
-                      Message and call counts stay in datagrams: a system
-                      call that moves 44 counts 44 (see docs/compatibility.md)
     --busy-poll USECS Set SO_BUSY_POLL on both ends' data sockets. 0..1000000
     --seq             Number UDP datagrams (first 8 payload bytes) and count
                       lost, duplicated and out-of-order ones on each receiver
