@@ -6,7 +6,7 @@
 
 use netperf_ng::fuzzing::decode;
 use netperf_ng::wire::extension::{
-    Extension, MAX_BUSY_POLL_USECS, MAX_FLOWS, MAX_FLOW_THREADS, MAX_MMSG,
+    Extension, MAX_BUSY_POLL_USECS, MAX_FLOWS, MAX_FLOW_THREADS, MAX_GSO_SEGMENTS, MAX_MMSG,
 };
 use netperf_ng::wire::omni::{OmniRequest, OmniResponse, OmniResults, NF_INET6};
 use netperf_ng::wire::system_facts::DatagramCounts;
@@ -308,9 +308,10 @@ proptest! {
     fn extension_round_trips_in_range_and_is_refused_beyond(
         mmsg_batch in 0..=MAX_MMSG,
         busy in prop::option::of(0..=MAX_BUSY_POLL_USECS),
-        bits in any::<[bool; 6]>(),
+        bits in any::<[bool; 8]>(),
+        gso_segments in 0..=MAX_GSO_SEGMENTS,
         flows in prop::option::of((1..=MAX_FLOWS, 1..=MAX_FLOW_THREADS)),
-        over in (MAX_MMSG + 1.., MAX_BUSY_POLL_USECS + 1.., MAX_FLOWS + 1..),
+        over in (MAX_MMSG + 1.., MAX_BUSY_POLL_USECS + 1.., MAX_FLOWS + 1.., MAX_GSO_SEGMENTS + 1..),
     ) {
         let (flows, flow_threads) = flows.unwrap_or((0, 0));
         let ext = Extension {
@@ -322,8 +323,11 @@ proptest! {
             interface_counters: bits[3],
             flows,
             flow_threads,
-            echo_sequence: bits[5],
-            mptcp: bits[4],
+            echo_sequence: bits[6],
+            mptcp: bits[7],
+            gso_segments,
+            gro: bits[4],
+            skip_rx_copy: bits[5],
         };
         // It lives in an omni request, beside the request's own fields.
         let mut m = OmniRequest::default().encode();
@@ -343,6 +347,10 @@ proptest! {
         let too_many = Extension { flows: over.2, flow_threads: 1, ..ext };
         let mut m = Message::default();
         too_many.encode_into(&mut m);
+        prop_assert!(Extension::decode(&m).is_err());
+        let too_many_segments = Extension { gso_segments: over.3, ..ext };
+        let mut m = Message::default();
+        too_many_segments.encode_into(&mut m);
         prop_assert!(Extension::decode(&m).is_err());
     }
 

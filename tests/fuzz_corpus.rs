@@ -141,6 +141,9 @@ fn encoded_messages() -> Vec<(&'static str, Message)> {
         flow_threads: 0,
         echo_sequence: false,
         mptcp: true,
+        gso_segments: 44,
+        gro: true,
+        skip_rx_copy: false,
     }
     .encode_into(&mut with_ext);
     let mut results = OmniResults {
@@ -259,6 +262,21 @@ fn hostile_messages() -> Vec<(&'static str, Message)> {
             omni_with_flows(u32::MAX, u32::MAX),
         ),
         (
+            "ng-omni-request-absurd-gso",
+            omni_with(Extension {
+                gso_segments: u32::MAX,
+                ..Default::default()
+            }),
+        ),
+        (
+            "ng-omni-request-fast-paths-on-the-wrong-test",
+            omni_with(Extension {
+                gso_segments: 64,
+                gro: true,
+                ..Default::default()
+            }),
+        ),
+        (
             "ng-offload-request-foreign-interface",
             offload_set_naming(b"mgmt0"),
         ),
@@ -308,13 +326,17 @@ fn offload_set_naming(name: &[u8]) -> Message {
 /// An omni request (a TCP one of the templates) asking for `flows` flows on
 /// `threads` threads.
 fn omni_with_flows(flows: u32, threads: u32) -> Message {
-    let mut m = templates::templates()[1].clone();
-    Extension {
+    omni_with(Extension {
         flows,
         flow_threads: threads,
         ..Default::default()
-    }
-    .encode_into(&mut m);
+    })
+}
+
+/// The same TCP omni request carrying the extension block `ext`.
+fn omni_with(ext: Extension) -> Message {
+    let mut m = templates::templates()[1].clone();
+    ext.encode_into(&mut m);
     m
 }
 

@@ -404,6 +404,75 @@ fn fill_request_errno(server: &Server, fill_file: &str) -> i32 {
     }
 }
 
+/// Fast-path extension words (`--gso`, `--gro`, `--skip-rx-copy`) another
+/// client writes: absurd counts, the wrong test, segmented sends no kernel
+/// takes. Each is refused with EINVAL before anything is opened, and the
+/// same netserver then runs a plain test.
+#[test]
+fn fast_path_words_from_a_hostile_client_are_refused() {
+    use netperf_ng::wire::extension::Extension;
+    let server = Server::start("127.0.0.1");
+    let errno = |test: &str, send_size: i32, ext: Extension| {
+        let mut request = omni_request(test, 1);
+        request.send_size = send_size;
+        let mut m = request.encode();
+        ext.encode_into(&mut m);
+        let mut s = connect(&server);
+        send_message(&mut s, &m).expect("send the request");
+        match read_reply(&mut s, Duration::from_secs(10)) {
+            Reply::Message(m) => OmniResponse::decode(&m).serv_errno,
+            other => panic!("{test} {ext:?}: no answer: {other:?}"),
+        }
+    };
+    let gso = |n| Extension {
+        gso_segments: n,
+        ..Default::default()
+    };
+    let cases = [
+        ("UDP_MAERTS", 1000, gso(u32::MAX)),
+        ("UDP_MAERTS", 1000, gso(65)),
+        ("UDP_MAERTS", 1472, gso(64)),
+        ("UDP_MAERTS", 9000, gso(2)),
+        ("UDP_MAERTS", -1, gso(2)),
+        ("TCP_MAERTS", 1000, gso(8)),
+        ("UDP_RR", 1000, gso(8)),
+        (
+            "TCP_STREAM",
+            1000,
+            Extension {
+                gro: true,
+                ..Default::default()
+            },
+        ),
+        (
+            "UDP_STREAM",
+            1000,
+            Extension {
+                skip_rx_copy: true,
+                ..Default::default()
+            },
+        ),
+        (
+            "UDP_STREAM",
+            1000,
+            Extension {
+                gro: true,
+                mmsg_batch: 8,
+                ..Default::default()
+            },
+        ),
+    ];
+    for (test, size, ext) in cases {
+        assert_eq!(
+            errno(test, size, ext),
+            libc::EINVAL,
+            "{test} {size} {ext:?}"
+        );
+    }
+    let out = netperf(&server, &["-t", "TCP_RR", "-l", "-100"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
 /// Fill file names a client sends (netperf's `-F ,name`) stay inside the
 /// operator's `-F` directory: no path, no `..`, no link out of it, to a
 /// file or a directory; and a name with a line break in it cannot write a

@@ -251,6 +251,55 @@ fn flows_and_mptcp_against_a_stock_netserver_are_refused_in_one_line() {
     }
 }
 
+/// `--gro` and `--skip-rx-copy` on netserver's end need ours: a stock
+/// netserver is named in one line (exit 2) before any data moves. Ours
+/// alone runs them (`--gso` on netperf's sends, `--skip-rx-copy` on its
+/// receives) against a stock netserver as against any peer.
+#[test]
+fn fast_paths_on_a_stock_netservers_end_are_refused_in_one_line() {
+    let _serial = serial();
+    let Some(dir) = stock_dir() else { return };
+    let stock = start_stock(&dir);
+    let port = stock.port.to_string();
+    let run = |args: &[&str]| {
+        let mut all = vec!["-H", "127.0.0.1", "-p", &port, "-l", "1", "-P", "0"];
+        all.extend_from_slice(args);
+        common::run_with_limit(&NETPERF, &all, Duration::from_secs(30))
+    };
+    for (args, option) in [
+        (
+            &["-t", "UDP_STREAM", "--", "-m", "1000", "--gro"][..],
+            "--gro",
+        ),
+        (
+            &["-t", "TCP_STREAM", "--", "--skip-rx-copy"][..],
+            "--skip-rx-copy",
+        ),
+    ] {
+        let out = run(args);
+        let stderr = common::text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "{option} on netserver's end needs netperf-ng's netserver"
+            )),
+            "{stderr}"
+        );
+    }
+    for args in [
+        &["-t", "UDP_STREAM", "--", "-m", "1000", "--gso", "8"][..],
+        &["-t", "TCP_MAERTS", "--", "--skip-rx-copy"][..],
+    ] {
+        let out = run(args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            common::text(&out.stderr)
+        );
+    }
+}
+
 /// netagg against a stock netserver: the shared test its streams would be
 /// is refused, and they run a test each instead, every one to its final
 /// line, with a note saying why.

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import List
 
 from .common import PEER_TOOLS, REPO, Usage
-from .rows import EXT_ROWS, STANDARD_ROWS
+from .rows import EXT_ROWS, FAST_ROWS, STANDARD_ROWS
 
 
 def parse_args(argv: List[str]):
@@ -28,6 +28,9 @@ def parse_args(argv: List[str]):
     p.add_argument("--ext", action="store_true",
                    help="also run the rows of our extension options (--mmsg, --zerocopy, --busy-poll), "
                         "each skipped if our netperf rejects the option")
+    p.add_argument("--fast-paths", action="store_true",
+                   help="only the rows of issue 29's fast paths (--gso/--gro, --skip-rx-copy) against our plain "
+                        "loops, stock and iperf3's --gsro/--skip-rx-copy (put iperf3 3.21+ first on PATH)")
     p.add_argument("--peers", default="iperf3,sockperf,qperf",
                    help="peer tools to include (default iperf3,sockperf,qperf; '' for none)")
     p.add_argument("--cpu", choices=("auto", "cgroup", "proc"), default="auto",
@@ -61,9 +64,10 @@ def parse_args(argv: List[str]):
     for t in a.peers:
         if t not in PEER_TOOLS:
             raise Usage(f"unknown peer '{t}' (iperf3, sockperf, qperf)")
-    keys = [x for x in a.rows.split(",") if x] or (STANDARD_ROWS + (EXT_ROWS if a.ext else []))
+    keys = [x for x in a.rows.split(",") if x] or \
+        (FAST_ROWS if a.fast_paths else STANDARD_ROWS + (EXT_ROWS if a.ext else []))
     for k in keys:
-        if k not in STANDARD_ROWS + EXT_ROWS:
+        if k not in STANDARD_ROWS + EXT_ROWS + FAST_ROWS:
             raise Usage(f"unknown row '{k}' (see --list)")
     a.row_keys = keys
     a.stock_dir = None

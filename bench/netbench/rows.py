@@ -34,6 +34,19 @@ UDP_STREAM_NOTES = [
 STANDARD_ROWS = ["tcp_stream_16k", "tcp_stream_64k", "tcp_rr", "udp_rr", "tcp_crr",
                  "udp_stream_1024", "udp_stream_64", "tcp_rr_b16", "udp_rr_b16"]
 EXT_ROWS = ["udp_stream_64_mmsg", "udp_rr_b16_mmsg", "tcp_stream_64k_zerocopy", "tcp_rr_busy_poll"]
+# Issue 29's fast paths (--fast-paths): UDP segmentation offload and
+# receives that skip the copy, against our plain loops, stock netperf and
+# iperf3's own (--gsro, --skip-rx-copy; iperf3 3.21 or later on PATH).
+FAST_ROWS = ["udp_stream_1472_gso", "tcp_stream_64k_skip_rx_copy"]
+
+FAST_NOTES = [
+    "the first line (ours with both offloads) is the reference of every ratio",
+    "packets are wire datagrams for every tool: ours counts each datagram of a segmented send or a "
+    "coalesced receive (not system calls), iperf3 numbers each datagram it puts in a GSO buffer",
+    "--gso 44: 44 x 1472 = 64768 bytes, the most 1472-byte datagrams one send can carry "
+    "(UDP's 65507-byte limit); iperf3 --gsro fills the same 64768-byte buffer",
+    "on loopback nothing is cut into frames: a segmented send travels as one packet and a GRO receiver "
+    "takes it whole, so these rows show the per-call saving without a NIC's segmentation work"]
 
 
 def build_rows(a, have: Dict[str, bool], ports: Dict[str, int]) -> Dict[str, Row]:
@@ -83,6 +96,29 @@ def build_rows(a, have: Dict[str, bool], ports: Dict[str, int]) -> Dict[str, Row
         return Row(key, title + " " + " ".join(extra), metrics, variants, ext=True,
                    probe=[test, base + extra])
 
+    def variant(v: Optional[Variant], name: str) -> Optional[Variant]:
+        if v:
+            v.tool = name
+        return v
+
+    def fast(key, title, metrics, test, base, ours_extras, iperf_base, iperf_extras, kind) -> Row:
+        """The reference (ours with the last of `ours_extras`) first, then
+        ours plain and with every other extra, stock, iperf3 plain and with
+        its extras."""
+        mine = [variant(np(kind, test, str(L), base + x, "ours"), " ".join(["ours"] + x))
+                for x in ours_extras]
+        peers = [variant(iperf3(iperf_base + x, kind), " ".join(["iperf3"] + x)) for x in iperf_extras]
+        variants = [mine[-1]] + pair(test, base, kind)[:1] + mine[:-1] + pair(test, base, kind)[1:] + peers
+        return Row(key, title, metrics, [v for v in variants if v], ext=True,
+                   probe=[test, base + ours_extras[-1]], notes=FAST_NOTES)
+
+    rows += [
+        fast("udp_stream_1472_gso", "UDP_STREAM 1472", UDPS, "UDP_STREAM", ["-m", "1472"],
+             [["--mmsg", "32"], ["--gso", "44"], ["--gso", "44", "--gro"]],
+             ["-u", "-b", "0", "-l", "1472"], [[], ["--gsro"]], "udp_stream"),
+        fast("tcp_stream_64k_skip_rx_copy", "TCP_STREAM 64K", STREAM, "TCP_STREAM", ["-m", "64K"],
+             [["--skip-rx-copy"]], ["-l", "64K"], [[], ["--skip-rx-copy"]], "stream"),
+    ]
     rows += [
         ext("udp_stream_64_mmsg", "UDP_STREAM 64", UDPS, "UDP_STREAM", ["-m", "64"], ["--mmsg", "32"], "udp_stream"),
         ext("udp_rr_b16_mmsg", "UDP_RR 1B -b 16", TRANS, "UDP_RR", ["-b", "16"], ["--mmsg", "32"], "rr"),

@@ -5,7 +5,9 @@
 
 use super::allow::AllowList;
 use super::limits::{defaults, Limits};
+use netperf_data::engine::gso;
 use netperf_data::spec::Protocol;
+use netperf_wire::extension::Extension;
 use netperf_wire::omni::{self, OmniRequest};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
@@ -135,6 +137,38 @@ pub fn validate(r: &OmniRequest, limits: &Limits) -> Result<Protocol, Refusal> {
     }
 
     Ok(protocol)
+}
+
+/// The fast-path extension words (`--gso`, `--gro`, `--skip-rx-copy`)
+/// against the test they arrived with: a stream of their protocol, and a
+/// segmented send netserver can make. netperf checks the same before
+/// asking; a request that breaks them comes from another client.
+pub fn fast_paths(r: &OmniRequest, protocol: Protocol, ext: &Extension) -> Result<(), Refusal> {
+    let one_way = r.direction == omni::DIR_XMIT || r.direction == omni::DIR_RECV;
+    let stream = one_way && r.flags & omni::flag::CONNECT_TEST == 0;
+    let udp_stream =
+        stream && protocol == Protocol::Udp && r.protocol != netperf_data::spec::IPPROTO_UDPLITE;
+    let segmented = ext.gso_segments > 0;
+    let rules = [
+        (segmented && !udp_stream, "--gso outside a UDP stream test"),
+        (ext.gro && !udp_stream, "--gro outside a UDP stream test"),
+        (
+            ext.skip_rx_copy && !(stream && protocol == Protocol::Tcp),
+            "--skip-rx-copy outside a TCP stream test",
+        ),
+        (
+            (segmented || ext.gro) && (ext.mmsg_batch > 1 || ext.flows > 0),
+            "--gso/--gro with --mmsg or --flows",
+        ),
+    ];
+    if let Some((_, why)) = rules.iter().find(|(broken, _)| *broken) {
+        return Err(refuse(libc::EINVAL, *why));
+    }
+    if segmented && r.direction == omni::DIR_XMIT {
+        let size = usize::try_from(r.send_size).unwrap_or(0);
+        gso::check_size(ext.gso_segments, size).map_err(|why| refuse(libc::EINVAL, why))?;
+    }
+    Ok(())
 }
 
 /// The client's data address as the request gives it (netperf: its data

@@ -1,6 +1,7 @@
 //! netperf-ng's extension block in the omni request: what our netperf asks
 //! of our netserver beyond netperf 2.7.1 (UDP batching, zero-copy sends,
-//! busy polling, many flows in one test, MPTCP). It sits in request bytes a stock netperf leaves zero, after
+//! busy polling, many flows in one test, open-loop sequence echo, MPTCP, UDP
+//! segmentation offload, receives that skip the copy). It sits in request bytes a stock netperf leaves zero, after
 //! a magic word, so a stock netserver never sees it and a stock netperf never
 //! sends it.
 
@@ -25,6 +26,12 @@ const FLAG_FLOWS: u32 = 0x20;
 const FLAG_ECHO: u32 = 0x40;
 /// The data connections are MPTCP (`--mptcp`) on both ends.
 const FLAG_MPTCP: u32 = 0x80;
+/// UDP sends of several datagrams per call (`--gso N`): the count follows.
+const FLAG_GSO: u32 = 0x100;
+/// UDP receives of coalesced datagrams (`--gro`).
+const FLAG_GRO: u32 = 0x200;
+/// TCP stream receives that discard the bytes in the kernel (`--skip-rx-copy`).
+const FLAG_SKIP_RX_COPY: u32 = 0x400;
 /// Every flag this build knows.
 const FLAGS: u32 = FLAG_ZEROCOPY
     | FLAG_BUSY_POLL
@@ -33,7 +40,10 @@ const FLAGS: u32 = FLAG_ZEROCOPY
     | FLAG_IF_COUNTERS
     | FLAG_FLOWS
     | FLAG_ECHO
-    | FLAG_MPTCP;
+    | FLAG_MPTCP
+    | FLAG_GSO
+    | FLAG_GRO
+    | FLAG_SKIP_RX_COPY;
 /// Most flows one test may ask for: far beyond a machine's ports, a bound
 /// on what a hostile request can make either end allocate.
 pub const MAX_FLOWS: u32 = 1_000_000;
@@ -42,6 +52,9 @@ pub const MAX_FLOW_THREADS: u32 = 1024;
 /// Largest batch sendmmsg/recvmmsg take (UIO_MAXIOV).
 pub const MAX_MMSG: u32 = 1024;
 pub const MAX_BUSY_POLL_USECS: u32 = 1_000_000;
+/// Most datagrams one UDP_SEGMENT send may carry (the kernel's
+/// UDP_MAX_SEGMENTS in the kernels that first had it; newer ones take more).
+pub const MAX_GSO_SEGMENTS: u32 = 64;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Extension {
@@ -66,6 +79,12 @@ pub struct Extension {
     pub echo_sequence: bool,
     /// MPTCP data connections (IPPROTO_MPTCP) on both ends.
     pub mptcp: bool,
+    /// Datagrams per UDP_SEGMENT send of a UDP stream sender; 0 = off.
+    pub gso_segments: u32,
+    /// A UDP stream receiver takes coalesced datagrams (UDP_GRO).
+    pub gro: bool,
+    /// A TCP stream receiver discards its bytes with MSG_TRUNC.
+    pub skip_rx_copy: bool,
 }
 
 impl Extension {
@@ -103,12 +122,22 @@ impl Extension {
         if self.mptcp {
             flags |= FLAG_MPTCP;
         }
+        if self.gso_segments > 0 {
+            flags |= FLAG_GSO;
+        }
+        if self.gro {
+            flags |= FLAG_GRO;
+        }
+        if self.skip_rx_copy {
+            flags |= FLAG_SKIP_RX_COPY;
+        }
         m.set_data_u32(AT, MAGIC);
         m.set_data_u32(AT + 1, flags);
         m.set_data_u32(AT + 2, self.mmsg_batch);
         m.set_data_u32(AT + 3, self.busy_poll_usecs.unwrap_or(0));
         m.set_data_u32(AT + 4, self.flows);
         m.set_data_u32(AT + 5, self.flow_threads);
+        m.set_data_u32(AT + 6, self.gso_segments);
     }
 
     /// The block of a request, if it carries one; values out of range are an
@@ -141,6 +170,15 @@ impl Extension {
                 "{flow_threads} flow threads: a test has 1 to {MAX_FLOW_THREADS}"
             ));
         }
+        let gso_segments = match flags & FLAG_GSO != 0 {
+            true => m.data_u32(AT + 6),
+            false => 0,
+        };
+        if flags & FLAG_GSO != 0 && !(1..=MAX_GSO_SEGMENTS).contains(&gso_segments) {
+            return Err(format!(
+                "gso {gso_segments} segments: a send carries 1 to {MAX_GSO_SEGMENTS}"
+            ));
+        }
         Ok(Some(Extension {
             mmsg_batch,
             zerocopy: flags & FLAG_ZEROCOPY != 0,
@@ -152,6 +190,9 @@ impl Extension {
             flow_threads,
             echo_sequence: flags & FLAG_ECHO != 0,
             mptcp: flags & FLAG_MPTCP != 0,
+            gso_segments,
+            gro: flags & FLAG_GRO != 0,
+            skip_rx_copy: flags & FLAG_SKIP_RX_COPY != 0,
         }))
     }
 }
@@ -185,6 +226,9 @@ mod tests {
             flow_threads: 2,
             echo_sequence: true,
             mptcp: true,
+            gso_segments: 44,
+            gro: true,
+            skip_rx_copy: true,
         };
         let req = OmniRequest {
             fill_file: "x".repeat(31),
@@ -210,8 +254,15 @@ mod tests {
         m.set_data_u32(AT + 2, 5000);
         assert!(Extension::decode(&m).is_err());
         m.set_data_u32(AT + 2, 4);
-        m.set_data_u32(AT + 1, 0x100);
+        m.set_data_u32(AT + 1, 0x8000_0000);
         assert!(Extension::decode(&m).is_err());
+        // A GSO segment count no kernel takes, or none at all.
+        for segments in [0, MAX_GSO_SEGMENTS + 1, u32::MAX] {
+            m.set_data_u32(AT + 1, FLAG_GSO);
+            m.set_data_u32(AT + 6, segments);
+            assert!(Extension::decode(&m).is_err(), "{segments}");
+        }
+        m.set_data_u32(AT + 6, 0);
         // Absurd flow and thread counts from a hostile client.
         for (flows, threads) in [
             (0, 1),

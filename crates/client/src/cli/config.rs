@@ -238,6 +238,15 @@ pub struct TestOptions {
     /// netperf-ng extension `--mptcp` (or `-T mptcp`): the data
     /// connections are MPTCP on both ends.
     pub mptcp: bool,
+    /// netperf-ng extension `--gso N`: a UDP stream sender sends N
+    /// datagrams per call with UDP_SEGMENT.
+    pub gso_segments: Option<u32>,
+    /// netperf-ng extension `--gro`: a UDP stream receiver takes coalesced
+    /// datagrams (UDP_GRO) and counts each.
+    pub gro: bool,
+    /// netperf-ng extension `--skip-rx-copy`: a TCP stream receiver
+    /// discards its bytes with MSG_TRUNC.
+    pub skip_rx_copy: bool,
     /// netperf-ng extension `--busy-poll USECS`: SO_BUSY_POLL on the data
     /// sockets of both ends.
     pub busy_poll_usecs: Option<u32>,

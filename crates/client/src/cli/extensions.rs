@@ -14,6 +14,16 @@ netperf-ng extensions (test-specific, after --):
                       on both ends (UDP_STREAM, UDP_RR with -b). 1..1024
     --zerocopy        Send stream data with MSG_ZEROCOPY (TCP_STREAM, and
                       netserver's sends in TCP_MAERTS)
+    --gso N           Send UDP_STREAM datagrams N per system call with
+                      UDP_SEGMENT (netserver's sends too, -d recv); -m of
+                      at most 1472 bytes, N x size at most 65507. 1..64
+    --gro             Receive UDP_STREAM datagrams the kernel kept together
+                      (UDP_GRO), counting each (netserver's receives too).
+                      With --gso and --gro, message and call counts stay in
+                      datagrams: a system call moving 44 counts 44
+    --skip-rx-copy    Receive TCP_STREAM/TCP_MAERTS data with MSG_TRUNC:
+                      bytes counted, never copied (on whichever end
+                      receives; netserver's needs netperf-ng's)
     --busy-poll USECS Set SO_BUSY_POLL on both ends' data sockets. 0..1000000
     --mptcp           Open the data connections as MPTCP (IPPROTO_MPTCP) on
                       both ends (TCP tests; also -T mptcp); needs our
@@ -133,6 +143,18 @@ const EXTENSIONS: &[(&str, Takes, Apply)] = &[
     }),
     ("mptcp", Takes::Nothing, |t, _| {
         t.mptcp = true;
+        Ok(())
+    }),
+    ("gso", Takes::Value, |t, v| {
+        t.gso_segments = Some(number(v, 1, netperf_wire::extension::MAX_GSO_SEGMENTS)?);
+        Ok(())
+    }),
+    ("gro", Takes::Nothing, |t, _| {
+        t.gro = true;
+        Ok(())
+    }),
+    ("skip-rx-copy", Takes::Nothing, |t, _| {
+        t.skip_rx_copy = true;
         Ok(())
     }),
     ("seq", Takes::Nothing, |t, _| {
@@ -360,6 +382,14 @@ mod tests {
         assert!(e("--mmsg", &mut t).contains("needs a value"));
         assert!(e("--zerocopy=1", &mut t).contains("takes no value"));
         assert!(e("--bogus", &mut t).contains("unknown netperf-ng option"));
+        for bad in ["--gso 0", "--gso 65", "--gso x", "--gso -1"] {
+            assert!(
+                e(bad, &mut t).contains("option --gso: invalid value"),
+                "{bad}"
+            );
+        }
+        assert!(e("--gro=1", &mut t).contains("takes no value"));
+        assert!(e("--skip-rx-copy=yes", &mut t).contains("takes no value"));
         assert_eq!(
             extract(&words("--help-ext"), &mut t).unwrap(),
             Extracted::Help

@@ -7,6 +7,7 @@ pub mod checked;
 pub mod config;
 pub mod error;
 pub mod extensions;
+pub mod fast_paths;
 pub mod getopt;
 pub mod global_opts;
 mod global_setters;

@@ -46,6 +46,14 @@ impl Config {
             response_size,
         };
         check_sequence(t, &shape)?;
+        let fast = super::fast_paths::Shape {
+            protocol: shape.protocol,
+            udp_lite: shape.udp_lite,
+            stream: !shape.is_rr && !shape.connection,
+            direction: shape.direction,
+            unix: shape.test.is_unix(),
+        };
+        super::fast_paths::check(g, t, &fast)?;
         check_data_ports(t)?;
         let limit = limit(g, &shape)?;
         check_until_stopped(&shape, limit)?;
@@ -148,6 +156,9 @@ impl Config {
                 system_facts: false,
                 sequence: t.sequence,
                 interface_counters: false,
+                gso_segments: t.gso_segments.unwrap_or(0),
+                gro: t.gro,
+                skip_rx_copy: t.skip_rx_copy,
                 flows: t.flows.unwrap_or(0),
                 flow_threads: t.flows.map_or(0, |n| {
                     netperf_data::engine::flows::threads_for(n, t.flow_threads)
@@ -333,6 +344,9 @@ fn check_flows(
         ("--mmsg", t.mmsg_batch.is_some()),
         ("--zerocopy", t.zerocopy),
         ("--seq", t.sequence),
+        ("--gso", t.gso_segments.is_some()),
+        ("--gro", t.gro),
+        ("--skip-rx-copy", t.skip_rx_copy),
     ];
     match one_flow_only.iter().find(|(_, given)| *given) {
         Some((option, _)) => refused(&format!("{option} runs with one flow only")),
@@ -417,6 +431,9 @@ fn refuse_tcp_udp_only(g: &GlobalOptions, t: &TestOptions) -> Result<(), SpecErr
         ("--seq", t.sequence),
         ("--busy-poll", t.busy_poll_usecs.is_some()),
         ("--data-ports", t.data_ports.is_some()),
+        ("--gso", t.gso_segments.is_some()),
+        ("--gro", t.gro),
+        ("--skip-rx-copy", t.skip_rx_copy),
     ];
     if let Some((option, _)) = tcp_udp_only.iter().find(|(_, given)| *given) {
         return Err(SpecError::Invalid(format!(

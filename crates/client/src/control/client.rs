@@ -348,12 +348,6 @@ fn ask_netserver(
     if reply.kind() != kind::OMNI_RESPONSE {
         return Err(ClientError::Unexpected(reply.kind()));
     }
-    if spec.extension.echo_sequence && !netperf_wire::extension::acknowledged(&reply) {
-        return Err(ClientError::NeedsOurNetserver(format!(
-            "--rate over UDP needs netperf-ng's netserver on {}: it echoes each request's number, which pairs a response with its request when datagrams are lost; this one does not (a stock netserver?). TCP_RR --rate runs against any netserver",
-            spec.data_host
-        )));
-    }
     if !netperf_wire::extension::acknowledged(&reply) {
         if let Some(why) = needs_our_netserver(spec) {
             return Err(ClientError::NeedsOurNetserver(why));
@@ -366,19 +360,42 @@ fn ask_netserver(
 /// that did not read the extension block (a stock one); None when a stock
 /// netserver serves the test as asked.
 fn needs_our_netserver(spec: &TestSpec) -> Option<String> {
-    let ext = &spec.extension;
+    let (ext, host) = (&spec.extension, &spec.data_host);
     if ext.flows > 0 {
         return Some(format!(
-            "--flows {} needs netperf-ng's netserver on {}: this one runs one data connection per test (a stock netserver?)",
-            ext.flows, spec.data_host
+            "--flows {} needs netperf-ng's netserver on {host}: this one runs one data connection per test (a stock netserver?)",
+            ext.flows
         ));
     }
-    ext.mptcp.then(|| {
+    if ext.echo_sequence {
+        return Some(format!(
+            "--rate over UDP needs netperf-ng's netserver on {host}: it echoes each request's number, which pairs a response with its request when datagrams are lost; this one does not (a stock netserver?). TCP_RR --rate runs against any netserver"
+        ));
+    }
+    if ext.mptcp {
+        return Some(format!(
+            "--mptcp needs netperf-ng's netserver on {host}: this one would answer with plain TCP (a stock netserver?)"
+        ));
+    }
+    remote_fast_path(spec).map(|option| {
         format!(
-            "--mptcp needs netperf-ng's netserver on {}: this one would answer with plain TCP (a stock netserver?)",
-            spec.data_host
+            "{option} on netserver's end needs netperf-ng's netserver on {host}: this one would run its plain loop (a stock netserver?)"
         )
     })
+}
+
+/// The fast-path option netserver's end of a stream test must run, if
+/// any: segmented sends when it sends, coalesced or uncopied receives when
+/// it receives. Ours alone may run them against any peer.
+fn remote_fast_path(spec: &TestSpec) -> Option<&'static str> {
+    let ext = &spec.extension;
+    [
+        ("--gso", ext.gso_segments > 0 && spec.recv()),
+        ("--gro", ext.gro && spec.xmit()),
+        ("--skip-rx-copy", ext.skip_rx_copy && spec.xmit()),
+    ]
+    .into_iter()
+    .find_map(|(option, remote)| remote.then_some(option))
 }
 
 /// The data port netserver's response names.

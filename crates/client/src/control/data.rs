@@ -139,17 +139,35 @@ pub fn run_data(
         let mss = if udp { -1 } else { socket::mss(&sock) };
         return Ok((counters, mss, Some(sock)));
     }
-    let counters = run_loop(
-        spec,
-        &sock,
-        dest.as_ref(),
-        rings,
-        run,
-        stop,
-        units,
-        hist,
-        seq,
-    )?;
+    let stream = !spec.is_rr();
+    let fast = engine::fast_paths::pick(
+        udp,
+        &spec.extension,
+        stream && spec.xmit(),
+        stream && spec.recv(),
+    );
+    let counters = match fast {
+        Some(fast) => fast.run(
+            sock.as_raw_fd(),
+            &mut rings.send,
+            &rings.recv,
+            stop,
+            units,
+            dest.as_ref(),
+            seq,
+        )?,
+        None => run_loop(
+            spec,
+            &sock,
+            dest.as_ref(),
+            rings,
+            run,
+            stop,
+            units,
+            hist,
+            seq,
+        )?,
+    };
     let mss = if udp { -1 } else { socket::mss(&sock) };
     Ok((counters, mss, Some(sock)))
 }

@@ -11,6 +11,14 @@ use std::net::SocketAddr;
 
 /// The options of netperf's own data socket.
 pub fn local_socket_options(spec: &TestSpec) -> SocketOptions {
+    let stream = !spec.is_rr();
+    let (udp_segment, udp_gro) = netperf_data::engine::fast_paths::socket_options(
+        spec.protocol == Protocol::Udp,
+        &spec.extension,
+        stream && spec.xmit(),
+        stream && spec.recv(),
+        spec.send_size as i32,
+    );
     SocketOptions {
         udp: spec.protocol == Protocol::Udp,
         send_buf: spec.local_send_buf,
@@ -37,6 +45,8 @@ pub fn local_socket_options(spec: &TestSpec) -> SocketOptions {
         maxseg: spec.maxseg.filter(|_| spec.protocol == Protocol::Tcp),
         udp_lite: spec.udp_lite,
         max_pacing_rate: spec.pacing_rate,
+        udp_segment,
+        udp_gro,
     }
 }
 

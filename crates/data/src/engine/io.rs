@@ -36,6 +36,19 @@ pub(super) fn classify(ret: isize) -> Io {
     }
 }
 
+/// A receive that failed: the loop's end when stopping or at the peer's
+/// reset (the far end going away at the end of a test), else its error.
+#[cold]
+pub(crate) fn receive_failed(
+    e: io::Error,
+    stop: &super::stop_flag::StopFlag,
+) -> Result<(), super::DataError> {
+    if stop.is_set() || e.raw_os_error() == Some(libc::ECONNRESET) {
+        return Ok(());
+    }
+    Err(super::DataError::Recv(e))
+}
+
 /// sendto(2) straight to the kernel. glibc's socket wrappers are thread
 /// cancellation points: in a multi-threaded process (netperf has its timer
 /// thread, netserver a thread per client) every call switches the thread's

@@ -5,8 +5,11 @@
 
 pub mod affinity;
 pub mod connect;
+pub mod discard;
+pub mod fast_paths;
 pub mod fd_table;
 pub mod flows;
+pub mod gso;
 pub mod io;
 pub mod message;
 pub mod mmsg;

@@ -72,6 +72,13 @@ impl Sequence {
         self.next_out += 1;
     }
 
+    /// The last `n` stamped messages never left (a refused batch): their
+    /// numbers go out again.
+    #[inline]
+    pub fn unsend(&mut self, n: u64) {
+        self.next_out = self.next_out.saturating_sub(n);
+    }
+
     /// Datagrams numbered so far.
     pub fn numbered(&self) -> u64 {
         self.next_out

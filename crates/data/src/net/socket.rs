@@ -41,6 +41,12 @@ pub struct SocketOptions {
     /// An MPTCP stream socket (IPPROTO_MPTCP) instead of TCP
     /// (netperf-ng `--mptcp`).
     pub mptcp: bool,
+    /// UDP_SEGMENT: the datagram size a larger send is cut into
+    /// (netperf-ng `--gso`, on a UDP stream sender).
+    pub udp_segment: Option<u16>,
+    /// UDP_GRO: receives may return datagrams the kernel kept together
+    /// (netperf-ng `--gro`, on a UDP stream receiver).
+    pub udp_gro: bool,
 }
 
 /// Linux socket option numbers the libc crate does not export for every
@@ -124,6 +130,15 @@ pub fn create(family_of: &SocketAddr, opts: &SocketOptions) -> io::Result<Socket
         set_int(&s, libc::SOL_SOCKET, SO_ZEROCOPY, 1)
             .map_err(|e| io::Error::new(e.kind(), format!("SO_ZEROCOPY: {e}")))?;
     }
+    if let Some(size) = opts.udp_segment {
+        set_int(&s, libc::SOL_UDP, libc::UDP_SEGMENT, i32::from(size)).map_err(|e| {
+            io::Error::new(e.kind(), format!("UDP_SEGMENT (--gso, Linux 4.18+): {e}"))
+        })?;
+    }
+    if opts.udp_gro {
+        set_int(&s, libc::SOL_UDP, libc::UDP_GRO, 1)
+            .map_err(|e| io::Error::new(e.kind(), format!("UDP_GRO (--gro, Linux 5.0+): {e}")))?;
+    }
     if opts.priority >= 0 {
         s.set_priority(opts.priority as u32)?;
     }
@@ -137,10 +152,15 @@ pub fn create(family_of: &SocketAddr, opts: &SocketOptions) -> io::Result<Socket
 }
 
 fn set_int(s: &Socket, level: i32, name: i32, value: i32) -> io::Result<()> {
-    // SAFETY: valid fd and a pointer to a live c_int of the given size.
+    set_fd_int(s.as_raw_fd(), level, name, value)
+}
+
+/// setsockopt of an int option on a raw descriptor.
+pub fn set_fd_int(fd: std::os::fd::RawFd, level: i32, name: i32, value: i32) -> io::Result<()> {
+    // SAFETY: a plain fd and a pointer to a live c_int of the given size.
     let rc = unsafe {
         libc::setsockopt(
-            s.as_raw_fd(),
+            fd,
             level,
             name,
             &value as *const i32 as *const libc::c_void,
