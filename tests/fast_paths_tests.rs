@@ -65,7 +65,8 @@ fn options_that_cannot_apply_are_refused_in_one_line() {
 #[test]
 fn skipping_the_copy_counts_every_byte() {
     let server = Server::start("127.0.0.1");
-    // A byte count ends each test exactly: both ends must agree with it.
+    // A byte count ends each test: the receiver counts every byte it took
+    // up to it, none copied.
     for test in ["TCP_STREAM", "TCP_MAERTS"] {
         let out = run_ok(
             &server,
@@ -85,8 +86,11 @@ fn skipping_the_copy_counts_every_byte() {
             "TCP_STREAM" => (v["LOCAL_BYTES_SENT"], v["REMOTE_BYTES_RECVD"]),
             _ => (v["REMOTE_BYTES_SENT"], v["LOCAL_BYTES_RECVD"]),
         };
-        assert!(sent >= 5_000_000.0, "{test}: {out}");
-        assert_eq!(sent, received, "{test}: {out}");
+        // The sender ends with a whole message past the count; the
+        // receiver stops once the count has arrived (as the copying loop
+        // does), so it may leave the tail of that last message unread.
+        assert!(received >= 5_000_000.0, "{test}: {out}");
+        assert!(received <= sent && sent - received < 65_536.0, "{test}: {out}");
     }
 }
 
