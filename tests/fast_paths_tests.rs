@@ -90,7 +90,10 @@ fn skipping_the_copy_counts_every_byte() {
         // receiver stops once the count has arrived (as the copying loop
         // does), so it may leave the tail of that last message unread.
         assert!(received >= 5_000_000.0, "{test}: {out}");
-        assert!(received <= sent && sent - received < 65_536.0, "{test}: {out}");
+        assert!(
+            received <= sent && sent - received < 65_536.0,
+            "{test}: {out}"
+        );
     }
 }
 

@@ -127,9 +127,9 @@ mod tests {
         assert_eq!((i.retransmits, i.rtt_us, i.snd_cwnd), (3, 120, 10));
         assert!((i.busy - 0.9).abs() < 1e-9 && (i.rwnd_limited - 0.25).abs() < 1e-9);
         assert_eq!(i.sndbuf_limited, 0.0);
-        assert!(i
-            .line()
-            .contains("delivery 1000.00 10^6bits/s busy 90.0% rwnd-limited 25.0%"));
+        assert!(i.line().contains(
+            "delivery 1000.00 10^6bits/s pacing 0.00 10^6bits/s busy 90.0% rwnd-limited 25.0%"
+        ));
         // Counters that went backwards (a new socket) give no negative share.
         assert_eq!(TcpInterval::between(&b, &a, 1.0).busy, 0.0);
     }
