@@ -167,6 +167,9 @@ pub fn netperf_args(plan: &Plan, cell: &Cell, uuid: &str) -> Vec<String> {
                 Some(vec!["-q".into(), factors::size_of(level).to_string()])
             }
             Some(FactorKind::Switch(option)) if level == "on" => Some(vec![option.into()]),
+            Some(FactorKind::Count(option)) if level != "0" => {
+                Some(vec![option.into(), level.clone()])
+            }
             _ => None,
         };
         args.extend(option.into_iter().flatten());
@@ -231,6 +234,14 @@ mod tests {
         let off = netperf_args(&p, &cell(&[("mptcp", "off")]), "u").join(" ");
         assert!(on.contains(" --mptcp "), "{on}");
         assert!(!off.contains("--mptcp"), "{off}");
+        let p = plan("host = \"h\"\n[factors]\nudp_gso = [0, 44]\nudp_gro = [\"on\"]");
+        let gso = netperf_args(&p, &cell(&[("udp_gso", "44"), ("udp_gro", "on")]), "u").join(" ");
+        let plain = netperf_args(&p, &cell(&[("udp_gso", "0")]), "u").join(" ");
+        assert!(
+            gso.contains(" --gso 44 ") && gso.contains(" --gro "),
+            "{gso}"
+        );
+        assert!(!plain.contains("--gso"), "{plain}");
     }
 
     #[test]

@@ -34,6 +34,9 @@ pub enum FactorKind {
     Target,
     /// A netperf-ng extension switched on or off: `on` adds the option.
     Switch(&'static str),
+    /// A netperf-ng extension with a count: the option and the level as
+    /// its value, 0 leaving it out.
+    Count(&'static str),
 }
 
 /// What a level may be.
@@ -172,6 +175,26 @@ const FACTORS: &[(&str, FactorKind, LevelRule, &str)] = &[
         FactorKind::Switch("--mptcp"),
         LevelRule::OneOf(ON_OFF),
         "--mptcp (tcp cells; needs our netserver)",
+    ),
+    // `gso` and `gro` name the interfaces' ethtool offloads above; the
+    // socket-level UDP ones are `udp_gso` and `udp_gro`.
+    (
+        "udp_gso",
+        FactorKind::Count("--gso"),
+        LevelRule::Integer(0, netperf_wire::extension::MAX_GSO_SEGMENTS as u64),
+        "--gso N (UDP stream cells; 0 = off)",
+    ),
+    (
+        "udp_gro",
+        FactorKind::Switch("--gro"),
+        LevelRule::OneOf(ON_OFF),
+        "--gro (UDP stream cells)",
+    ),
+    (
+        "skip_rx_copy",
+        FactorKind::Switch("--skip-rx-copy"),
+        LevelRule::OneOf(ON_OFF),
+        "--skip-rx-copy (TCP stream cells)",
     ),
 ];
 
