@@ -156,8 +156,13 @@ fn data_socket_options(r: &OmniRequest, protocol: Protocol, ext: &Extension) -> 
         r.direction & omni::DIR_XMIT != 0,
         r.direction & omni::DIR_RECV != 0,
     );
-    let (udp_segment, udp_gro) =
-        engine::fast_paths::socket_options(protocol, ext, sends, receives, r.send_size);
+    let (udp_segment, udp_gro) = engine::fast_paths::socket_options(
+        protocol == Protocol::Udp,
+        ext,
+        sends,
+        receives,
+        r.send_size,
+    );
     SocketOptions {
         udp: protocol == Protocol::Udp,
         send_buf: r.send_buf_size,
@@ -266,7 +271,12 @@ fn setup_and_run(
     // own: the plain one, its loops inlined, stays as it was
     // (bench/callgrind: a branch to the fast path inside it cost UDP_RR 8 to
     // 11 instructions a transaction).
-    let fast = engine::fast_paths::pick(test.protocol, test.ext, test.xmit(), test.recv());
+    let fast = engine::fast_paths::pick(
+        test.protocol == Protocol::Udp,
+        test.ext,
+        test.xmit(),
+        test.recv(),
+    );
     macro_rules! data_phase {
         ($run:expr) => {
             phase.measured(fd, limit, pad, || {

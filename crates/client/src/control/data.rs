@@ -120,7 +120,7 @@ pub fn run_data(
     let dest = (!connected).then(|| SockAddr::from(*remote));
     let stream = !spec.is_rr();
     let fast = engine::fast_paths::pick(
-        spec.protocol,
+        spec.protocol == Protocol::Udp,
         &spec.extension,
         stream && spec.xmit(),
         stream && spec.recv(),

@@ -13,7 +13,7 @@ use std::net::SocketAddr;
 pub fn local_socket_options(spec: &TestSpec) -> SocketOptions {
     let stream = !spec.is_rr();
     let (udp_segment, udp_gro) = netperf_data::engine::fast_paths::socket_options(
-        spec.protocol,
+        spec.protocol == Protocol::Udp,
         &spec.extension,
         stream && spec.xmit(),
         stream && spec.recv(),

@@ -6,7 +6,6 @@ use super::ring::BufferRing;
 use super::sequence::Sequence;
 use super::stop_flag::StopFlag;
 use super::{discard, gso, Counters, DataError};
-use crate::spec::Protocol;
 use netperf_wire::extension::Extension;
 use std::os::fd::RawFd;
 
@@ -19,32 +18,33 @@ pub enum Receiver {
     Discard,
 }
 
-/// The loop a stream receiver of `protocol` runs for `ext`; None for the
-/// plain one.
-fn receiver(protocol: Protocol, ext: &Extension) -> Option<Receiver> {
-    match protocol {
-        Protocol::Udp if ext.gro => Some(Receiver::Gro),
-        Protocol::Tcp if ext.skip_rx_copy => Some(Receiver::Discard),
+/// The loop a stream receiver (UDP when `udp`, else TCP) runs for `ext`;
+/// None for the plain one.
+fn receiver(udp: bool, ext: &Extension) -> Option<Receiver> {
+    match udp {
+        true if ext.gro => Some(Receiver::Gro),
+        false if ext.skip_rx_copy => Some(Receiver::Discard),
         _ => None,
     }
 }
 
-/// Datagrams per send of a UDP stream sender of `protocol`; None for one.
-fn segments(protocol: Protocol, ext: &Extension) -> Option<usize> {
-    (protocol == Protocol::Udp && ext.gso_segments > 0).then_some(ext.gso_segments as usize)
+/// Datagrams per send of a stream sender (UDP when `udp`); None for one.
+fn segments(udp: bool, ext: &Extension) -> Option<usize> {
+    (udp && ext.gso_segments > 0).then_some(ext.gso_segments as usize)
 }
 
 /// (UDP_SEGMENT size, UDP_GRO) for the data socket of an end that `sends`
-/// or `receives` a stream of `protocol`, in messages of `send_size` bytes:
+/// or `receives` a stream (UDP when `udp`, else TCP), in messages of
+/// `send_size` bytes:
 /// what its loop (`pick`) needs set before the test.
 pub fn socket_options(
-    protocol: Protocol,
+    udp: bool,
     ext: &Extension,
     sends: bool,
     receives: bool,
     send_size: i32,
 ) -> (Option<u16>, bool) {
-    match pick(protocol, ext, sends, receives) {
+    match pick(udp, ext, sends, receives) {
         Some(Loop::Segmented(_)) => (u16::try_from(send_size).ok(), false),
         Some(Loop::Receive(Receiver::Gro)) => (None, true),
         _ => (None, false),
@@ -59,14 +59,14 @@ pub enum Loop {
     Receive(Receiver),
 }
 
-/// The fast-path loop of an end that `sends` or `receives` a stream of
-/// `protocol` (never both: request/response has none), if `ext` asks for
+/// The fast-path loop of an end that `sends` or `receives` a stream (UDP
+/// when `udp`, else TCP; never both: request/response has none), if `ext` asks for
 /// one. Picked before the test, beside the plain loops' own choice, so
 /// their functions stay as they are (bench/callgrind).
-pub fn pick(protocol: Protocol, ext: &Extension, sends: bool, receives: bool) -> Option<Loop> {
+pub fn pick(udp: bool, ext: &Extension, sends: bool, receives: bool) -> Option<Loop> {
     match (sends, receives) {
-        (true, false) => segments(protocol, ext).map(Loop::Segmented),
-        (false, true) => receiver(protocol, ext).map(Loop::Receive),
+        (true, false) => segments(udp, ext).map(Loop::Segmented),
+        (false, true) => receiver(udp, ext).map(Loop::Receive),
         _ => None,
     }
 }
