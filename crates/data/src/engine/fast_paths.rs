@@ -34,9 +34,8 @@ fn segments(udp: bool, ext: &Extension) -> Option<usize> {
 }
 
 /// (UDP_SEGMENT size, UDP_GRO) for the data socket of an end that `sends`
-/// or `receives` a stream (UDP when `udp`, else TCP), in messages of
-/// `send_size` bytes:
-/// what its loop (`pick`) needs set before the test.
+/// or `receives` a stream (UDP when `udp`, else TCP) in messages of
+/// `send_size` bytes: what its loop (`pick`) needs set before the test.
 pub fn socket_options(
     udp: bool,
     ext: &Extension,
@@ -60,8 +59,8 @@ pub enum Loop {
 }
 
 /// The fast-path loop of an end that `sends` or `receives` a stream (UDP
-/// when `udp`, else TCP; never both: request/response has none), if `ext` asks for
-/// one. Picked before the test, beside the plain loops' own choice, so
+/// when `udp`, else TCP; never both: request/response has none), if `ext`
+/// asks for one. Picked before the test, beside the plain loops' own choice, so
 /// their functions stay as they are (bench/callgrind).
 pub fn pick(udp: bool, ext: &Extension, sends: bool, receives: bool) -> Option<Loop> {
     match (sends, receives) {
