@@ -18,8 +18,8 @@ pub enum Receiver {
     Discard,
 }
 
-/// The loop a stream receiver (`udp`, else TCP) runs for `ext`; None for
-/// the plain one.
+/// The loop a stream receiver (UDP when `udp`, else TCP) runs for `ext`;
+/// None for the plain one.
 fn receiver(udp: bool, ext: &Extension) -> Option<Receiver> {
     match udp {
         true if ext.gro => Some(Receiver::Gro),
@@ -28,14 +28,14 @@ fn receiver(udp: bool, ext: &Extension) -> Option<Receiver> {
     }
 }
 
-/// Datagrams per send of a stream sender (`udp`, else TCP); None for one.
+/// Datagrams per send of a stream sender (UDP when `udp`); None for one.
 fn segments(udp: bool, ext: &Extension) -> Option<usize> {
     (udp && ext.gso_segments > 0).then_some(ext.gso_segments as usize)
 }
 
 /// (UDP_SEGMENT size, UDP_GRO) for the data socket of an end that `sends`
-/// or `receives` a stream (`udp`, else TCP), in messages of `send_size` bytes:
-/// what its loop (`pick`) needs set before the test.
+/// or `receives` a stream (UDP when `udp`, else TCP) in messages of
+/// `send_size` bytes: what its loop (`pick`) needs set before the test.
 pub fn socket_options(
     udp: bool,
     ext: &Extension,
@@ -58,9 +58,9 @@ pub enum Loop {
     Receive(Receiver),
 }
 
-/// The fast-path loop of an end that `sends` or `receives` a stream of
-/// UDP (`udp`, else TCP) (never both: request/response has none), if `ext` asks for
-/// one. Picked before the test, beside the plain loops' own choice, so
+/// The fast-path loop of an end that `sends` or `receives` a stream (UDP
+/// when `udp`, else TCP; never both: request/response has none), if `ext`
+/// asks for one. Picked before the test, beside the plain loops' own choice, so
 /// their functions stay as they are (bench/callgrind).
 pub fn pick(udp: bool, ext: &Extension, sends: bool, receives: bool) -> Option<Loop> {
     match (sends, receives) {

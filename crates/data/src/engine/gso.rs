@@ -65,27 +65,28 @@ pub fn send(
     }
     let (mut c, mut calls) = (Counters::default(), 0u64);
     let segments = segments.clamp(1, MAX_SEND / size);
-    // Numbered datagrams of one send need a buffer each: a ring narrower
-    // than the batch (-W) would stamp one buffer twice. The same bytes in
-    // a ring wide enough, made once before the loop.
-    let mut wide;
-    let ring = match seq.is_some() && ring.width() < segments {
-        true => {
-            wide = BufferRing::new(segments as u32, size, 0, 0);
-            wide.fill_continuous(&ring.contents());
-            &mut wide
-        }
-        false => ring,
+    // One buffer holding `segments` messages in a row, the ring's bytes:
+    // the kernel copies a send whatever its layout, and one buffer it
+    // reads warm costs less than `segments` iovecs cycling through the
+    // ring (so -W has no say here). A numbered datagram has its number in
+    // its own slot.
+    let mut batch = vec![0u8; segments * size];
+    for slot in batch.chunks_mut(size) {
+        // SAFETY: a ring buffer holds `size` bytes, and the slot as many.
+        unsafe { std::ptr::copy_nonoverlapping(ring.next_ptr(), slot.as_mut_ptr(), size) };
+    }
+    let mut iov = libc::iovec {
+        iov_base: batch.as_mut_ptr().cast(),
+        iov_len: 0,
     };
-    // SAFETY: iovec and msghdr are plain C data; zero is empty and null.
-    let mut iovs = vec![unsafe { std::mem::zeroed::<libc::iovec>() }; segments];
+    // SAFETY: msghdr is plain C data; zero is empty and null.
     let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
     if let Some(a) = dest {
         // The kernel only reads msg_name on send, so the const cast is sound.
         msg.msg_name = a.as_ptr() as *mut libc::c_void;
         msg.msg_namelen = a.len();
     }
-    msg.msg_iov = iovs.as_mut_ptr();
+    msg.msg_iovlen = 1;
     while !stop.is_set() {
         let n = match byte_limit {
             None => segments,
@@ -96,20 +97,18 @@ pub fn send(
         if n == 0 {
             break;
         }
-        for iov in &mut iovs[..n] {
-            let buf = ring.next_ptr();
-            if let Some(s) = seq.as_deref_mut() {
-                // SAFETY: the ring buffer holds `size` bytes.
-                unsafe { s.stamp(buf, size) };
+        if let Some(s) = seq.as_deref_mut() {
+            for slot in batch.chunks_mut(size).take(n) {
+                // SAFETY: the slot holds `size` bytes.
+                unsafe { s.stamp(slot.as_mut_ptr(), size) };
                 s.sent();
             }
-            iov.iov_base = buf.cast();
-            iov.iov_len = size;
         }
-        msg.msg_iovlen = n as _;
+        iov.iov_len = n * size;
+        msg.msg_iov = &mut iov;
         calls += 1;
-        // SAFETY: msg points at n live iovecs over ring buffers and at a
-        // live address or none. The raw system call skips glibc's
+        // SAFETY: msg points at one live iovec over n messages of `batch`
+        // and at a live address or none. The raw system call skips glibc's
         // cancellation bookkeeping (see io::raw_sendto).
         let ret = unsafe {
             libc::syscall(
