@@ -1,6 +1,7 @@
 //! netserver: listen for control connections, serve each on its own thread
 //! (`session`), run the netserver half of omni tests (`omni`, its checks
-//! in `omni_checks` and its results message in `omni_results`; many flows
+//! in `omni_checks`, its sizes in `omni_sizes` and its results message in
+//! `omni_results`; many flows
 //! in one test in `flows`) and of the
 //! legacy tests stock netperf still sends (`legacy`) and of the Unix-domain
 //! tests (`unix`); read and, where the
@@ -18,6 +19,7 @@ pub mod offload_scope;
 pub mod omni;
 pub mod omni_checks;
 pub mod omni_results;
+pub mod omni_sizes;
 pub mod options;
 pub mod phase;
 pub mod session;
