@@ -8,6 +8,7 @@
 mod common;
 use common::*;
 use std::net::TcpStream;
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -20,8 +21,10 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// A stock netserver; it forks a child per control connection, which ends
-/// with its connection, so killing the parent cleans up.
+/// A stock netserver in a process group of its own. It forks a child per
+/// control connection; a child whose client went away before the data
+/// connection (a refused extension) waits in accept for ever, so the whole
+/// group is killed.
 struct StockServer {
     child: Child,
     port: u16,
@@ -29,7 +32,9 @@ struct StockServer {
 
 impl Drop for StockServer {
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        // SAFETY: kill takes a pid and a signal; a negative pid names the
+        // group the server leads.
+        unsafe { libc::kill(-(self.child.id() as i32), libc::SIGKILL) };
         let _ = self.child.wait();
     }
 }
@@ -43,6 +48,7 @@ fn start_stock(dir: &str) -> StockServer {
             .port();
         let mut child = Command::new(format!("{dir}/netserver"))
             .args(["-D", "-4", "-L", "127.0.0.1", "-p", &port.to_string()])
+            .process_group(0)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
