@@ -117,6 +117,35 @@ impl Drop for Namespaces {
     }
 }
 
+/// Our netserver in namespace `ns`, listening on `addr:port` (killed by
+/// the caller; it dies with the namespace too).
+fn netserver_in(ns: &str, addr: &str, port: &str) -> std::process::Child {
+    Command::new("ip")
+        .args([
+            "netns", "exec", ns, &NETSERVER, "-D", "-L", addr, "-p", port,
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// `ip` arguments letting namespace `ns` run two subflows and accept the
+/// peer's announced addresses.
+fn limits(ns: &str) -> Vec<&str> {
+    vec![
+        "-n",
+        ns,
+        "mptcp",
+        "limits",
+        "set",
+        "subflows",
+        "2",
+        "add_addr_accepted",
+        "2",
+    ]
+}
+
 /// Runs `ip ARGS`; false when it fails.
 fn ip(args: &[&str]) -> bool {
     Command::new("ip")
@@ -189,22 +218,7 @@ fn a_kernel_with_mptcp_off_is_refused_in_one_line() {
         assert!(ip(&step), "ip {step:?}");
     }
     let port = "12867";
-    let mut server = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &ns,
-            &NETSERVER,
-            "-D",
-            "-L",
-            "198.18.30.2",
-            "-p",
-            port,
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut server = netserver_in(&ns, "198.18.30.2", port);
     let mut refused = None;
     for _ in 0..20 {
         std::thread::sleep(Duration::from_millis(100));
@@ -280,28 +294,8 @@ fn two_paths_carry_two_subflows_that_both_moved_bytes() {
         vec!["-n", &b, "link", "set", b2, "up"],
         // The server announces its second address; the client's path
         // manager opens a subflow to it, over the second link.
-        vec![
-            "-n",
-            &a,
-            "mptcp",
-            "limits",
-            "set",
-            "subflows",
-            "2",
-            "add_addr_accepted",
-            "2",
-        ],
-        vec![
-            "-n",
-            &b,
-            "mptcp",
-            "limits",
-            "set",
-            "subflows",
-            "2",
-            "add_addr_accepted",
-            "2",
-        ],
+        limits(&a),
+        limits(&b),
         vec![
             "-n",
             &b,
@@ -321,22 +315,7 @@ fn two_paths_carry_two_subflows_that_both_moved_bytes() {
         }
     }
     let port = "12866";
-    let mut server = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &b,
-            &NETSERVER,
-            "-D",
-            "-L",
-            "198.18.20.2",
-            "-p",
-            port,
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut server = netserver_in(&b, "198.18.20.2", port);
     let before = (rx_bytes(&b, b1), rx_bytes(&b, b2));
     let mut out = None;
     // The server may take a moment to listen: a few bounded tries.
