@@ -4,6 +4,7 @@
 //! the loops read a relaxed atomic to stop and allocate nothing per call.
 
 pub mod affinity;
+pub mod catch_up;
 pub mod connect;
 pub mod discard;
 pub mod fast_paths;
