@@ -18,7 +18,7 @@ pub fn render_open_loop(r: &OpenLoopRecord, in_flight_at_end: u64, bound: u32) -
     };
     format!(
         "\nOpen loop: {:.2} requests/s offered, {:.2} responses/s achieved; netperf alone keeps the schedule; the netserver answers each request as it arrives (any netserver over TCP; over UDP ours, which echoes each request's number)\n\
-         Send slip (actual - intended), us: P50 {:.1} P99 {:.1} max {:.1}; late {}, held back {} (at most {bound} in flight), lost {}, most in flight {}, in flight at the end {in_flight_at_end}\n\
+         Send slip (actual - intended), us: P50 {:.1} P99 {:.1} max {:.1}; late {}, caught up {} (sent several to a call), held back {} (at most {bound} in flight), lost {}, most in flight {}, in flight at the end {in_flight_at_end}\n\
          Corrected latency (from intended send), us: {}\n\
          Raw latency (from actual send), us: {}\n",
         r.offered_rate,
@@ -27,6 +27,7 @@ pub fn render_open_loop(r: &OpenLoopRecord, in_flight_at_end: u64, bound: u32) -
         r.slip[1],
         r.slip[2],
         r.late,
+        r.caught_up,
         r.held_back,
         r.lost,
         r.max_in_flight,
@@ -46,6 +47,7 @@ mod tests {
             achieved_rate: 999.5,
             slip: [2.0, 9.0, 120.0],
             late: 3,
+            caught_up: 7,
             held_back: 1,
             lost: 0,
             max_in_flight: 4,
@@ -54,7 +56,9 @@ mod tests {
         };
         let text = render_open_loop(&r, 2, 1024);
         assert!(text.contains("1000.00 requests/s offered, 999.50 responses/s"));
-        assert!(text.contains("late 3, held back 1 (at most 1024 in flight), lost 0"));
+        assert!(text.contains(
+            "late 3, caught up 7 (sent several to a call), held back 1 (at most 1024 in flight), lost 0"
+        ));
         assert!(text.contains("Corrected latency (from intended send), us: P50 10.0 P90 20.0"));
         assert!(text.contains("Raw latency (from actual send), us: P50 1.0"));
         assert!(text.contains("P99.999 6.0\n"));

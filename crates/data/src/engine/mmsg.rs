@@ -21,7 +21,7 @@ pub fn clamp_batch(batch: usize) -> usize {
 
 /// The per-loop message headers: one mmsghdr, iovec and address slot per
 /// message of a batch, allocated once when the loop starts.
-struct Slots {
+pub(super) struct Slots {
     hdrs: Box<[libc::mmsghdr]>,
     iovs: Box<[libc::iovec]>,
     names: Box<[libc::sockaddr_storage]>,
@@ -31,7 +31,7 @@ const NAME_LEN: libc::socklen_t = std::mem::size_of::<libc::sockaddr_storage>() 
 
 impl Slots {
     /// `cap` slots; `with_names` adds one source-address store per slot.
-    fn new(cap: usize, with_names: bool) -> Slots {
+    pub(super) fn new(cap: usize, with_names: bool) -> Slots {
         // SAFETY: mmsghdr, iovec and sockaddr_storage are plain C data for
         // which all-zero bytes are valid: null pointers and zero lengths.
         let hdrs = std::iter::repeat_with(|| unsafe { std::mem::zeroed::<libc::mmsghdr>() })
@@ -66,7 +66,7 @@ impl Slots {
     /// Point the first `n` messages at the next `n` buffers of `ring`,
     /// `len` bytes each. Addresses are left as they are.
     #[inline]
-    fn arm(&mut self, ring: &mut BufferRing, n: usize, len: usize) {
+    pub(super) fn arm(&mut self, ring: &mut BufferRing, n: usize, len: usize) {
         for (h, iov) in self.hdrs.iter_mut().zip(self.iovs.iter_mut()).take(n) {
             iov.iov_base = ring.next_ptr().cast();
             iov.iov_len = len;
@@ -86,7 +86,7 @@ impl Slots {
 
     /// The first `n` headers (all of them if `n` is larger).
     #[inline]
-    fn head(&mut self, n: usize) -> &mut [libc::mmsghdr] {
+    pub(super) fn head(&mut self, n: usize) -> &mut [libc::mmsghdr] {
         let n = n.min(self.hdrs.len());
         &mut self.hdrs[..n]
     }
@@ -113,9 +113,10 @@ fn send_mmsg(fd: RawFd, hdrs: &mut [libc::mmsghdr]) -> Io {
 }
 
 /// recvmmsg(2) into every header in `hdrs`: blocks for the first datagram
-/// only (MSG_WAITFORONE), then takes what is already queued.
+/// only (MSG_WAITFORONE), then takes what is already queued (on a
+/// non-blocking socket: what is queued, EAGAIN if nothing).
 #[inline]
-fn recv_mmsg(fd: RawFd, hdrs: &mut [libc::mmsghdr]) -> Io {
+pub(super) fn recv_mmsg(fd: RawFd, hdrs: &mut [libc::mmsghdr]) -> Io {
     // SAFETY: each header points at one live iovec over a writable ring
     // buffer of at least iov_len bytes, and at a live sockaddr_storage of
     // msg_namelen bytes or none; no timeout.

@@ -27,6 +27,9 @@ pub struct OpenLoopReport {
     /// Requests sent one schedule interval (1/R) or more after their
     /// intended time: the sender could not keep the spacing.
     pub late: u64,
+    /// Requests that left several to a system call, the schedule catching
+    /// up after falling behind (engine::catch_up).
+    pub caught_up: u64,
     /// Requests that were due while the bound was full, and waited for room
     /// (each is still sent, and its wait is in its corrected time).
     pub held_back: u64,
@@ -52,6 +55,7 @@ impl OpenLoopReport {
             slip: LatencyRecorder::new(),
             sent: 0,
             late: 0,
+            caught_up: 0,
             held_back: 0,
             lost: 0,
             max_in_flight: 0,

@@ -319,6 +319,8 @@ pub struct OpenLoopRecord {
     /// Actual minus intended send time, microseconds: P50, P99, max.
     pub slip: [f64; 3],
     pub late: i64,
+    /// Requests sent several to a system call, catching up.
+    pub caught_up: i64,
     pub held_back: i64,
     pub lost: i64,
     pub max_in_flight: i64,
@@ -335,6 +337,7 @@ impl Default for OpenLoopRecord {
             achieved_rate: -1.0,
             slip: [-1.0; 3],
             late: -1,
+            caught_up: -1,
             held_back: -1,
             lost: -1,
             max_in_flight: -1,
@@ -365,6 +368,7 @@ impl OpenLoopRecord {
             achieved_rate: o.achieved_rate(elapsed),
             slip: [slip.p50_us, slip.p99_us, slip.max_us],
             late: count(o.late),
+            caught_up: count(o.caught_up),
             held_back: count(o.held_back),
             lost: count(o.lost),
             max_in_flight: count(o.max_in_flight),
