@@ -29,8 +29,8 @@ def parse_args(argv: List[str]):
                    help="also run the rows of our extension options (--mmsg, --zerocopy, --busy-poll), "
                         "each skipped if our netperf rejects the option")
     p.add_argument("--fast-paths", action="store_true",
-                   help="only the rows of issue 29's fast paths (--gso/--gro, --skip-rx-copy) against our plain "
-                        "loops, stock and iperf3's --gsro/--skip-rx-copy (put iperf3 3.21+ first on PATH)")
+                   help="only the rows of issue 29's fast paths (--gso/--gro, --skip-rx-copy, --mptcp) against our "
+                        "plain loops, stock and iperf3's --gsro/--skip-rx-copy/-m (put iperf3 3.21+ first on PATH)")
     p.add_argument("--peers", default="iperf3,sockperf,qperf",
                    help="peer tools to include (default iperf3,sockperf,qperf; '' for none)")
     p.add_argument("--cpu", choices=("auto", "cgroup", "proc"), default="auto",

@@ -37,7 +37,7 @@ EXT_ROWS = ["udp_stream_64_mmsg", "udp_rr_b16_mmsg", "tcp_stream_64k_zerocopy", 
 # Issue 29's fast paths (--fast-paths): UDP segmentation offload and
 # receives that skip the copy, against our plain loops, stock netperf and
 # iperf3's own (--gsro, --skip-rx-copy; iperf3 3.21 or later on PATH).
-FAST_ROWS = ["udp_stream_1472_gso", "tcp_stream_64k_skip_rx_copy"]
+FAST_ROWS = ["udp_stream_1472_gso", "tcp_stream_64k_skip_rx_copy", "tcp_stream_64k_mptcp"]
 
 FAST_NOTES = [
     "the first line (ours with both offloads) is the reference of every ratio",
@@ -118,6 +118,10 @@ def build_rows(a, have: Dict[str, bool], ports: Dict[str, int]) -> Dict[str, Row
              ["-u", "-b", "0", "-l", "1472"], [[], ["--gsro"]], "udp_stream"),
         fast("tcp_stream_64k_skip_rx_copy", "TCP_STREAM 64K", STREAM, "TCP_STREAM", ["-m", "64K"],
              [["--skip-rx-copy"]], ["-l", "64K"], [[], ["--skip-rx-copy"]], "stream"),
+        # iperf3's -m opens both ends with IPPROTO_MPTCP (its server re-opens
+        # its listener when the client asks), as --mptcp does ours.
+        fast("tcp_stream_64k_mptcp", "TCP_STREAM 64K", STREAM, "TCP_STREAM", ["-m", "64K"],
+             [["--mptcp"]], ["-l", "64K"], [[], ["-m"]], "stream"),
     ]
     rows += [
         ext("udp_stream_64_mmsg", "UDP_STREAM 64", UDPS, "UDP_STREAM", ["-m", "64"], ["--mmsg", "32"], "udp_stream"),
