@@ -129,39 +129,117 @@ fn udp_rr_and_omni_run_open_and_say_so_at_verbosity_two() {
     }
 }
 
+/// UDP_RR at 2000 requests a second for `secs` against a netserver that
+/// leaves every 500th request unanswered, with `extra` test options.
+fn lossy_udp_run(secs: &str, extra: &[&str]) -> (String, BTreeMap<String, f64>) {
+    let server = Server::start_with_env("127.0.0.1", &[], &[("NETPERF_NG_TEST_DROP_EVERY", "500")]);
+    let mut args = vec![
+        "-t", "UDP_RR", "-l", secs, "-P", "0", "--", "--rate", "2000", "-r", "8", "-e", "1",
+    ];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&[
+        "-k",
+        "OPEN_LOST,RR_TIMEOUTS,OPEN_ACHIEVED_RATE,OPEN_OFFERED_RATE",
+    ]);
+    let out = run_ok(&server, &args);
+    let v = keyval(&out);
+    assert_eq!(v["OPEN_LOST"], v["RR_TIMEOUTS"], "{out}");
+    assert_eq!(v["OPEN_OFFERED_RATE"], 2000.0, "{out}");
+    assert!(v["OPEN_ACHIEVED_RATE"] > 0.0, "{out}");
+    (out, v)
+}
+
 #[test]
 fn a_lost_datagram_is_counted_and_the_schedule_goes_on() {
-    // A netserver that leaves every 500th request unanswered: each such
-    // request is lost on its own after -e's timeout, and the responses
-    // after it still pair with their own requests (netserver echoes their
-    // numbers).
-    let server = Server::start_with_env("127.0.0.1", &[], &[("NETPERF_NG_TEST_DROP_EVERY", "500")]);
+    // Each dropped request is lost on its own after -e's timeout, and the
+    // responses after it still pair with their own requests (netserver
+    // echoes their numbers). About 4000 requests, 8 dropped; those of the
+    // last second may still have been in flight at the end.
+    let (out, v) = lossy_udp_run("2", &[]);
+    assert!(v["OPEN_LOST"] >= 2.0, "{out}");
+}
+
+/// The per-flow transactions of a `--flow-samples` CSV.
+fn transactions_per_flow(csv: &std::path::Path) -> BTreeMap<u32, u64> {
+    let body = std::fs::read_to_string(csv).unwrap();
+    let mut per_flow = BTreeMap::new();
+    for line in body.lines().skip(1) {
+        let cells: Vec<&str> = line.split(',').collect();
+        *per_flow.entry(cells[0].parse().unwrap()).or_default() += cells[3].parse::<u64>().unwrap();
+    }
+    per_flow
+}
+
+/// The number after `label` in `text`.
+fn count_after(text: &str, label: &str) -> u64 {
+    let at = text
+        .find(label)
+        .unwrap_or_else(|| panic!("no {label:?} in {text}"))
+        + label.len();
+    let digits: String = text[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits
+        .parse()
+        .unwrap_or_else(|_| panic!("{label:?} in {text}"))
+}
+
+#[test]
+fn many_flows_share_the_rate_evenly() {
+    // --flows N --rate R: the requests of one schedule go to the flows in
+    // turn, so the flows' transactions differ by no more than what each
+    // thread's turn and the requests still in flight at the end make.
+    let server = Server::start("127.0.0.1");
+    let csv = std::env::temp_dir().join(format!("open-flows-{}.csv", std::process::id()));
+    let csv_text = csv.to_string_lossy().into_owned();
     let out = run_ok(
         &server,
         &[
             "-t",
-            "UDP_RR",
+            "TCP_RR",
             "-l",
             "2",
-            "-P",
-            "0",
+            "-v",
+            "2",
             "--",
+            "--flows",
+            "16",
+            "--threads",
+            "2",
             "--rate",
-            "2000",
-            "-r",
-            "8",
-            "-e",
-            "1",
-            "-k",
-            "OPEN_LOST,RR_TIMEOUTS,OPEN_ACHIEVED_RATE",
+            "4000",
+            "--flow-samples",
+            &csv_text,
         ],
     );
-    let v = keyval(&out);
-    // About 4000 requests, 8 dropped; those of the last second may still
-    // have been in flight at the end.
-    assert!(v["OPEN_LOST"] >= 2.0, "{out}");
-    assert_eq!(v["OPEN_LOST"], v["RR_TIMEOUTS"], "{out}");
-    assert!(v["OPEN_ACHIEVED_RATE"] > 0.0, "{out}");
+    let per_flow = transactions_per_flow(&csv);
+    let _ = std::fs::remove_file(&csv);
+    assert_eq!(per_flow.len(), 16, "{out}");
+    assert!(out.contains("4000.00 requests/s offered"), "{out}");
+    assert_eq!(count_after(&out, "lost "), 0, "{out}");
+    let in_flight_at_end = count_after(&out, "in flight at the end ");
+    let (least, most) = (
+        *per_flow.values().min().unwrap(),
+        *per_flow.values().max().unwrap(),
+    );
+    assert!(least > 0, "{per_flow:?}");
+    assert!(
+        most - least <= 2 + in_flight_at_end,
+        "{per_flow:?} {in_flight_at_end}\n{out}"
+    );
+    // Every response timed twice, each once: the corrected histogram holds
+    // the transactions.
+    let total: u64 = per_flow.values().sum();
+    assert_eq!(count_after(&out, "HIST_TOTAL:      "), total, "{out}");
+}
+
+#[test]
+fn udp_flows_lose_each_request_on_its_own() {
+    // The same over 8 flows: netserver's flows echo the numbers too. About
+    // 6000 requests, 12 dropped.
+    let (out, v) = lossy_udp_run("3", &["--flows", "8"]);
+    assert!(v["OPEN_LOST"] >= 4.0, "{out}");
 }
 
 #[test]
@@ -224,10 +302,6 @@ fn what_cannot_run_open_is_refused_before_traffic() {
         (
             &["-t", "TCP_RR", "--", "--rate", "100", "-b", "4"][..],
             "-b (first burst",
-        ),
-        (
-            &["-t", "TCP_RR", "--", "--rate", "100", "--flows", "2"][..],
-            "--flows",
         ),
         (
             &["-t", "TCP_RR", "-l", "-100", "--", "--rate", "100"][..],

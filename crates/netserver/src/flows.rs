@@ -107,6 +107,8 @@ pub fn serve(socket: &Socket, test: &FlowsTest, stop: &StopFlag) -> Result<DataO
         datagram: test.protocol == Protocol::Udp,
         reconnect: r.flags & omni::flag::CONNECT_TEST != 0,
         payload: b"netperf".to_vec(),
+        echo: test.ext.echo_sequence && test.protocol == Protocol::Udp,
+        drop_every: crate::omni::test_drop_every(),
     };
     let served = answer::serve(socket, &svc, stop, test.permit).map_err(DataError::Recv)?;
     let t = served.tally;

@@ -137,7 +137,7 @@ fn data_socket_options(r: &OmniRequest, protocol: Protocol, ext: &Extension) -> 
 /// without a firewall. Never set in normal use.
 pub const DROP_EVERY_ENV: &str = "NETPERF_NG_TEST_DROP_EVERY";
 
-fn test_drop_every() -> Option<u64> {
+pub(crate) fn test_drop_every() -> Option<u64> {
     static DROP_EVERY: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
     *DROP_EVERY.get_or_init(|| {
         std::env::var(DROP_EVERY_ENV)

@@ -90,10 +90,11 @@ netperf-ng extensions (test-specific, after --):
                       prints both. netperf alone keeps the schedule: any
                       netserver serves TCP_RR; UDP needs netperf-ng's (it
                       echoes each request's number: -r 8 or more). Sets
-                      TCP_NODELAY. Up to 10000000 (decimals allowed)
-    --max-inflight N  With --rate: most requests in flight; one due beyond
-                      it waits for room and is counted held back. 1..1000000
-                      (default 1024)
+                      TCP_NODELAY. With --flows, R is spread evenly over
+                      the flows. Up to 10000000 (decimals allowed)
+    --max-inflight N  With --rate: most requests in flight (per flow with
+                      --flows); one due beyond it waits for room and is
+                      counted held back. 1..1000000 (default 1024)
     --help-ext        Display this text
 
 and one test-specific letter netperf does not use:

@@ -403,10 +403,6 @@ fn check_open_loop(
     }
     let closed_loop_only = [
         (
-            "--flows (the many-flow engine has no schedule yet)",
-            t.flows.is_some(),
-        ),
-        (
             "-b (first burst: the schedule decides what is in flight; see --max-inflight)",
             t.first_burst > 0,
         ),

@@ -7,9 +7,11 @@ use super::error::ClientError;
 use super::request::{LocalSizes, RunOptions};
 use netperf_data::engine::connect::mark_end;
 use netperf_data::engine::flows::initiate::{self, Plan};
+use netperf_data::engine::flows::paced::OpenPlan;
 use netperf_data::engine::flows::{FlowsReport, Work};
 use netperf_data::engine::stop_flag::StopFlag;
 use netperf_data::engine::{Counters, Histogram};
+use netperf_data::measure::open_loop::OpenLoopReport;
 use netperf_data::net::socket::SocketOptions;
 use netperf_data::spec::{Protocol, TestSpec};
 use std::net::SocketAddr;
@@ -27,6 +29,8 @@ pub struct FlowsRun {
     pub latency: Histogram,
     /// When the flows stopped moving data: the data phase's end.
     pub stopped_at: std::time::Instant,
+    /// The open loop's figures (`--rate`).
+    pub open_loop: Option<OpenLoopReport>,
 }
 
 /// The work of every flow, as netperf's side does it: messages of the
@@ -85,11 +89,16 @@ pub fn run(
         flow_samples: spec.flow_samples,
         payload: Vec::new(),
         board: run.flow_board.clone(),
+        open: spec.open_loop.map(|o| OpenPlan {
+            rate: o.rate,
+            max_inflight: o.max_inflight,
+        }),
     };
     let initiate::Ran {
         report,
         latency,
         stopped_at,
+        open_loop,
     } = initiate::run(&plan, stop);
     if spec.connection {
         mark_end(remote, opts);
@@ -118,5 +127,6 @@ pub fn run(
         report,
         latency,
         stopped_at,
+        open_loop,
     })
 }

@@ -181,6 +181,9 @@ impl LocalData {
         }
         rec.flows = Some(ran.report);
         rec.data_ended = Some(ran.stopped_at);
+        if ran.open_loop.is_some() {
+            rec.open_loop = ran.open_loop;
+        }
         Ok((ran.counters, -1, None))
     }
 

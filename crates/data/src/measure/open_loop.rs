@@ -82,6 +82,22 @@ impl OpenLoopReport {
         self.raw.record_ns(raw_ns);
     }
 
+    /// Add another schedule's figures (a thread's, in a many-flow test):
+    /// histograms and counts add up, the most in flight is the most of any.
+    pub fn merge(&mut self, other: &OpenLoopReport) {
+        self.corrected.merge(&other.corrected);
+        self.raw.merge(&other.raw);
+        self.slip.merge(&other.slip);
+        self.sent += other.sent;
+        self.late += other.late;
+        self.caught_up += other.caught_up;
+        self.held_back += other.held_back;
+        self.lost += other.lost;
+        self.max_in_flight = self.max_in_flight.max(other.max_in_flight);
+        self.in_flight_at_end += other.in_flight_at_end;
+        self.unmatched += other.unmatched;
+    }
+
     /// The two latencies' statistics: corrected, then raw.
     pub fn latencies(&self) -> (LatencySummary, LatencySummary) {
         (

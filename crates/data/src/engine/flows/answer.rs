@@ -11,6 +11,7 @@ use super::epoll::{self, Epoll};
 use super::flow::{Drive, Flow, Moved, State, Work};
 use super::Tally;
 use crate::engine::io::{self, Io};
+use crate::engine::sequence::SEQ_BYTES;
 use crate::engine::stop_flag::StopFlag;
 use socket2::Socket;
 use std::collections::HashSet;
@@ -46,6 +47,13 @@ pub struct Service {
     pub reconnect: bool,
     /// Bytes every message sent is cut from.
     pub payload: Vec<u8>,
+    /// UDP: each response carries its request's first 8 bytes, the
+    /// request's number in an open loop (`--rate`), so that the client
+    /// pairs it with its own request after a loss.
+    pub echo: bool,
+    /// Test mode: every Nth UDP request goes unanswered (netserver's
+    /// NETPERF_NG_TEST_DROP_EVERY, as in its single-flow loop).
+    pub drop_every: Option<u64>,
 }
 
 /// What the flows did at netserver.
@@ -76,6 +84,8 @@ struct Shared<'a> {
     started: Instant,
     last_data_ms: AtomicU64,
     ending: AtomicBool,
+    /// UDP requests taken, all threads together (the drop test mode).
+    requests: AtomicU64,
 }
 
 impl Shared<'_> {
@@ -126,6 +136,7 @@ pub fn serve(
         started: Instant::now(),
         last_data_ms: AtomicU64::new(0),
         ending: AtomicBool::new(false),
+        requests: AtomicU64::new(0),
     };
     let fd = socket.as_raw_fd();
     let tallies: Vec<std::io::Result<Tally>> = std::thread::scope(|scope| {
@@ -384,10 +395,10 @@ impl ServeThread<'_> {
                 &mut from,
                 &mut from_len,
             );
-            self.total.recv_calls += 1;
             let n = match got {
                 Io::Moved(n) => n,
                 Io::Zero => {
+                    self.total.recv_calls += 1;
                     self.flow_finished(&from, from_len);
                     continue;
                 }
@@ -397,12 +408,24 @@ impl ServeThread<'_> {
                 continue;
             }
             moved = true;
+            // Datagrams, not calls: the one that said EAGAIN brought none.
+            self.total.recv_calls += 1;
             self.total.bytes_received += n as u64;
             let Some(len) = answer else {
                 continue;
             };
+            let dropped =
+                self.shared.svc.drop_every.is_some_and(|k| {
+                    self.shared.requests.fetch_add(1, Ordering::Relaxed) % k == k - 1
+                });
+            if dropped {
+                continue;
+            }
             self.total.transactions += 1;
             self.total.send_calls += 1;
+            if self.shared.svc.echo && n >= SEQ_BYTES && len >= SEQ_BYTES {
+                self.send_buf[..SEQ_BYTES].copy_from_slice(&self.recv_buf[..SEQ_BYTES]);
+            }
             match io::send_to_raw(fd, self.send_buf.as_ptr(), len, &from, from_len) {
                 Io::Moved(sent) => self.total.bytes_sent += sent as u64,
                 _ => self.total.failed_sends += 1,

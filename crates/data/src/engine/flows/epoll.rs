@@ -58,6 +58,42 @@ impl Epoll {
             },
         }
     }
+
+    /// Waits up to `timeout_ns` (epoll_pwait2: a timer to the nanosecond,
+    /// where epoll_wait rounds to milliseconds — an open loop's deadlines are
+    /// microseconds apart). A kernel older than 5.11 waits the whole
+    /// milliseconds below it instead, never past the deadline.
+    pub fn wait_ns(&self, events: &mut [libc::epoll_event], timeout_ns: u64) -> io::Result<usize> {
+        let max = events.len().min(i32::MAX as usize) as libc::c_long;
+        let ts = libc::timespec {
+            tv_sec: (timeout_ns / 1_000_000_000) as libc::time_t,
+            tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long,
+        };
+        // SAFETY: the kernel writes at most `max` events into `events` and
+        // reads the live timespec; no signal mask is passed.
+        let n = unsafe {
+            libc::syscall(
+                libc::SYS_epoll_pwait2,
+                self.0.as_raw_fd() as libc::c_long,
+                events.as_mut_ptr() as libc::c_long,
+                max,
+                &ts as *const libc::timespec as libc::c_long,
+                0 as libc::c_long,
+                0 as libc::c_long,
+            )
+        };
+        match n {
+            n if n >= 0 => Ok(n as usize),
+            _ => match io::Error::last_os_error() {
+                e if e.raw_os_error() == Some(libc::ENOSYS) => {
+                    let ms = (timeout_ns / 1_000_000).min(i32::MAX as u64) as i32;
+                    self.wait(events, ms)
+                }
+                e if e.kind() == io::ErrorKind::Interrupted => Ok(0),
+                e => Err(e),
+            },
+        }
+    }
 }
 
 /// An empty event buffer of `n` entries.

@@ -236,7 +236,7 @@ impl Flow {
         None
     }
 
-    fn connected(&mut self) -> Step {
+    pub(super) fn connected(&mut self) -> Step {
         let mut error: libc::c_int = 0;
         let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
         // SAFETY: error and len are valid for the kernel to write.
@@ -333,7 +333,7 @@ impl Flow {
 }
 
 /// One step of a drive.
-enum Step {
+pub(super) enum Step {
     /// Moved; try again.
     Again,
     /// A message was received whole.

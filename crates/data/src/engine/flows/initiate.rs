@@ -6,9 +6,12 @@
 
 use super::epoll::{self, Epoll};
 use super::flow::{Drive, Flow, Moved, State, Work};
+use super::paced::{self, OpenPlan, Paced, PacedDrive, Pacer, DISPATCH_PER_TURN};
 use super::{FlowBoard, FlowResult, FlowSample, FlowsReport};
+use crate::engine::schedule;
 use crate::engine::stop_flag::StopFlag;
 use crate::measure::histogram::Histogram;
+use crate::measure::open_loop::OpenLoopReport;
 use crate::measure::tcp_info::TcpInterval;
 use crate::net::socket::{self, SocketOptions};
 use socket2::{SockAddr, Socket};
@@ -52,6 +55,9 @@ pub struct Plan {
     /// Where each flow's counts are stored as they move, for a reader
     /// outside the test (netagg); ignored unless it fits the plan.
     pub board: Option<Arc<FlowBoard>>,
+    /// An open loop (`--rate`): requests on a schedule, not one after
+    /// each response (request/response work only).
+    pub open: Option<OpenPlan>,
 }
 
 /// What the flows did, every transaction's time, and when the last thread
@@ -61,6 +67,8 @@ pub struct Ran {
     pub report: FlowsReport,
     pub latency: Histogram,
     pub stopped_at: Instant,
+    /// The open loop's figures, every thread's together (`--rate`).
+    pub open_loop: Option<OpenLoopReport>,
 }
 
 /// Runs the flows until `stop` is set; `stop`'s units count every
@@ -94,11 +102,18 @@ pub fn run(plan: &Plan, stop: &StopFlag) -> Ran {
     };
     let mut latency = Histogram::new();
     let mut stopped_at = started;
+    let mut open_loop: Option<OpenLoopReport> = None;
     for t in per_thread {
         stopped_at = stopped_at.max(t.stopped_at);
         outcome.flows.extend(t.flows);
         latency.merge(&t.latency);
         outcome.samples.extend(t.samples);
+        if let Some(theirs) = t.open_loop {
+            match open_loop.as_mut() {
+                Some(all) => all.merge(&theirs),
+                None => open_loop = Some(theirs),
+            }
+        }
     }
     outcome.flows.sort_by_key(|f| f.flow);
     outcome
@@ -108,6 +123,7 @@ pub fn run(plan: &Plan, stop: &StopFlag) -> Ran {
         report: outcome,
         latency,
         stopped_at,
+        open_loop,
     }
 }
 
@@ -117,6 +133,7 @@ struct ThreadOutcome {
     latency: Histogram,
     samples: Vec<FlowSample>,
     stopped_at: Instant,
+    open_loop: Option<OpenLoopReport>,
 }
 
 /// A flow of this thread: its socket, state, and what the samples saw.
@@ -133,6 +150,8 @@ struct Slot {
     tcp_before: Option<Box<libc::tcp_info>>,
     /// In `busy`.
     queued: bool,
+    /// Its open loop (`--rate`).
+    paced: Paced,
 }
 
 struct Thread<'a> {
@@ -158,6 +177,8 @@ struct Thread<'a> {
     busy: Vec<usize>,
     /// Where UDP flows send (they are not connected: `Drive::dest`).
     dest: Option<SockAddr>,
+    /// The thread's schedule (`--rate`), set as its loop starts.
+    pacer: Option<Pacer>,
 }
 
 impl<'a> Thread<'a> {
@@ -187,8 +208,14 @@ impl<'a> Thread<'a> {
                 interval_ns: Vec::new(),
                 tcp_before: None,
                 queued: false,
+                paced: Paced::default(),
             })
             .collect();
+        // An open loop over a stream reads many responses a call.
+        let recv_len = match plan.open {
+            Some(_) if !plan.datagram => len.max(64 * 1024),
+            _ => len,
+        };
         Thread {
             plan,
             index,
@@ -196,7 +223,7 @@ impl<'a> Thread<'a> {
             epoll: None,
             slots,
             send_buf,
-            recv_buf: vec![0u8; len],
+            recv_buf: vec![0u8; recv_len],
             latency: Histogram::new(),
             samples: Vec::new(),
             started,
@@ -206,6 +233,7 @@ impl<'a> Thread<'a> {
             published: 0,
             busy: Vec::new(),
             dest: unconnected(plan).then(|| SockAddr::from(plan.remote)),
+            pacer: None,
         }
     }
 
@@ -223,6 +251,12 @@ impl<'a> Thread<'a> {
         for slot in 0..self.slots.len() {
             self.open(slot);
         }
+        // The schedule starts once the flows are opening, before any drive:
+        // an open loop's flow never sends a request of a closed one.
+        self.pacer = self.plan.open.map(|open| {
+            let flows = self.slots.len();
+            Pacer::new(open, self.plan.flows, flows, self.index, schedule::now_ns())
+        });
         for slot in 0..self.slots.len() {
             self.drive(slot, false);
         }
@@ -232,8 +266,14 @@ impl<'a> Thread<'a> {
         let mut next_sweep = Instant::now() + sweep_every;
         let asks_datagrams = self.plan.datagram && matches!(self.plan.work, Work::Ask { .. });
         while !stop.is_set() {
-            let timeout = if self.busy.is_empty() { WAIT_MS } else { 0 };
-            let ready = self.wait(&mut events, timeout);
+            self.dispatch();
+            let ready = match self.pacer.is_some() && self.busy.is_empty() {
+                true => self.wait_paced(&mut events),
+                false => {
+                    let timeout = if self.busy.is_empty() { WAIT_MS } else { 0 };
+                    self.wait(&mut events, timeout)
+                }
+            };
             for event in &events[..ready] {
                 self.drive(event.u64 as usize, false);
             }
@@ -244,7 +284,10 @@ impl<'a> Thread<'a> {
             self.publish(stop);
             let now = Instant::now();
             if asks_datagrams && now >= next_sweep {
-                self.sweep_losses();
+                match self.pacer.is_some() {
+                    true => self.sweep_paced_losses(),
+                    false => self.sweep_losses(),
+                }
                 next_sweep = now + sweep_every;
             }
             if now >= next_sample {
@@ -254,6 +297,7 @@ impl<'a> Thread<'a> {
         }
         self.publish(stop);
         self.stopped_at = Instant::now();
+        self.stop_paced();
         self.finish();
         // The last part-interval, so that each flow's samples add up to
         // its whole work.
@@ -328,18 +372,35 @@ impl<'a> Thread<'a> {
                 interval_ns.push(ns);
             }
         };
-        let mut drive = Drive {
-            work: self.plan.work,
-            send_buf: &self.send_buf,
-            recv_buf: &mut self.recv_buf,
-            reconnect: self.plan.reconnect,
-            latency: &mut record,
-            stopping,
-            burst: self.plan.burst,
-            dest: self.dest.as_ref(),
-        };
         let before = entry.flow.units(self.plan.work);
-        let moved = entry.flow.drive(&mut drive);
+        let moved = match (self.pacer.as_mut(), self.plan.work) {
+            (Some(pacer), Work::Ask { request, response }) => {
+                let mut drive = PacedDrive {
+                    request,
+                    response,
+                    datagram: self.plan.datagram,
+                    send_buf: &mut self.send_buf,
+                    recv_buf: &mut self.recv_buf,
+                    dest: self.dest.as_ref(),
+                    bound: pacer.bound,
+                    period_ns: pacer.period_ns,
+                    stopping,
+                    report: &mut pacer.report,
+                    latency: &mut record,
+                };
+                paced::drive(&mut entry.flow, &mut entry.paced, &mut drive)
+            }
+            _ => entry.flow.drive(&mut Drive {
+                work: self.plan.work,
+                send_buf: &self.send_buf,
+                recv_buf: &mut self.recv_buf,
+                reconnect: self.plan.reconnect,
+                latency: &mut record,
+                stopping,
+                burst: self.plan.burst,
+                dest: self.dest.as_ref(),
+            }),
+        };
         let after = entry.flow.units(self.plan.work);
         // The thread's running count, so publishing never walks the flows.
         self.units += after - before;
@@ -395,6 +456,81 @@ impl<'a> Thread<'a> {
         self.close(slot);
         let entry = &mut self.slots[slot];
         entry.failure.get_or_insert(why);
+    }
+
+    /// Hands each request due by now to its flow (`--rate`), which is
+    /// then driven on this turn.
+    fn dispatch(&mut self) {
+        let Some(pacer) = self.pacer.as_mut() else {
+            return;
+        };
+        let now = schedule::now_ns();
+        for _ in 0..DISPATCH_PER_TURN {
+            let Some((slot, intended)) = pacer.take_due(now) else {
+                break;
+            };
+            let entry = &mut self.slots[slot];
+            entry.paced.hand(intended, pacer.bound, &mut pacer.report);
+            if !entry.queued && entry.socket.is_some() {
+                entry.queued = true;
+                self.busy.push(slot);
+            }
+        }
+    }
+
+    /// Waits for events until the lead before the next deadline (`--rate`);
+    /// within the lead, only looks.
+    fn wait_paced(&mut self, events: &mut [libc::epoll_event]) -> usize {
+        let epoll = self.epoll.as_ref().expect("opened in run");
+        let pacer = self.pacer.as_mut().expect("paced");
+        match pacer.wait() {
+            paced::Wait::Spin => epoll.wait(events, 0).unwrap_or(0),
+            paced::Wait::For(ns) => {
+                let most = WAIT_MS as u64 * 1_000_000;
+                let from = schedule::now_ns();
+                let ready = epoll.wait_ns(events, ns.min(most)).unwrap_or(0);
+                if ready == 0 && ns <= most {
+                    pacer.woke(from, ns);
+                }
+                ready
+            }
+        }
+    }
+
+    /// UDP requests of an open loop unanswered past the loss timeout: each
+    /// lost on its own; the schedule goes on.
+    fn sweep_paced_losses(&mut self) {
+        let Some(pacer) = self.pacer.as_mut() else {
+            return;
+        };
+        for entry in &mut self.slots {
+            let lost = paced::expire(
+                &mut entry.flow,
+                &mut entry.paced,
+                self.plan.loss_timeout,
+                &mut pacer.report,
+            );
+            if let Some(board) = self.board.filter(|_| lost > 0) {
+                board.store_timeouts(entry.id, entry.flow.tally.timeouts);
+            }
+        }
+    }
+
+    /// The schedule stops: what is unanswered is counted, and a TCP flow
+    /// between messages is closed cleanly by `finish` (else reset).
+    fn stop_paced(&mut self) {
+        let Some(pacer) = self.pacer.as_mut() else {
+            return;
+        };
+        for entry in &mut self.slots {
+            pacer.report.in_flight_at_end += entry.paced.unanswered();
+            if entry.socket.is_some() && !self.plan.datagram {
+                entry.flow.state = match entry.paced.between_messages() {
+                    true => State::Done,
+                    false => State::Sending(0),
+                };
+            }
+        }
     }
 
     /// UDP requests unanswered past the loss timeout: counted lost, and
@@ -569,6 +705,7 @@ impl<'a> Thread<'a> {
             latency: self.latency,
             samples: self.samples,
             stopped_at: self.stopped_at,
+            open_loop: self.pacer.map(|p| p.report),
         }
     }
 }

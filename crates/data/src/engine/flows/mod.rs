@@ -15,6 +15,7 @@ pub mod board;
 pub mod epoll;
 pub mod flow;
 pub mod initiate;
+pub mod paced;
 
 pub use crate::measure::flows::{FlowResult, FlowSample, FlowsReport, Tally};
 pub use board::FlowBoard;

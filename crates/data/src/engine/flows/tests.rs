@@ -40,6 +40,8 @@ fn exchange(
         datagram,
         reconnect,
         payload: vec![],
+        echo: false,
+        drop_every: None,
     };
     let plan = Plan {
         work: client,
@@ -59,6 +61,7 @@ fn exchange(
         flow_samples: true,
         payload: b"netperf".to_vec(),
         board: Some(std::sync::Arc::new(FlowBoard::new(flows, 2))),
+        open: None,
     };
     let (server_stop, client_stop) = (StopFlag::new(), StopFlag::new());
     let finished = std::sync::atomic::AtomicBool::new(false);
@@ -275,6 +278,8 @@ fn connections_beyond_the_flows_are_closed() {
         datagram: false,
         reconnect: false,
         payload: vec![],
+        echo: false,
+        drop_every: None,
     };
     let stop = StopFlag::new();
     std::thread::scope(|scope| {
