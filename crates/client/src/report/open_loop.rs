@@ -18,7 +18,7 @@ pub fn render_open_loop(r: &OpenLoopRecord, in_flight_at_end: u64, bound: u32) -
     };
     format!(
         "\nOpen loop: {:.2} requests/s offered, {:.2} responses/s achieved; netperf alone keeps the schedule; the netserver answers each request as it arrives (any netserver over TCP; over UDP ours, which echoes each request's number)\n\
-         Send slip (actual - intended), us: P50 {:.1} P99 {:.1} max {:.1}; late {}, caught up {} (sent several to a call), held back {} (at most {bound} in flight), lost {}, most in flight {}, in flight at the end {in_flight_at_end}\n\
+         Send slip (actual - intended), us: P50 {:.1} P99 {:.1} max {:.1}; late {}, caught up {} (sent several to a call), held back {} (at most {bound} in flight), lost {}, most in flight {}, in flight at the end {in_flight_at_end}, responses matching no request {}\n\
          Corrected latency (from intended send), us: {}\n\
          Raw latency (from actual send), us: {}\n",
         r.offered_rate,
@@ -31,6 +31,7 @@ pub fn render_open_loop(r: &OpenLoopRecord, in_flight_at_end: u64, bound: u32) -
         r.held_back,
         r.lost,
         r.max_in_flight,
+        r.unmatched,
         tail(&r.corrected),
         tail(&r.raw),
     )
@@ -48,6 +49,7 @@ mod tests {
             slip: [2.0, 9.0, 120.0],
             late: 3,
             caught_up: 7,
+            unmatched: 5,
             held_back: 1,
             lost: 0,
             max_in_flight: 4,
@@ -61,6 +63,7 @@ mod tests {
         ));
         assert!(text.contains("Corrected latency (from intended send), us: P50 10.0 P90 20.0"));
         assert!(text.contains("Raw latency (from actual send), us: P50 1.0"));
+        assert!(text.contains("in flight at the end 2, responses matching no request 5\n"));
         assert!(text.contains("P99.999 6.0\n"));
     }
 }

@@ -321,6 +321,8 @@ pub struct OpenLoopRecord {
     pub late: i64,
     /// Requests sent several to a system call, catching up.
     pub caught_up: i64,
+    /// Responses that matched no request in flight (not timed).
+    pub unmatched: i64,
     pub held_back: i64,
     pub lost: i64,
     pub max_in_flight: i64,
@@ -338,6 +340,7 @@ impl Default for OpenLoopRecord {
             slip: [-1.0; 3],
             late: -1,
             caught_up: -1,
+            unmatched: -1,
             held_back: -1,
             lost: -1,
             max_in_flight: -1,
@@ -369,6 +372,7 @@ impl OpenLoopRecord {
             slip: [slip.p50_us, slip.p99_us, slip.max_us],
             late: count(o.late),
             caught_up: count(o.caught_up),
+            unmatched: count(o.unmatched),
             held_back: count(o.held_back),
             lost: count(o.lost),
             max_in_flight: count(o.max_in_flight),
