@@ -293,7 +293,11 @@ fn what_cannot_run_open_is_refused_before_traffic() {
         ),
         (
             &["-t", "TCP_CRR", "--", "--rate", "100"][..],
-            "not a request/response test",
+            "connection per transaction",
+        ),
+        (
+            &["-t", "TCP_RR", "--", "--rate", "100", "-c"][..],
+            "connection per transaction",
         ),
         (
             &["-t", "TCP_RR", "-w", "1", "-b", "1", "--", "--rate", "100"][..],

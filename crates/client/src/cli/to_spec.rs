@@ -377,9 +377,13 @@ fn check_open_loop(
         return Ok(());
     }
     let refused = |why: &str| Err(SpecError::Invalid(format!("--rate: {why}")));
-    let request_response = shape.is_rr && !shape.connection && shape.direction != 0;
+    let request_response = shape.is_rr && shape.direction != 0;
     let not_open = [
         (!request_response, "is not a request/response test"),
+        (
+            request_response && shape.connection,
+            "opens a connection per transaction (TCP_CRR, or -c)",
+        ),
         (shape.test.is_unix(), "is a Unix-domain test"),
     ];
     if let Some((_, what)) = not_open.iter().find(|(given, _)| *given) {
