@@ -5,7 +5,7 @@
 //! and ends every flow the way netserver expects.
 
 use super::epoll::{self, Epoll};
-use super::flow::{Drive, Flow, Moved, State, Work};
+use super::flow::{Drive, Flow, Moved, State, Step, Work};
 use super::paced::{self, OpenPlan, Paced, PacedDrive, Pacer, DISPATCH_PER_TURN};
 use super::{FlowBoard, FlowResult, FlowSample, FlowsReport};
 use crate::engine::schedule;
@@ -24,6 +24,8 @@ use std::time::{Duration, Instant};
 const EVENTS: usize = 256;
 /// Longest an epoll wait lasts: how soon a thread sees the stop flag.
 const WAIT_MS: i32 = 10;
+/// How long an open loop's schedule waits for its flows to connect.
+const CONNECT_WAIT: Duration = Duration::from_secs(1);
 /// How long the end of the test waits for netserver to close the flows.
 const CLOSE_WAIT: Duration = Duration::from_secs(5);
 
@@ -251,12 +253,6 @@ impl<'a> Thread<'a> {
         for slot in 0..self.slots.len() {
             self.open(slot);
         }
-        // The schedule starts once the flows are opening, before any drive:
-        // an open loop's flow never sends a request of a closed one.
-        self.pacer = self.plan.open.map(|open| {
-            let flows = self.slots.len();
-            Pacer::new(open, self.plan.flows, flows, self.index, schedule::now_ns())
-        });
         for slot in 0..self.slots.len() {
             self.drive(slot, false);
         }
@@ -266,6 +262,7 @@ impl<'a> Thread<'a> {
         let mut next_sweep = Instant::now() + sweep_every;
         let asks_datagrams = self.plan.datagram && matches!(self.plan.work, Work::Ask { .. });
         while !stop.is_set() {
+            self.start_schedule();
             self.dispatch();
             let ready = match self.pacer.is_some() && self.busy.is_empty() {
                 true => self.wait_paced(&mut events),
@@ -364,6 +361,15 @@ impl<'a> Thread<'a> {
         if entry.socket.is_none() {
             return;
         }
+        if self.plan.open.is_some() && self.pacer.is_none() {
+            // Before an open loop's schedule starts, a flow only connects.
+            if entry.flow.state == State::Connecting {
+                if let Step::Stop(Moved::Failed(e)) = entry.flow.connected() {
+                    self.fail(slot, format!("{e}"));
+                }
+            }
+            return;
+        }
         let (latency, interval_ns) = (&mut self.latency, &mut entry.interval_ns);
         let keep = self.plan.flow_samples;
         let mut record = |ns: u64| {
@@ -456,6 +462,25 @@ impl<'a> Thread<'a> {
         self.close(slot);
         let entry = &mut self.slots[slot];
         entry.failure.get_or_insert(why);
+    }
+
+    /// An open loop's schedule starts once every flow of the thread is
+    /// connected (or failed): a request is never due on a connection still
+    /// being made, whose time would count as the schedule's slip.
+    fn start_schedule(&mut self) {
+        let Some(open) = self.plan.open.filter(|_| self.pacer.is_none()) else {
+            return;
+        };
+        let connecting = self
+            .slots
+            .iter()
+            .any(|s| s.socket.is_some() && s.flow.state == State::Connecting);
+        // A connection that takes longer is the schedule's to wait for.
+        if !connecting || self.started.elapsed() >= CONNECT_WAIT {
+            let flows = self.slots.len();
+            let now = schedule::now_ns();
+            self.pacer = Some(Pacer::new(open, self.plan.flows, flows, self.index, now));
+        }
     }
 
     /// Hands each request due by now to its flow (`--rate`), which is
