@@ -590,6 +590,7 @@ impl<'a> Thread<'a> {
         let reconnect = self.plan.reconnect;
         // The part-interval at the end is no interval to stall in.
         let ended = self.slots.iter().all(|s| s.socket.is_none());
+        let paced = self.pacer.is_some();
         for slot in 0..self.slots.len() {
             self.drive(slot, false);
             let thread = self.index;
@@ -599,7 +600,9 @@ impl<'a> Thread<'a> {
             let units = entry.flow.units(work);
             let moved = units - entry.sampled_units;
             entry.sampled_units = units;
-            if moved == 0 && entry.failure.is_none() && !ended {
+            // An open loop's flow with nothing owed had no work to do.
+            let idle = paced && entry.paced.owed() == 0;
+            if moved == 0 && entry.failure.is_none() && !ended && !idle {
                 entry.stalled_intervals += 1;
             }
             if keep {

@@ -63,10 +63,17 @@ impl Paced {
     /// the flow's bound full is held back: counted, kept, sent when a
     /// response makes room.
     pub fn hand(&mut self, intended: u64, bound: usize, report: &mut OpenLoopReport) {
-        if self.in_flight.len() + self.due.len() + usize::from(self.sending.is_some()) >= bound {
+        if self.owed() >= bound {
             report.held_back += 1;
         }
         self.due.push_back(intended);
+    }
+
+    /// Requests handed to the flow and not answered: due, being sent, in
+    /// flight. A flow owing none has nothing to do until the schedule
+    /// hands it the next.
+    pub fn owed(&self) -> usize {
+        self.due.len() + self.in_flight.len() + usize::from(self.sending.is_some())
     }
 
     /// Requests sent and not answered when the test stopped.
