@@ -144,6 +144,7 @@ fn encoded_messages() -> Vec<(&'static str, Message)> {
         gso_segments: 44,
         gro: true,
         skip_rx_copy: false,
+        tcp_info_ms: None,
     }
     .encode_into(&mut with_ext);
     let mut results = OmniResults {

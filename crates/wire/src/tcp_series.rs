@@ -34,7 +34,6 @@ pub struct TcpInterval {
 
 impl TcpInterval {
     /// The interval of `secs` seconds between readings `before` and `now`.
-    /// A connection's whole life is the interval from a zeroed reading.
     pub fn between(before: &libc::tcp_info, now: &libc::tcp_info, secs: f64) -> TcpInterval {
         let share = |a: u64, b: u64| {
             let us = secs * 1e6;
@@ -57,6 +56,13 @@ impl TcpInterval {
             rwnd_limited: share(before.tcpi_rwnd_limited, now.tcpi_rwnd_limited),
             sndbuf_limited: share(before.tcpi_sndbuf_limited, now.tcpi_sndbuf_limited),
         }
+    }
+
+    /// A connection's whole life of `secs` seconds, from its reading `now`.
+    pub fn whole(now: &libc::tcp_info, secs: f64) -> TcpInterval {
+        // SAFETY: tcp_info is plain data; zero is a connection's start.
+        let zero: libc::tcp_info = unsafe { std::mem::zeroed() };
+        TcpInterval::between(&zero, now, secs)
     }
 
     /// The figures as `-v 2`'s lines show them, without a newline.

@@ -111,15 +111,13 @@ impl TcpSampler {
             sampled.add(self.started, at, now);
         }
         let secs = at.duration_since(self.started).as_secs_f64();
-        // SAFETY: tcp_info is plain data; zero is a connection's start.
-        let zero: libc::tcp_info = unsafe { std::mem::zeroed() };
         TcpSeries {
             records: sampled.records,
             dropped: sampled.dropped,
             whole: Some(TcpRecord {
                 end_secs: secs,
                 interval_secs: secs,
-                tcp: TcpInterval::between(&zero, &now, secs),
+                tcp: TcpInterval::whole(&now, secs),
             }),
         }
     }
