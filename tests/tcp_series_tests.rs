@@ -195,7 +195,7 @@ fn selected_columns_follow_netperfs_four_fields_and_only_then() {
         .filter(|l| l.starts_with("NETPERF_"))
         .filter_map(|l| l.split_once('=').map(|(k, _)| k))
         .collect();
-    assert!(keys.len() >= 12 && keys.len() % 6 == 0, "{out}");
+    assert!(keys.len() >= 12 && keys.len().is_multiple_of(6), "{out}");
     for (n, chunk) in keys.chunks(6).enumerate() {
         assert_eq!(chunk[0], format!("NETPERF_INTERIM_RESULT[{n}]"));
         assert_eq!(chunk[3], format!("NETPERF_ENDING[{n}]"));
@@ -207,6 +207,9 @@ fn selected_columns_follow_netperfs_four_fields_and_only_then() {
         "{out}"
     );
 }
+
+/// What the proxy does to each series message.
+type Garble = fn(&mut Message);
 
 /// Forward a netperf's control connection to `server`, applying `garble`
 /// to each message of the TCP_INFO series on its way back. Returns the
@@ -251,7 +254,7 @@ fn garbling_proxy(server: &Server, garble: fn(&mut Message)) -> (u16, std::threa
 #[test]
 fn a_garbled_series_is_a_clear_error() {
     let server = Server::start("127.0.0.1");
-    let cases: [(fn(&mut Message), &str); 3] = [
+    let cases: [(Garble, &str); 3] = [
         // More intervals than any netserver keeps.
         (|m| m.set_data_u32(1, 5_000_000), "at most 3600"),
         // Another message in its place.
