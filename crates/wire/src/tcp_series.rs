@@ -123,6 +123,9 @@ const RECORDS_AT: usize = HEADER_WORDS + RECORD_WORDS;
 /// Records per message: what fits the 162 data words.
 pub const PER_MESSAGE: usize = 10;
 const PPM: f64 = 1e6;
+/// Latest end a record may give, in µs (31 years): below 2^50, so that its
+/// seconds as an f64 come back to the same µs.
+const MAX_END_US: u64 = 1_000_000_000_000_000;
 
 /// The messages that carry `series` (at least one, for an empty series).
 pub fn encode(series: &TcpSeries) -> Vec<Message> {
@@ -165,7 +168,7 @@ fn get_u64(m: &Message, at: usize) -> u64 {
 }
 
 fn put_record(m: &mut Message, at: usize, r: &TcpRecord) {
-    let us = |secs: f64| (secs.max(0.0) * 1e6).round() as u64;
+    let us = |secs: f64| ((secs.max(0.0) * 1e6).round() as u64).min(MAX_END_US);
     let ppm = |share: f64| (share.clamp(0.0, 1.0) * PPM).round() as u32;
     let t = &r.tcp;
     put_u64(m, at, us(r.end_secs));
@@ -195,8 +198,12 @@ fn get_record(m: &Message, at: usize) -> Result<TcpRecord, String> {
             false => Err(format!("a share of {ppm} millionths of an interval")),
         }
     };
+    let end_us = get_u64(m, at);
+    if end_us > MAX_END_US {
+        return Err(format!("an interval ending {end_us} us into the test"));
+    }
     Ok(TcpRecord {
-        end_secs: get_u64(m, at) as f64 / 1e6,
+        end_secs: end_us as f64 / 1e6,
         interval_secs: f64::from(m.data_u32(at + 2)) / 1e6,
         tcp: TcpInterval {
             rtt_us: m.data_u32(at + 3),
@@ -328,13 +335,14 @@ mod tests {
             ..Default::default()
         };
         let good = encode(&series);
-        let cases: [(usize, usize, u32); 6] = [
+        let cases: [(usize, usize, u32); 7] = [
             (0, 1, MAX_RECORDS as u32 + 1),
             (0, 1, u32::MAX),
             (0, 4, 11),
             (1, 3, 0),
             (0, 5, 7),
             (0, RECORDS_AT + 11, 1_000_001),
+            (0, RECORDS_AT, 1 << 20),
         ];
         for (message, word, value) in cases {
             let mut bad = good.clone();
