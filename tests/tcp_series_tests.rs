@@ -210,11 +210,18 @@ fn selected_columns_follow_netperfs_four_fields_and_only_then() {
 
 /// What the proxy does to each series message.
 type Garble = fn(&mut Message);
+/// The proxy's answer in netserver's place to a request, if it has one.
+type Answer = fn(&Message) -> Option<Message>;
 
-/// Forward a netperf's control connection to `server`, applying `garble`
-/// to each message of the TCP_INFO series on its way back. Returns the
-/// port to point netperf at and the forwarding thread.
-fn garbling_proxy(server: &Server, garble: fn(&mut Message)) -> (u16, std::thread::JoinHandle<()>) {
+/// Forward a netperf's control connection to `server`, answering a request
+/// itself where `answer` does, and applying `garble` to each message of the
+/// TCP_INFO series on its way back. Returns the port to point netperf at
+/// and the forwarding thread.
+fn garbling_proxy(
+    server: &Server,
+    answer: Answer,
+    garble: Garble,
+) -> (u16, std::thread::JoinHandle<()>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let upstream = (server.host.clone(), server.port);
@@ -225,10 +232,15 @@ fn garbling_proxy(server: &Server, garble: fn(&mut Message)) -> (u16, std::threa
             s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
         }
         let (mut c_read, mut u_write) = (client.try_clone().unwrap(), up.try_clone().unwrap());
+        let mut c_answer = client.try_clone().unwrap();
         let onward = std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = c_read.read(&mut buf) {
-                if n == 0 || u_write.write_all(&buf[..n]).is_err() {
+            let mut frame = [0u8; MESSAGE_LEN];
+            while c_read.read_exact(&mut frame).is_ok() {
+                let sent = match answer(&Message::from_bytes(frame)) {
+                    Some(reply) => c_answer.write_all(&reply.bytes),
+                    None => u_write.write_all(&frame),
+                };
+                if sent.is_err() {
                     break;
                 }
             }
@@ -266,7 +278,7 @@ fn a_garbled_series_is_a_clear_error() {
         (|m| m.set_data_u32(6 + 11, u32::MAX), "millionths"),
     ];
     for (garble, says) in cases {
-        let (port, proxy) = garbling_proxy(&server, garble);
+        let (port, proxy) = garbling_proxy(&server, |_| None, garble);
         let port = port.to_string();
         let out = run_with_limit(
             &NETPERF,
@@ -296,4 +308,63 @@ fn a_garbled_series_is_a_clear_error() {
         assert!(!stderr.contains("panicked"), "{stderr}");
         proxy.join().unwrap();
     }
+}
+
+/// A netperf-ng netserver from before the TCP_INFO flag refuses the
+/// request as unknown (EINVAL): netperf asks once more without it, and the
+/// test runs with our end's figures alone.
+#[test]
+fn a_netserver_before_the_flag_is_asked_again_without_it() {
+    use netperf_ng::wire::extension::Extension;
+    use netperf_ng::wire::omni::OmniResponse;
+    let server = Server::start("127.0.0.1");
+    // As such a netserver answers: the request's block carries the flag.
+    let (port, proxy) = garbling_proxy(
+        &server,
+        |m| {
+            let flagged = m.kind() == kind::DO_OMNI
+                && Extension::decode(m).is_ok_and(|e| e.is_some_and(|e| e.tcp_info_ms.is_some()));
+            flagged.then(|| {
+                OmniResponse {
+                    serv_errno: libc::EINVAL,
+                    ..Default::default()
+                }
+                .encode()
+            })
+        },
+        |_| {},
+    );
+    let port = port.to_string();
+    let out = run_with_limit(
+        &NETPERF,
+        &[
+            "-H",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-t",
+            "TCP_STREAM",
+            "-l",
+            "1",
+            "-D",
+            "0.5",
+            "--",
+            "-J",
+            "THROUGHPUT,REMOTE_TCP_RTT",
+        ],
+        Duration::from_secs(60),
+    );
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(
+        out.status.success() && stderr.is_empty(),
+        "{stdout}{stderr}"
+    );
+    let doc = json_of(&stdout);
+    let interims = doc["interim"].as_array().unwrap();
+    assert!(!interims.is_empty(), "{doc}");
+    assert!(interims
+        .iter()
+        .all(|i| i.get("tcp").is_some() && i.get("remote_tcp").is_none()));
+    assert!(doc["results"]["REMOTE_TCP_RTT"]["value"].is_null(), "{doc}");
+    proxy.join().unwrap();
 }

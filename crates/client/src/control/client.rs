@@ -342,10 +342,19 @@ fn ask_netserver(
         explicit_remote,
     );
     request.flags |= run.extra_flags;
-    let mut message = request.encode();
-    spec.extension.encode_into(&mut message);
-    chan.send(&message)?;
-    let reply = chan.recv(RESPONSE_WAIT)?;
+    let mut ext = spec.extension;
+    let reply = loop {
+        let mut message = request.encode();
+        ext.encode_into(&mut message);
+        chan.send(&message)?;
+        let reply = chan.recv(RESPONSE_WAIT)?;
+        // A netperf-ng netserver older than the TCP_INFO flag refuses it
+        // as unknown: ask once more without it, as before the flag.
+        let refused = OmniResponse::decode(&reply).serv_errno == libc::EINVAL;
+        if !(refused && ext.tcp_info_ms.take().is_some()) {
+            break reply;
+        }
+    };
     let response = OmniResponse::decode(&reply);
     if response.serv_errno != 0 {
         let errno = response.serv_errno;
@@ -367,7 +376,7 @@ fn ask_netserver(
             return Err(ClientError::NeedsOurNetserver(why));
         }
     }
-    Ok((response, ours && spec.extension.tcp_info_ms.is_some()))
+    Ok((response, ours && ext.tcp_info_ms.is_some()))
 }
 
 /// What the test asks that only our netserver serves, said for a netserver
