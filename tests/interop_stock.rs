@@ -386,14 +386,7 @@ fn tcp_info_against_a_stock_netserver_is_ours_alone() {
     assert!(human.contains("Interim TCP: rtt "), "{human}");
     assert!(!human.contains("(netserver)"), "{human}");
     let json = run(&["--", "-J", "THROUGHPUT,REMOTE_TCP_RTT"]);
-    let doc: serde_json::Value =
-        serde_json::from_str(json.split_once('\n').map_or("", |(_, b)| b)).unwrap();
-    let interims = doc["interim"].as_array().unwrap();
-    assert!(!interims.is_empty(), "{doc}");
-    assert!(interims
-        .iter()
-        .all(|i| i.get("tcp").is_some() && i.get("remote_tcp").is_none()));
-    assert!(doc["results"]["REMOTE_TCP_RTT"]["value"].is_null(), "{doc}");
+    assert_tcp_info_ours_alone(&json_of(&json));
     let csv = run(&["--", "-o", "THROUGHPUT,LOCAL_TCP_RTT,REMOTE_TCP_RTT"]);
     let interim: Vec<&str> = csv
         .lines()

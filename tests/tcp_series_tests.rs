@@ -13,10 +13,22 @@ use std::time::Duration;
 
 const SCHEMA: &str = include_str!("../docs/omni-output.schema.json");
 
-/// The JSON document after netperf's banner line.
-fn json_of(out: &str) -> serde_json::Value {
-    let body = out.split_once('\n').map_or("", |(_, rest)| rest);
-    serde_json::from_str(body).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
+/// TCP_STREAM with -D 0.5 and `-J selectors` through the proxy on `port`.
+fn through_proxy(port: u16, selectors: &str) -> std::process::Output {
+    let port = port.to_string();
+    let args = [
+        "-H",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "-t",
+        "TCP_STREAM",
+        "-l",
+        "1",
+    ];
+    let mut args = args.to_vec();
+    args.extend_from_slice(&["-D", "0.5", "--", "-J", selectors]);
+    run_with_limit(&NETPERF, &args, Duration::from_secs(60))
 }
 
 #[test]
@@ -279,26 +291,7 @@ fn a_garbled_series_is_a_clear_error() {
     ];
     for (garble, says) in cases {
         let (port, proxy) = garbling_proxy(&server, |_| None, garble);
-        let port = port.to_string();
-        let out = run_with_limit(
-            &NETPERF,
-            &[
-                "-H",
-                "127.0.0.1",
-                "-p",
-                &port,
-                "-t",
-                "TCP_STREAM",
-                "-l",
-                "1",
-                "-D",
-                "0.5",
-                "--",
-                "-J",
-                "THROUGHPUT",
-            ],
-            Duration::from_secs(60),
-        );
+        let out = through_proxy(port, "THROUGHPUT");
         let stderr = text(&out.stderr);
         assert!(!out.status.success(), "{says}: {stderr}");
         assert!(
@@ -334,37 +327,12 @@ fn a_netserver_before_the_flag_is_asked_again_without_it() {
         },
         |_| {},
     );
-    let port = port.to_string();
-    let out = run_with_limit(
-        &NETPERF,
-        &[
-            "-H",
-            "127.0.0.1",
-            "-p",
-            &port,
-            "-t",
-            "TCP_STREAM",
-            "-l",
-            "1",
-            "-D",
-            "0.5",
-            "--",
-            "-J",
-            "THROUGHPUT,REMOTE_TCP_RTT",
-        ],
-        Duration::from_secs(60),
-    );
+    let out = through_proxy(port, "THROUGHPUT,REMOTE_TCP_RTT");
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(
         out.status.success() && stderr.is_empty(),
         "{stdout}{stderr}"
     );
-    let doc = json_of(&stdout);
-    let interims = doc["interim"].as_array().unwrap();
-    assert!(!interims.is_empty(), "{doc}");
-    assert!(interims
-        .iter()
-        .all(|i| i.get("tcp").is_some() && i.get("remote_tcp").is_none()));
-    assert!(doc["results"]["REMOTE_TCP_RTT"]["value"].is_null(), "{doc}");
+    assert_tcp_info_ours_alone(&json_of(&stdout));
     proxy.join().unwrap();
 }
