@@ -122,22 +122,22 @@ fn selected_columns_follow_netperfs_four_fields_and_only_then() {
             .map(|l| l.split(',').map(String::from).collect())
             .collect()
     };
-    let csv = |selectors: &str| {
-        run_ok(
-            &server,
-            &[
-                "-t",
-                "TCP_STREAM",
-                "-l",
-                "2",
-                "-D",
-                "0.5",
-                "--",
-                "-o",
-                selectors,
-            ],
-        )
+    // TCP_STREAM with -D and `style` (-o or -k) of `selectors`.
+    let tcp_stream = |style: &str, selectors: &str| {
+        let args = [
+            "-t",
+            "TCP_STREAM",
+            "-l",
+            "2",
+            "-D",
+            "0.5",
+            "--",
+            style,
+            selectors,
+        ];
+        run_ok(&server, &args)
     };
+    let csv = |selectors: &str| tcp_stream("-o", selectors);
     let plain = csv("THROUGHPUT,THROUGHPUT_UNITS");
     let lines = interim_lines(&plain);
     assert!(
@@ -188,20 +188,7 @@ fn selected_columns_follow_netperfs_four_fields_and_only_then() {
     );
 
     // -k: one more line per interval and column, after netperf's four.
-    let out = run_ok(
-        &server,
-        &[
-            "-t",
-            "TCP_STREAM",
-            "-l",
-            "2",
-            "-D",
-            "0.5",
-            "--",
-            "-k",
-            "THROUGHPUT,LOCAL_TCP_CWND,REMOTE_TCP_RTT",
-        ],
-    );
+    let out = tcp_stream("-k", "THROUGHPUT,LOCAL_TCP_CWND,REMOTE_TCP_RTT");
     let keys: Vec<&str> = out
         .lines()
         .filter(|l| l.starts_with("NETPERF_"))
