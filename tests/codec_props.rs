@@ -7,6 +7,7 @@
 use netperf_ng::fuzzing::decode;
 use netperf_ng::wire::extension::{
     Extension, MAX_BUSY_POLL_USECS, MAX_FLOWS, MAX_FLOW_THREADS, MAX_GSO_SEGMENTS, MAX_MMSG,
+    MAX_TCP_INFO_MS,
 };
 use netperf_ng::wire::omni::{OmniRequest, OmniResponse, OmniResults, NF_INET6};
 use netperf_ng::wire::system_facts::DatagramCounts;
@@ -310,6 +311,7 @@ proptest! {
         busy in prop::option::of(0..=MAX_BUSY_POLL_USECS),
         bits in any::<[bool; 8]>(),
         gso_segments in 0..=MAX_GSO_SEGMENTS,
+        tcp_info_ms in prop::option::of(0..=MAX_TCP_INFO_MS),
         flows in prop::option::of((1..=MAX_FLOWS, 1..=MAX_FLOW_THREADS)),
         over in (MAX_MMSG + 1.., MAX_BUSY_POLL_USECS + 1.., MAX_FLOWS + 1.., MAX_GSO_SEGMENTS + 1..),
     ) {
@@ -328,6 +330,7 @@ proptest! {
             gso_segments,
             gro: bits[4],
             skip_rx_copy: bits[5],
+            tcp_info_ms,
         };
         // It lives in an omni request, beside the request's own fields.
         let mut m = OmniRequest::default().encode();

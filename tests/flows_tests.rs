@@ -130,17 +130,17 @@ fn fairness_is_what_the_per_flow_samples_say() {
     let mut lines = body.lines();
     assert_eq!(
         lines.next(),
-        Some("flow,thread,interval_end_s,units,p50_us,p99_us,max_us,rtt_us,rttvar_us,snd_cwnd,retransmits,delivery_rate_bytes_per_s,busy,rwnd_limited,sndbuf_limited")
+        Some("flow,thread,interval_end_s,units,p50_us,p99_us,max_us,rtt_us,rttvar_us,snd_cwnd,retransmits,delivery_rate_bytes_per_s,pacing_rate_bytes_per_s,busy,rwnd_limited,sndbuf_limited")
     );
     let mut per_flow = BTreeMap::<u32, f64>::new();
     let mut with_tcp = 0;
     for line in lines {
         let cells: Vec<&str> = line.split(',').collect();
-        assert_eq!(cells.len(), 15, "{line}");
+        assert_eq!(cells.len(), 16, "{line}");
         // A TCP flow's row says what TCP did while its connection was open
         // (the last part-interval's, after the close, cannot).
         if !cells[7].is_empty() {
-            let busy: f64 = cells[12].parse().unwrap();
+            let busy: f64 = cells[13].parse().unwrap();
             assert!((0.0..=1.0).contains(&busy), "{line}");
             with_tcp += 1;
         }

@@ -118,6 +118,28 @@ fn captured() -> Vec<(String, [u8; MESSAGE_LEN])> {
     out
 }
 
+/// A netserver's TCP_INFO series of three intervals and the whole test.
+fn tcp_series_message() -> Message {
+    use netperf_ng::wire::tcp_series::{encode, TcpInterval, TcpRecord, TcpSeries};
+    let record = |n: u32| TcpRecord {
+        end_secs: f64::from(n + 1),
+        interval_secs: 1.0,
+        tcp: TcpInterval {
+            rtt_us: 40 + n,
+            snd_cwnd: 10,
+            delivery_rate: 1 << 30,
+            busy: 0.5,
+            ..Default::default()
+        },
+    };
+    let series = TcpSeries {
+        records: (0..3).map(record).collect(),
+        dropped: 0,
+        whole: Some(record(3)),
+    };
+    encode(&series).remove(0)
+}
+
 fn encoded_messages() -> Vec<(&'static str, Message)> {
     let mut with_ext = OmniRequest {
         protocol: 17,
@@ -144,6 +166,7 @@ fn encoded_messages() -> Vec<(&'static str, Message)> {
         gso_segments: 44,
         gro: true,
         skip_rx_copy: false,
+        tcp_info_ms: None,
     }
     .encode_into(&mut with_ext);
     let mut results = OmniResults {
@@ -224,6 +247,7 @@ fn encoded_messages() -> Vec<(&'static str, Message)> {
             .encode(),
         ),
         ("ng-passphrase", wire::encode_passphrase("secret phrase")),
+        ("ng-tcp-series", tcp_series_message()),
         (
             "ng-offload-request-set",
             OffloadRequest {

@@ -360,3 +360,39 @@ fn an_open_loop_runs_against_a_stock_netserver() {
     assert!(value("CO_P50_LATENCY") > 0.0, "{stdout}");
     assert_eq!(value("OPEN_LOST"), 0.0, "{stdout}");
 }
+
+/// A stock netserver never acknowledges the extension: the TCP_INFO
+/// figures are ours alone, the netserver's simply absent (no line, no
+/// `remote_tcp`, empty REMOTE_TCP_* columns), and nothing is said wrong.
+#[test]
+fn tcp_info_against_a_stock_netserver_is_ours_alone() {
+    let _one_at_a_time = serial();
+    let Some(dir) = stock_dir() else { return };
+    let stock = start_stock(&dir);
+    let port = stock.port.to_string();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["-H", "127.0.0.1", "-p", port.as_str(), "-t", "TCP_STREAM"];
+        args.extend_from_slice(&["-l", "2", "-D", "0.5"]);
+        args.extend_from_slice(extra);
+        let out = run_with_limit(&NETPERF, &args, Duration::from_secs(60));
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        assert!(
+            out.status.success() && stderr.is_empty(),
+            "{extra:?}: {stdout}{stderr}"
+        );
+        stdout
+    };
+    let human = run(&["-v", "2"]);
+    assert!(human.contains("Interim TCP: rtt "), "{human}");
+    assert!(!human.contains("(netserver)"), "{human}");
+    let json = run(&["--", "-J", "THROUGHPUT,REMOTE_TCP_RTT"]);
+    assert_tcp_info_ours_alone(&json_of(&json));
+    let csv = run(&["--", "-o", "THROUGHPUT,LOCAL_TCP_RTT,REMOTE_TCP_RTT"]);
+    let interim: Vec<&str> = csv
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.starts_with("Throughput"))
+        .collect();
+    assert!(!interim.is_empty(), "{csv}");
+    assert!(interim.iter().all(|l| l.ends_with(',')), "{csv}");
+}

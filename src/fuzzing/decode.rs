@@ -10,7 +10,7 @@ use crate::server::offload_scope::OffloadScope;
 use crate::server::omni_checks::validate;
 use crate::wire::extension::Extension;
 use crate::wire::unix::{self, Role, UnixTest};
-use crate::wire::{self, legacy, offload, omni, system_facts, Message, MESSAGE_LEN};
+use crate::wire::{self, legacy, offload, omni, system_facts, tcp_series, Message, MESSAGE_LEN};
 use std::fmt::Debug;
 
 /// The message a fuzz input stands for: its first 656 bytes, zero-padded.
@@ -201,4 +201,22 @@ fn check_blocks(m: &Message) {
         },
         system_facts::decode_datagrams,
     );
+    // A series the reader takes whole from one message (ten intervals at
+    // most) is one it writes back in one message.
+    let read = |m: &Message| {
+        let mut reader = tcp_series::SeriesReader::default();
+        matches!(reader.take(m), Ok(true)).then(|| reader.finish())
+    };
+    if let Some(series) = read(m) {
+        round_trip(
+            "TCP_INFO series",
+            Some(series),
+            |s| {
+                let messages = s.as_ref().map(tcp_series::encode).unwrap_or_default();
+                assert_eq!(messages.len(), 1, "one message's series fits one");
+                messages.into_iter().next().unwrap_or_default()
+            },
+            read,
+        );
+    }
 }

@@ -331,3 +331,21 @@ pub fn ip(args: &[&str]) -> bool {
         .status()
         .is_ok_and(|s| s.success())
 }
+
+/// The `-J` document after netperf's banner line.
+pub fn json_of(stdout: &str) -> serde_json::Value {
+    let body = stdout.split_once('\n').map_or("", |(_, rest)| rest);
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
+}
+
+/// A `-J` document of a TCP test with -D and `REMOTE_TCP_RTT` selected whose
+/// netserver sent no TCP_INFO (a stock one, or one before the flag): our
+/// end's figures in every interim, the netserver's nowhere.
+pub fn assert_tcp_info_ours_alone(doc: &serde_json::Value) {
+    let interims = doc["interim"].as_array().unwrap();
+    assert!(!interims.is_empty(), "{doc}");
+    let ours_alone =
+        |i: &serde_json::Value| i.get("tcp").is_some() && i.get("remote_tcp").is_none();
+    assert!(interims.iter().all(ours_alone), "{doc}");
+    assert!(doc["results"]["REMOTE_TCP_RTT"]["value"].is_null(), "{doc}");
+}

@@ -13,6 +13,7 @@ use netperf_client::report::classic::{render_classic, ClassicOptions, HeadlineFi
 use netperf_client::report::confidence::{should_warn, ConfidenceWidths};
 use netperf_client::report::interim::InterimStyle;
 use netperf_client::report::omni::build::direction_text;
+use netperf_client::report::omni::table::Need;
 use netperf_client::report::omni::{OmniRecord, Selection, Style};
 use netperf_client::report::ClassicKind;
 use netperf_data::measure::confidence::Confidence;
@@ -96,6 +97,7 @@ pub fn run(config: &Config, spec: &TestSpec) -> i32 {
     if let Some(o) = &omni {
         o.prepare_spec(&mut spec);
     }
+    spec.extension.tcp_info_ms = remote_tcp_info(config, &spec, omni.as_ref());
     let kind = ClassicKind::from_test_name(&g.test_name).unwrap_or_else(|| kind_of(&spec));
     // --flows: a socket per flow must fit under the open-file limit.
     if spec.extension.flows > 0 {
@@ -204,6 +206,8 @@ fn interim_options(
         Some(Style::Json) => InterimStyle::Silent,
         _ => InterimStyle::Human,
     };
+    let columns = omni.map_or_else(Vec::new, |o| o.selection.tcp_columns());
+    let deferred = columns.iter().any(|s| s.need == Need::RemoteTcpInfo);
     Some(InterimOptions {
         interval: Duration::try_from_secs_f64(seconds).unwrap_or(Duration::from_secs(1)),
         style,
@@ -217,7 +221,24 @@ fn interim_options(
         },
         tcp_info_fd: None,
         tcp_lines: config.global.verbosity > 1,
+        columns,
+        deferred,
     })
+}
+
+/// What to ask our netserver of its TCP_INFO: per -D interval when the
+/// interims show it (-v 2, -J, a REMOTE_TCP_* column), over the whole test
+/// for a REMOTE_TCP_* selector without -D; nothing otherwise, so that the
+/// request stays netperf's.
+fn remote_tcp_info(config: &Config, spec: &TestSpec, omni: Option<&OmniOutput>) -> Option<u32> {
+    let g = &config.global;
+    let interval = g
+        .interim_interval
+        .and_then(|s| Duration::try_from_secs_f64(s.abs()).ok());
+    let selected = omni.is_some_and(|o| o.selection.needs(Need::RemoteTcpInfo));
+    let json = omni.is_some_and(|o| o.style == Style::Json);
+    let shown = selected || (interval.is_some() && (g.verbosity > 1 || json));
+    netperf_client::control::remote_tcp::ask(spec, interval, shown)
 }
 
 /// The classic test whose figures (and confidence rules) an omni test shares.

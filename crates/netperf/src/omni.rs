@@ -218,6 +218,7 @@ pub fn record(selection: &Selection, config: &Config, spec: &TestSpec, m: &Measu
         (&mut record.remote, &m.last.outcome.remote),
     ] {
         end.mptcp_subflows = side.mptcp.as_ref().map_or(-1, |s| i64::from(s.total));
+        end.tcp = side.tcp_info;
     }
     if let Some(o) = &m.last.open_loop {
         record.open_loop =

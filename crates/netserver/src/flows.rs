@@ -128,5 +128,6 @@ pub fn serve(socket: &Socket, test: &FlowsTest, stop: &StopFlag) -> Result<DataO
         cong: String::new(),
         // Many connections: their subflows are not one figure.
         mptcp_subflows: None,
+        tcp_series: None,
     })
 }

@@ -242,11 +242,12 @@ fn setup_and_run(
     };
     log_refused_sources(&phase, test);
     let interface_delta = counters_before.map(|before| interface_delta(&before));
-    let outcome = match served.value {
+    let mut outcome = match served.value {
         Ok(outcome) => outcome,
         Err(e) => return send_failure(chan, e).map(Err),
     };
     let counters = outcome.counters;
+    let tcp_series = outcome.tcp_series.take();
     let measured = Measured {
         outcome,
         buffers: (data.lss, data.lsr),
@@ -257,6 +258,7 @@ fn setup_and_run(
     };
     let results = omni_results::message(test.r, test.ext, &test.client, measured);
     chan.send(&results)?;
+    omni_results::send_tcp_series(chan, test.ext, tcp_series)?;
     Ok(Ok(summary(test, served.elapsed, &counters)))
 }
 
@@ -535,9 +537,18 @@ fn run_data(
         .ext
         .mptcp
         .then(|| netperf_data::net::mptcp::Watch::start(data.as_raw_fd()));
+    // The client's -D interval, on a thread of its own (TCP only).
+    let tcp_series = (test.protocol == Protocol::Tcp)
+        .then_some(test.ext.tcp_info_ms)
+        .flatten()
+        .map(|ms| {
+            let every = (ms > 0).then(|| Duration::from_millis(u64::from(ms)));
+            netperf_data::measure::tcp_series::TcpSampler::start(data.as_raw_fd(), every)
+        });
     let counters = run(data.as_raw_fd(), test, path)?;
     let mut outcome = finish(data, test.protocol, counters);
     outcome.mptcp_subflows = watch.and_then(|w| w.finish()).map(|s| s.total);
+    outcome.tcp_series = tcp_series.map(|s| s.finish());
     Ok(outcome)
 }
 
@@ -558,6 +569,7 @@ fn serve_connections(
         cong: socket::congestion_control(listener),
         // A connection per transaction: no one connection's subflows.
         mptcp_subflows: None,
+        tcp_series: None,
     })
 }
 
@@ -738,6 +750,7 @@ fn finish(data: &Socket, protocol: Protocol, counters: Counters) -> DataOutcome 
         retrans,
         cong,
         mptcp_subflows: None,
+        tcp_series: None,
     }
 }
 

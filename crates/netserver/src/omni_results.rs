@@ -1,8 +1,9 @@
 //! What netserver sends back at the end of an omni test: its counts, the
 //! socket buffers, the CPU it measured, and the facts the client asked for
 //! (this host's system, the interface toward the client, its packet
-//! counters, the datagram counts, MPTCP's subflows); or, for a test whose data phase failed,
-//! the errno alone.
+//! counters, the datagram counts, MPTCP's subflows) and, after them, its
+//! data connection's TCP_INFO series; or, for a test whose data phase
+//! failed, the errno alone.
 
 use netperf_data::engine::sequence::Sequence;
 use netperf_data::engine::{Counters, DataError};
@@ -26,6 +27,8 @@ pub struct DataOutcome {
     pub cong: String,
     /// Subflows of an MPTCP data connection (`--mptcp`).
     pub mptcp_subflows: Option<u32>,
+    /// The data connection's TCP_INFO over the test (asked by the client).
+    pub tcp_series: Option<netperf_wire::tcp_series::TcpSeries>,
 }
 
 /// Everything the results of a test that ran are made from.
@@ -63,6 +66,22 @@ pub fn message(r: &OmniRequest, ext: &Extension, client: &SocketAddr, m: Measure
         system_facts::encode_mptcp_subflows(&mut message, n);
     }
     message
+}
+
+/// After the results, the TCP_INFO series a client asked for: empty when
+/// the test had no one TCP connection, so that it always follows.
+pub fn send_tcp_series(
+    chan: &mut netperf_data::net::channel::Channel,
+    ext: &Extension,
+    series: Option<netperf_wire::tcp_series::TcpSeries>,
+) -> Result<(), netperf_data::net::channel::ChannelError> {
+    if ext.tcp_info_ms.is_none() {
+        return Ok(());
+    }
+    for m in netperf_wire::tcp_series::encode(&series.unwrap_or_default()) {
+        chan.send(&m)?;
+    }
+    Ok(())
 }
 
 /// The results of a test whose data phase failed: the errno of `e` and

@@ -163,6 +163,7 @@ mod tests {
             interval_secs: 1.0,
             ending_epoch_secs: 1000.0 + t,
             tcp: None,
+            remote_tcp: None,
         }
     }
 

@@ -1,7 +1,7 @@
 //! netperf-ng's extension block in the omni request: what our netperf asks
 //! of our netserver beyond netperf 2.7.1 (UDP batching, zero-copy sends,
 //! busy polling, many flows in one test, open-loop sequence echo, MPTCP, UDP
-//! segmentation offload, receives that skip the copy). It sits in request bytes a stock netperf leaves zero, after
+//! segmentation offload, receives that skip the copy, TCP_INFO per interval). It sits in request bytes a stock netperf leaves zero, after
 //! a magic word, so a stock netserver never sees it and a stock netperf never
 //! sends it.
 
@@ -32,6 +32,9 @@ const FLAG_GSO: u32 = 0x100;
 const FLAG_GRO: u32 = 0x200;
 /// TCP stream receives that discard the bytes in the kernel (`--skip-rx-copy`).
 const FLAG_SKIP_RX_COPY: u32 = 0x400;
+/// The netserver's TCP_INFO over the test and (interval in ms > 0) per
+/// interval, sent after its results (`tcp_series`).
+const FLAG_TCP_INFO: u32 = 0x800;
 /// Every flag this build knows.
 const FLAGS: u32 = FLAG_ZEROCOPY
     | FLAG_BUSY_POLL
@@ -43,7 +46,8 @@ const FLAGS: u32 = FLAG_ZEROCOPY
     | FLAG_MPTCP
     | FLAG_GSO
     | FLAG_GRO
-    | FLAG_SKIP_RX_COPY;
+    | FLAG_SKIP_RX_COPY
+    | FLAG_TCP_INFO;
 /// Most flows one test may ask for: far beyond a machine's ports, a bound
 /// on what a hostile request can make either end allocate.
 pub const MAX_FLOWS: u32 = 1_000_000;
@@ -55,6 +59,8 @@ pub const MAX_BUSY_POLL_USECS: u32 = 1_000_000;
 /// Most datagrams one UDP_SEGMENT send may carry (the kernel's
 /// UDP_MAX_SEGMENTS in the kernels that first had it; newer ones take more).
 pub const MAX_GSO_SEGMENTS: u32 = 64;
+/// Longest TCP_INFO interval: an hour, in ms.
+pub const MAX_TCP_INFO_MS: u32 = 3_600_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Extension {
@@ -85,6 +91,9 @@ pub struct Extension {
     pub gro: bool,
     /// A TCP stream receiver discards its bytes with MSG_TRUNC.
     pub skip_rx_copy: bool,
+    /// The netserver sends its data connection's TCP_INFO figures after its
+    /// results: over the whole test, and every so many ms when not 0 (-D).
+    pub tcp_info_ms: Option<u32>,
 }
 
 impl Extension {
@@ -131,6 +140,9 @@ impl Extension {
         if self.skip_rx_copy {
             flags |= FLAG_SKIP_RX_COPY;
         }
+        if self.tcp_info_ms.is_some() {
+            flags |= FLAG_TCP_INFO;
+        }
         m.set_data_u32(AT, MAGIC);
         m.set_data_u32(AT + 1, flags);
         m.set_data_u32(AT + 2, self.mmsg_batch);
@@ -138,6 +150,7 @@ impl Extension {
         m.set_data_u32(AT + 4, self.flows);
         m.set_data_u32(AT + 5, self.flow_threads);
         m.set_data_u32(AT + 6, self.gso_segments);
+        m.set_data_u32(AT + 7, self.tcp_info_ms.unwrap_or(0));
     }
 
     /// The block of a request, if it carries one; values out of range are an
@@ -179,6 +192,13 @@ impl Extension {
                 "gso {gso_segments} segments: a send carries 1 to {MAX_GSO_SEGMENTS}"
             ));
         }
+        let tcp_info_ms = (flags & FLAG_TCP_INFO != 0).then(|| m.data_u32(AT + 7));
+        if tcp_info_ms.is_some_and(|ms| ms > MAX_TCP_INFO_MS) {
+            return Err(format!(
+                "TCP_INFO every {} ms: at most every {MAX_TCP_INFO_MS}",
+                m.data_u32(AT + 7)
+            ));
+        }
         Ok(Some(Extension {
             mmsg_batch,
             zerocopy: flags & FLAG_ZEROCOPY != 0,
@@ -193,6 +213,7 @@ impl Extension {
             gso_segments,
             gro: flags & FLAG_GRO != 0,
             skip_rx_copy: flags & FLAG_SKIP_RX_COPY != 0,
+            tcp_info_ms,
         }))
     }
 }
@@ -229,6 +250,7 @@ mod tests {
             gso_segments: 44,
             gro: true,
             skip_rx_copy: true,
+            tcp_info_ms: Some(1000),
         };
         let req = OmniRequest {
             fill_file: "x".repeat(31),
@@ -263,6 +285,11 @@ mod tests {
             assert!(Extension::decode(&m).is_err(), "{segments}");
         }
         m.set_data_u32(AT + 6, 0);
+        m.set_data_u32(AT + 1, FLAG_TCP_INFO);
+        m.set_data_u32(AT + 7, MAX_TCP_INFO_MS + 1);
+        assert!(Extension::decode(&m).is_err());
+        m.set_data_u32(AT + 7, 0);
+        assert_eq!(Extension::decode(&m).unwrap().unwrap().tcp_info_ms, Some(0));
         // Absurd flow and thread counts from a hostile client.
         for (flows, threads) in [
             (0, 1),

@@ -2,7 +2,7 @@
 //! (`message`), the omni test (`omni`), the legacy BSD tests that stock
 //! netperf still sends for TCP_SENDFILE and TCP_CC (`legacy`), and the small
 //! messages below; the Unix-domain tests (`unix`); netperf-ng's own offload
-//! control (`offload`); the macro that defines the fixed word layouts of the
+//! control (`offload`); netserver's TCP_INFO per interval (`tcp_series`); the macro that defines the fixed word layouts of the
 //! legacy and Unix-domain messages (`layout`). Encoding and decoding only; no
 //! I/O.
 
@@ -13,6 +13,7 @@ pub mod message;
 pub mod offload;
 pub mod omni;
 pub mod system_facts;
+pub mod tcp_series;
 pub mod unix;
 
 pub use message::{kind, Message, MESSAGE_LEN};

@@ -31,6 +31,9 @@ pub mod kind {
     /// numbers, which a stock netserver answers with serv_errno 998.
     pub const DO_NG_OFFLOADS: u32 = 20_000;
     pub const NG_OFFLOADS_RESPONSE: u32 = 20_001;
+    /// netperf-ng's TCP_INFO series (`wire::tcp_series`), after the omni
+    /// results, only to a client that asked for it.
+    pub const NG_TCP_SERIES: u32 = 20_002;
 }
 
 /// One control message as it travels on the wire.

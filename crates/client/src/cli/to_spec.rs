@@ -164,6 +164,8 @@ impl Config {
                     netperf_data::engine::flows::threads_for(n, t.flow_threads)
                 }),
                 echo_sequence: t.rate.is_some() && shape.protocol == Protocol::Udp,
+                // Decided with the output (what shows the netserver's figures).
+                tcp_info_ms: None,
             },
             unix_dir,
             flow_samples: t.flow_samples.is_some(),

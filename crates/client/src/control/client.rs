@@ -227,11 +227,8 @@ pub fn run_iteration(
     let mut rec = Recorders::new(spec);
     // One TCP connection that lives through the data phase (the socket
     // comes back from it): its TCP_INFO goes into each -D interval.
-    let tcp_fd = (spec.protocol == Protocol::Tcp
-        && !spec.connection
-        && spec.extension.flows == 0
-        && !spec.test.is_unix())
-    .then(|| std::os::fd::AsRawFd::as_raw_fd(&sock));
+    let tcp_fd = super::remote_tcp::single_tcp_connection(spec)
+        .then(|| std::os::fd::AsRawFd::as_raw_fd(&sock));
     let watch = Watch::start(run, seconds, units, control_fd, tcp_fd);
     let (counters, mss_seen, data_sock) = local.move_data(sock, spec, run, &watch, &mut rec)?;
     let ended = rec.data_ended.unwrap_or_else(Instant::now);
@@ -262,8 +259,9 @@ pub fn run_iteration(
     }
     drop(data_sock);
 
-    let theirs = match (chan, &response) {
-        (Some(chan), Some(response)) => {
+    let mut series = None;
+    let mut theirs = match (chan, &response) {
+        (Some(chan), Some((response, series_due))) => {
             let wait = match by_signal {
                 true => STOPPED_RESULTS_WAIT,
                 false => {
@@ -272,10 +270,23 @@ pub fn run_iteration(
                         + Duration::from_secs(u64::from(netperf_wire::PAD_TIME))
                 }
             };
-            await_results(chan, spec, response, run.remote_cpu, wait, by_signal)?
+            let theirs = await_results(chan, spec, response, run.remote_cpu, wait, by_signal)?;
+            // Our netserver sends its TCP_INFO series after results only.
+            if *series_due && theirs.1.is_some() {
+                series = Some(super::remote_tcp::read(chan)?);
+            }
+            theirs
         }
         _ => (OmniResults::default(), None, assumed_remote(&stats)),
     };
+    let mut watched = watched;
+    if let Some(s) = &series {
+        super::remote_tcp::attach(&mut watched.interims, s);
+        theirs.2.tcp_info = s.whole.map(|w| w.tcp);
+    }
+    if let Some(opts) = &run.interim {
+        super::remote_tcp::print_after(opts, &watched.interims, series.as_ref());
+    }
     let ours = Ours {
         stats,
         mss,
@@ -287,19 +298,20 @@ pub fn run_iteration(
 }
 
 /// Where the data connection goes: the data port netserver names when
-/// asked for its half of the test (its response is returned), or without a
-/// control connection `-P`'s port or the inetd service's.
+/// asked for its half of the test (its response is returned, and whether
+/// its TCP_INFO series will follow its results), or without a control
+/// connection `-P`'s port or the inetd service's.
 fn aim(
     chan: Option<&mut Channel>,
     spec: &TestSpec,
     run: &RunOptions,
     local: &mut LocalData,
     explicit_remote: bool,
-) -> Result<Option<OmniResponse>, ClientError> {
+) -> Result<Option<(OmniResponse, bool)>, ClientError> {
     match chan {
         Some(chan) => {
             let response = ask_netserver(chan, spec, run, local, explicit_remote)?;
-            local.dest.set_port(data_port(&response)?);
+            local.dest.set_port(data_port(&response.0)?);
             await_start(run)?;
             Ok(Some(response))
         }
@@ -312,14 +324,15 @@ fn aim(
 
 /// Ask netserver for its half of the test: send the omni request (with
 /// `run`'s extra flags and the test's extensions) and take its response,
-/// which must accept the test.
+/// which must accept the test; and whether the TCP_INFO series asked for
+/// will follow its results (our netserver acknowledged the extension).
 fn ask_netserver(
     chan: &mut Channel,
     spec: &TestSpec,
     run: &RunOptions,
     local: &LocalData,
     explicit_remote: bool,
-) -> Result<OmniResponse, ClientError> {
+) -> Result<(OmniResponse, bool), ClientError> {
     let mut request = build_request(
         spec,
         run,
@@ -329,10 +342,19 @@ fn ask_netserver(
         explicit_remote,
     );
     request.flags |= run.extra_flags;
-    let mut message = request.encode();
-    spec.extension.encode_into(&mut message);
-    chan.send(&message)?;
-    let reply = chan.recv(RESPONSE_WAIT)?;
+    let mut ext = spec.extension;
+    let reply = loop {
+        let mut message = request.encode();
+        ext.encode_into(&mut message);
+        chan.send(&message)?;
+        let reply = chan.recv(RESPONSE_WAIT)?;
+        // A netperf-ng netserver older than the TCP_INFO flag refuses it
+        // as unknown: ask once more without it, as before the flag.
+        let refused = OmniResponse::decode(&reply).serv_errno == libc::EINVAL;
+        if !(refused && ext.tcp_info_ms.take().is_some()) {
+            break reply;
+        }
+    };
     let response = OmniResponse::decode(&reply);
     if response.serv_errno != 0 {
         let errno = response.serv_errno;
@@ -348,12 +370,13 @@ fn ask_netserver(
     if reply.kind() != kind::OMNI_RESPONSE {
         return Err(ClientError::Unexpected(reply.kind()));
     }
-    if !netperf_wire::extension::acknowledged(&reply) {
+    let ours = netperf_wire::extension::acknowledged(&reply);
+    if !ours {
         if let Some(why) = needs_our_netserver(spec) {
             return Err(ClientError::NeedsOurNetserver(why));
         }
     }
-    Ok(response)
+    Ok((response, ours && ext.tcp_info_ms.is_some()))
 }
 
 /// What the test asks that only our netserver serves, said for a netserver
@@ -613,5 +636,7 @@ fn remote_side(
         elapsed: f64::from(res.elapsed_time),
         cpu,
         mptcp: None,
+        // From the TCP_INFO series, when our netserver sends one.
+        tcp_info: None,
     }
 }

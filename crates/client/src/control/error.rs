@@ -20,6 +20,10 @@ pub enum ClientError {
     Remote { errno: i32, text: String },
     #[error("netperf: unexpected message type {0} from netserver")]
     Unexpected(u32),
+    /// A TCP_INFO series from the netserver that is not one: out of
+    /// bounds, out of order, or another message in its place.
+    #[error("netperf: netserver sent a bad TCP_INFO series: {0}")]
+    Series(String),
     #[error("netperf: data connection: {0}")]
     Data(#[from] DataError),
     #[error("netperf: {0}")]

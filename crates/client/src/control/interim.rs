@@ -5,8 +5,11 @@
 //! for anything, so the intervals are as exact as the wake-ups. An interval
 //! in which no work completed is not reported on its own: it becomes part of
 //! the next one, as netperf's intervals end only when work completes.
+//! Each interval costs one getsockopt(TCP_INFO) of the TCP data socket,
+//! when there is one; the previous reading is kept.
 
-use crate::report::interim::{render_interim, Interim, InterimStyle};
+use crate::report::interim::{render_interim_with, Interim, InterimStyle};
+use crate::report::omni::table::Selector;
 use crate::report::units::throughput;
 use netperf_data::engine::stop_flag::StopFlag;
 use netperf_data::measure::tcp_info::TcpInterval;
@@ -36,6 +39,14 @@ pub struct InterimOptions {
     pub tcp_info_fd: Option<std::os::fd::RawFd>,
     /// Print `Interim TCP:` under each human line (-v 2).
     pub tcp_lines: bool,
+    /// TCP_INFO selectors (-o/-k) each CSV or keyval interim shows after
+    /// netperf's fields, in selection order; none: netperf's lines as they
+    /// are.
+    pub columns: Vec<&'static Selector>,
+    /// Print the interim lines after the test rather than live: a
+    /// REMOTE_TCP_* column is known only once the netserver's series has
+    /// arrived with its results.
+    pub deferred: bool,
 }
 
 impl InterimOptions {
@@ -46,6 +57,26 @@ impl InterimOptions {
     /// Bytes (or transactions, with 'x') over `secs` in the -f unit.
     fn rate(&self, units: u64, secs: f64) -> f64 {
         throughput(units as f64, secs, self.unit)
+    }
+}
+
+/// Print one interim result as `opts` asks, flushed: its line(s), the
+/// TCP columns selected, and (-v 2) our end's `Interim TCP:` line.
+pub fn emit(interim: &Interim, opts: &InterimOptions) {
+    let index = opts.next_index.fetch_add(
+        usize::from(opts.style == InterimStyle::Keyval),
+        Ordering::Relaxed,
+    );
+    let mut text = render_interim_with(interim, opts.style, index, &opts.columns);
+    if let Some(tcp) = interim.tcp.filter(|_| opts.tcp_lines) {
+        if opts.style == InterimStyle::Human {
+            text.push_str(&tcp.line());
+        }
+    }
+    if !text.is_empty() {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
     }
 }
 
@@ -93,21 +124,10 @@ impl Tally {
             interval_secs: secs,
             ending_epoch_secs: epoch_secs(),
             tcp,
+            remote_tcp: None,
         };
-        let index = self.opts.next_index.fetch_add(
-            usize::from(self.opts.style == InterimStyle::Keyval),
-            Ordering::Relaxed,
-        );
-        let mut text = render_interim(&interim, self.opts.style, index);
-        if let Some(tcp) = interim.tcp.filter(|_| self.opts.tcp_lines) {
-            if self.opts.style == InterimStyle::Human {
-                text.push_str(&tcp.line());
-            }
-        }
-        if !text.is_empty() {
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(text.as_bytes());
-            let _ = out.flush();
+        if !self.opts.deferred {
+            emit(&interim, &self.opts);
         }
         self.reported.push(interim);
         self.previous_units = units;
@@ -209,6 +229,8 @@ mod tests {
             test_end: None,
             tcp_info_fd: None,
             tcp_lines: false,
+            columns: Vec::new(),
+            deferred: false,
         };
         (stop.clone(), InterimSampler::start(opts, stop))
     }

@@ -435,6 +435,9 @@ pub(super) fn tcp_end_figures(
     let info = socket::tcp_info(s.as_raw_fd());
     netperf_data::measure::tcp_info::dump(info.as_ref(), debug);
     local.retransmits = socket::retransmissions(info.as_ref());
+    local.tcp_info = info
+        .as_ref()
+        .map(|i| netperf_data::measure::tcp_info::TcpInterval::whole(i, local.elapsed));
     if spec.extension.mptcp {
         local.mptcp = netperf_data::net::mptcp::subflows(s.as_raw_fd());
     }

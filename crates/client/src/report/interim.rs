@@ -1,9 +1,14 @@
 //! Interim results (-D): one measured interval and netperf's three ways of
 //! printing it — the human line, the CSV line (with -o) and the indexed
 //! keyval lines (with -k) — with its precisions and its wall-clock ending in
-//! milliseconds.
+//! milliseconds; and the TCP_INFO selectors (`-o`/`-k` with -D) after
+//! netperf's four fields, only when selected.
 
 use super::cfmt::{sprintf, Arg};
+use super::omni::record::{EndRecord, OmniRecord};
+use super::omni::table::Selector;
+use super::omni::value::render;
+use netperf_data::measure::tcp_info::TcpInterval;
 
 /// One interim result, as printed and as kept for JSON.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -17,7 +22,11 @@ pub struct Interim {
     pub ending_epoch_secs: f64,
     /// What TCP did over the interval (TCP tests; our end).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tcp: Option<netperf_data::measure::tcp_info::TcpInterval>,
+    pub tcp: Option<TcpInterval>,
+    /// The netserver's figures for the same interval (our netserver only),
+    /// paired by time after the test.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote_tcp: Option<TcpInterval>,
 }
 
 /// How interim results are printed.
@@ -59,6 +68,52 @@ pub fn render_interim(i: &Interim, style: InterimStyle, index: usize) -> String 
     }
 }
 
+/// `render_interim` with the TCP_INFO `columns` selected (LOCAL_TCP_* and
+/// REMOTE_TCP_*) after netperf's fields: more CSV fields, or more keyval
+/// lines `NETPERF_<SELECTOR>[index]`; empty where the interval has no such
+/// figure. Without columns, netperf's text unchanged.
+pub fn render_interim_with(
+    i: &Interim,
+    style: InterimStyle,
+    index: usize,
+    columns: &[&'static Selector],
+) -> String {
+    let mut text = render_interim(i, style, index);
+    if columns.is_empty() {
+        return text;
+    }
+    // The selectors read a record: one standing for this interval.
+    let record = OmniRecord {
+        local: EndRecord {
+            tcp: i.tcp,
+            ..Default::default()
+        },
+        remote: EndRecord {
+            tcp: i.remote_tcp,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let shown = |s: &Selector| render(&s.value(&record), s.fmt).unwrap_or_default();
+    match style {
+        InterimStyle::Csv => {
+            text.pop();
+            for s in columns {
+                text.push(',');
+                text.push_str(&shown(s));
+            }
+            text.push('\n');
+        }
+        InterimStyle::Keyval => {
+            for s in columns {
+                text.push_str(&format!("NETPERF_{}[{index}]={}\n", s.name, shown(s)));
+            }
+        }
+        InterimStyle::Human | InterimStyle::Silent => {}
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -70,6 +125,7 @@ mod tests {
             interval_secs: 1.0054,
             ending_epoch_secs: 1_795_311_928.619_5,
             tcp: None,
+            remote_tcp: None,
         }
     }
 

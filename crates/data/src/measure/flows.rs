@@ -151,20 +151,21 @@ impl FlowsReport {
         use std::fmt::Write as _;
         let mut out = String::from(
             "flow,thread,interval_end_s,units,p50_us,p99_us,max_us,\
-             rtt_us,rttvar_us,snd_cwnd,retransmits,delivery_rate_bytes_per_s,busy,rwnd_limited,sndbuf_limited\n",
+             rtt_us,rttvar_us,snd_cwnd,retransmits,delivery_rate_bytes_per_s,pacing_rate_bytes_per_s,busy,rwnd_limited,sndbuf_limited\n",
         );
         for s in &self.samples {
             let latency = s.latency_us.map_or(",,".to_string(), |[p50, p99, max]| {
                 format!("{p50:.1},{p99:.1},{max:.1}")
             });
-            let tcp = s.tcp.map_or(",,,,,,,".to_string(), |t| {
+            let tcp = s.tcp.map_or(",,,,,,,,".to_string(), |t| {
                 format!(
-                    "{},{},{},{},{},{:.3},{:.3},{:.3}",
+                    "{},{},{},{},{},{},{:.3},{:.3},{:.3}",
                     t.rtt_us,
                     t.rttvar_us,
                     t.snd_cwnd,
                     t.retransmits,
                     t.delivery_rate,
+                    t.pacing_rate,
                     t.busy,
                     t.rwnd_limited,
                     t.sndbuf_limited

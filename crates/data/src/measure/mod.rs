@@ -4,7 +4,8 @@
 //! netperf's latency histogram (`histogram`), the HDR latency statistics beside
 //! it (`latency`) and their HdrHistogram interval-log files (`latency_log`), what an
 //! open-loop request/response test measured (`open_loop`),
-//! and the `tcpi_*` lines of `DUMP_TCP_INFO` that both ends print (`tcp_info`).
+//! the `tcpi_*` lines of `DUMP_TCP_INFO` that both ends print (`tcp_info`),
+//! and a connection's TCP_INFO sampled on a thread of its own (`tcp_series`).
 
 pub mod aggregate;
 pub mod confidence;
@@ -18,3 +19,4 @@ pub mod latency_log;
 pub mod open_loop;
 pub mod outcome;
 pub mod tcp_info;
+pub mod tcp_series;

@@ -55,6 +55,9 @@ pub struct SideStats {
     /// The data connection's MPTCP subflows (`--mptcp`); netserver's
     /// results carry only their number.
     pub mptcp: Option<crate::net::mptcp::Subflows>,
+    /// What TCP did over the test (TCP_INFO at its end); netserver's
+    /// when our netserver was asked for it.
+    pub tcp_info: Option<crate::measure::tcp_info::TcpInterval>,
     /// Elapsed seconds as this end measured them.
     pub elapsed: f64,
     /// CPU usage if it was measured on this end.

@@ -4,71 +4,8 @@
 //! `tpci_snd_cwnd` spelling included, since that is what parsers match.
 //! And what TCP did over one interim interval (`-D`), from two readings.
 
-/// What TCP did over one interim interval, from the TCP_INFO read at its
-/// start and at its end: the state at the end (round trip, congestion
-/// window, rates) and what happened in between (retransmissions, the share
-/// of the interval the connection was busy sending, and limited by the
-/// peer's receive window or by its own send buffer).
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct TcpInterval {
-    pub rtt_us: u32,
-    pub rttvar_us: u32,
-    /// Congestion window, in segments.
-    pub snd_cwnd: u32,
-    /// Segments retransmitted in the interval.
-    pub retransmits: u32,
-    /// The kernel's delivery and pacing rates, bytes per second.
-    pub delivery_rate: u64,
-    pub pacing_rate: u64,
-    /// Fractions (0 to 1) of the interval.
-    pub busy: f64,
-    pub rwnd_limited: f64,
-    pub sndbuf_limited: f64,
-}
-
-impl TcpInterval {
-    /// The interval of `secs` seconds between readings `before` and `now`.
-    pub fn between(before: &libc::tcp_info, now: &libc::tcp_info, secs: f64) -> TcpInterval {
-        let share = |a: u64, b: u64| {
-            let us = secs * 1e6;
-            if us <= 0.0 {
-                0.0
-            } else {
-                (b.saturating_sub(a) as f64 / us).clamp(0.0, 1.0)
-            }
-        };
-        TcpInterval {
-            rtt_us: now.tcpi_rtt,
-            rttvar_us: now.tcpi_rttvar,
-            snd_cwnd: now.tcpi_snd_cwnd,
-            retransmits: now
-                .tcpi_total_retrans
-                .saturating_sub(before.tcpi_total_retrans),
-            delivery_rate: now.tcpi_delivery_rate,
-            pacing_rate: now.tcpi_pacing_rate,
-            busy: share(before.tcpi_busy_time, now.tcpi_busy_time),
-            rwnd_limited: share(before.tcpi_rwnd_limited, now.tcpi_rwnd_limited),
-            sndbuf_limited: share(before.tcpi_sndbuf_limited, now.tcpi_sndbuf_limited),
-        }
-    }
-
-    /// `-v 2`'s line under each interim result.
-    pub fn line(&self) -> String {
-        let mbits = |bytes: u64| bytes as f64 * 8.0 / 1e6;
-        format!(
-            "Interim TCP: rtt {} us rttvar {} us cwnd {} retransmits {} delivery {:.2} 10^6bits/s pacing {:.2} 10^6bits/s busy {:.1}% rwnd-limited {:.1}% sndbuf-limited {:.1}%\n",
-            self.rtt_us,
-            self.rttvar_us,
-            self.snd_cwnd,
-            self.retransmits,
-            mbits(self.delivery_rate),
-            mbits(self.pacing_rate),
-            self.busy * 100.0,
-            self.rwnd_limited * 100.0,
-            self.sndbuf_limited * 100.0
-        )
-    }
-}
+/// Defined with the message that carries the netserver's series of them.
+pub use netperf_wire::tcp_series::TcpInterval;
 
 /// Whether the lines are wanted: `DUMP_TCP_INFO` set, or a debug level
 /// above one, as netperf decides.

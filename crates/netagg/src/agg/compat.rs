@@ -52,6 +52,7 @@ pub fn out_text(rec: &Recording, stream: usize, units: &str) -> String {
             interval_secs: interval,
             ending_epoch_secs: ending,
             tcp: None,
+            remote_tcp: None,
         };
         out.push_str(&render_interim(&interim, InterimStyle::Csv, 0));
     }

@@ -65,6 +65,15 @@ const SUFFIX_UNITS: &[(&str, &str)] = &[
     ("_PPS", "packets/s"),
     ("_PACKETS", "packets"),
     ("_CALLS", "calls"),
+    ("_TCP_RTT", "us"),
+    ("_TCP_RTTVAR", "us"),
+    ("_TCP_CWND", "segments"),
+    ("_TCP_RETRANSMITS", "segments"),
+    ("_TCP_DELIVERY_RATE", "bytes/s"),
+    ("_TCP_PACING_RATE", "bytes/s"),
+    ("_TCP_BUSY", "%"),
+    ("_TCP_RWND_LIMITED", "%"),
+    ("_TCP_SNDBUF_LIMITED", "%"),
 ];
 
 fn unit_of(s: &Selector, r: &OmniRecord) -> Option<String> {
@@ -105,6 +114,18 @@ fn typed(v: Value) -> Json {
     }
 }
 
+/// An interval's TCP figures, ours (`tcp`) or the netserver's (`remote_tcp`).
+fn tcp_object(t: &netperf_data::measure::tcp_info::TcpInterval) -> Json {
+    json!({
+        "rtt_us": t.rtt_us, "rttvar_us": t.rttvar_us, "snd_cwnd": t.snd_cwnd,
+        "retransmits": t.retransmits,
+        "delivery_rate_bytes_per_s": t.delivery_rate,
+        "pacing_rate_bytes_per_s": t.pacing_rate,
+        "busy": t.busy, "rwnd_limited": t.rwnd_limited,
+        "sndbuf_limited": t.sndbuf_limited,
+    })
+}
+
 /// The JSON object of one test (pretty-printed, newline-terminated).
 pub fn render_json(selection: &Selection, record: &OmniRecord, interims: &[Interim]) -> String {
     let mut results = Map::new();
@@ -125,15 +146,10 @@ pub fn render_json(selection: &Selection, record: &OmniRecord, interims: &[Inter
                 "interval_s": i.interval_secs,
                 "ending_epoch_s": i.ending_epoch_secs,
             });
-            if let Some(t) = &i.tcp {
-                one["tcp"] = json!({
-                    "rtt_us": t.rtt_us, "rttvar_us": t.rttvar_us, "snd_cwnd": t.snd_cwnd,
-                    "retransmits": t.retransmits,
-                    "delivery_rate_bytes_per_s": t.delivery_rate,
-                    "pacing_rate_bytes_per_s": t.pacing_rate,
-                    "busy": t.busy, "rwnd_limited": t.rwnd_limited,
-                    "sndbuf_limited": t.sndbuf_limited,
-                });
+            for (key, tcp) in [("tcp", &i.tcp), ("remote_tcp", &i.remote_tcp)] {
+                if let Some(t) = tcp {
+                    one[key] = tcp_object(t);
+                }
             }
             one
         })

@@ -48,6 +48,9 @@ pub struct EndRecord {
     pub datagrams: DatagramRecord,
     /// Subflows of the MPTCP data connection (-1 = not MPTCP).
     pub mptcp_subflows: i64,
+    /// What TCP did over the test, or over one interval when the record
+    /// stands for an interim result (none: not TCP, or a stock netserver).
+    pub tcp: Option<netperf_data::measure::tcp_info::TcpInterval>,
 }
 
 impl Default for EndRecord {
@@ -91,6 +94,7 @@ impl Default for EndRecord {
             interface: InterfaceRecord::default(),
             datagrams: DatagramRecord::default(),
             mptcp_subflows: -1,
+            tcp: None,
         }
     }
 }

@@ -24,6 +24,17 @@ impl Selection {
         self.blocks.iter().flatten().any(|s| s.need == need)
     }
 
+    /// The TCP_INFO selectors chosen, in order: the columns -D's CSV and
+    /// keyval interim lines add.
+    pub fn tcp_columns(&self) -> Vec<&'static Selector> {
+        self.blocks
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|s| matches!(s.need, Need::LocalTcpInfo | Need::RemoteTcpInfo))
+            .collect()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.blocks.iter().all(|b| b.is_empty())
     }

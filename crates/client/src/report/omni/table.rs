@@ -3,8 +3,9 @@
 //! lines and printf conversions, then ours. Each row names the one field of
 //! the `OmniRecord` it shows.
 
-use super::record::OmniRecord;
+use super::record::{EndRecord, OmniRecord};
 use super::value::{int, real, text, Fmt, Value};
+use netperf_data::measure::tcp_info::TcpInterval;
 
 /// What has to be measured for a selector beyond the basic counters;
 /// selecting one switches that measurement on (netperf's output groups).
@@ -21,11 +22,18 @@ pub enum Need {
     System,
     /// The data interface's packet and byte counters over the test.
     InterfaceCounters,
+    /// Our data connection's TCP_INFO (read at the end anyway); with -D,
+    /// also a column of each interim line.
+    LocalTcpInfo,
+    /// Our netserver's TCP_INFO, sent after its results when asked; with
+    /// -D, also a column of each interim line.
+    RemoteTcpInfo,
 }
 
 use Need::{
     CongestionControl as CONG, Interface as INTERFACE, InterfaceCounters as IFCOUNTERS,
-    Latency as STATS, Nothing as NONE, System as SYSTEM,
+    Latency as STATS, LocalTcpInfo as LOCALTCP, Nothing as NONE, RemoteTcpInfo as REMOTETCP,
+    System as SYSTEM,
 };
 
 /// One output selector.
@@ -257,7 +265,7 @@ pub static NETPERF_SELECTORS: [Selector; 175] = [
 
 /// Ours, beyond netperf: never in `all` or `?`, only when named.
 #[rustfmt::skip]
-pub static EXTRA_SELECTORS: [Selector; 58] = [
+pub static EXTRA_SELECTORS: [Selector; 76] = [
     sel("P99_9_LATENCY", ["99.9th", "Percentile", "Latency", "Microseconds"], Fmt::Fixed(2), STATS, |r| real(r.latency.p99_9)),
     sel("P99_99_LATENCY", ["99.99th", "Percentile", "Latency", "Microseconds"], Fmt::Fixed(2), STATS, |r| real(r.latency.p99_99)),
     sel("P99_999_LATENCY", ["99.999th", "Percentile", "Latency", "Microseconds"], Fmt::Fixed(2), STATS, |r| real(r.latency.p99_999)),
@@ -295,6 +303,24 @@ pub static EXTRA_SELECTORS: [Selector; 58] = [
     sel("FLOWS_FAILED", ["Flows", "Failed", "", ""], Fmt::Int, NONE, |r| int(r.flows.failed)),
     sel("LOCAL_MPTCP_SUBFLOWS", ["Local", "MPTCP", "Subflows", ""], Fmt::Int, NONE, |r| int(r.local.mptcp_subflows)),
     sel("REMOTE_MPTCP_SUBFLOWS", ["Remote", "MPTCP", "Subflows", ""], Fmt::Int, NONE, |r| int(r.remote.mptcp_subflows)),
+    sel("LOCAL_TCP_RTT", ["Local", "TCP", "Round Trip", "Microseconds"], Fmt::Int, LOCALTCP, |r| tcp(&r.local, |t| int(t.rtt_us))),
+    sel("LOCAL_TCP_RTTVAR", ["Local", "TCP", "RTT Variance", "Microseconds"], Fmt::Int, LOCALTCP, |r| tcp(&r.local, |t| int(t.rttvar_us))),
+    sel("LOCAL_TCP_CWND", ["Local", "TCP", "Congestion", "Window"], Fmt::Int, LOCALTCP, |r| tcp(&r.local, |t| int(t.snd_cwnd))),
+    sel("LOCAL_TCP_RETRANSMITS", ["Local", "TCP", "Segments", "Retransmitted"], Fmt::Int, LOCALTCP, |r| tcp(&r.local, |t| int(t.retransmits))),
+    sel("LOCAL_TCP_DELIVERY_RATE", ["Local", "TCP", "Delivery Rate", "Bytes/s"], Fmt::Int, LOCALTCP, |r| tcp(&r.local, |t| int(t.delivery_rate))),
+    sel("LOCAL_TCP_PACING_RATE", ["Local", "TCP", "Pacing Rate", "Bytes/s"], Fmt::Int, LOCALTCP, |r| tcp(&r.local, |t| int(t.pacing_rate))),
+    sel("LOCAL_TCP_BUSY", ["Local", "TCP", "Busy", "%"], Fmt::Fixed(2), LOCALTCP, |r| tcp(&r.local, |t| real(t.busy * 100.0))),
+    sel("LOCAL_TCP_RWND_LIMITED", ["Local", "TCP", "Rwnd Limited", "%"], Fmt::Fixed(2), LOCALTCP, |r| tcp(&r.local, |t| real(t.rwnd_limited * 100.0))),
+    sel("LOCAL_TCP_SNDBUF_LIMITED", ["Local", "TCP", "Sndbuf Limited", "%"], Fmt::Fixed(2), LOCALTCP, |r| tcp(&r.local, |t| real(t.sndbuf_limited * 100.0))),
+    sel("REMOTE_TCP_RTT", ["Remote", "TCP", "Round Trip", "Microseconds"], Fmt::Int, REMOTETCP, |r| tcp(&r.remote, |t| int(t.rtt_us))),
+    sel("REMOTE_TCP_RTTVAR", ["Remote", "TCP", "RTT Variance", "Microseconds"], Fmt::Int, REMOTETCP, |r| tcp(&r.remote, |t| int(t.rttvar_us))),
+    sel("REMOTE_TCP_CWND", ["Remote", "TCP", "Congestion", "Window"], Fmt::Int, REMOTETCP, |r| tcp(&r.remote, |t| int(t.snd_cwnd))),
+    sel("REMOTE_TCP_RETRANSMITS", ["Remote", "TCP", "Segments", "Retransmitted"], Fmt::Int, REMOTETCP, |r| tcp(&r.remote, |t| int(t.retransmits))),
+    sel("REMOTE_TCP_DELIVERY_RATE", ["Remote", "TCP", "Delivery Rate", "Bytes/s"], Fmt::Int, REMOTETCP, |r| tcp(&r.remote, |t| int(t.delivery_rate))),
+    sel("REMOTE_TCP_PACING_RATE", ["Remote", "TCP", "Pacing Rate", "Bytes/s"], Fmt::Int, REMOTETCP, |r| tcp(&r.remote, |t| int(t.pacing_rate))),
+    sel("REMOTE_TCP_BUSY", ["Remote", "TCP", "Busy", "%"], Fmt::Fixed(2), REMOTETCP, |r| tcp(&r.remote, |t| real(t.busy * 100.0))),
+    sel("REMOTE_TCP_RWND_LIMITED", ["Remote", "TCP", "Rwnd Limited", "%"], Fmt::Fixed(2), REMOTETCP, |r| tcp(&r.remote, |t| real(t.rwnd_limited * 100.0))),
+    sel("REMOTE_TCP_SNDBUF_LIMITED", ["Remote", "TCP", "Sndbuf Limited", "%"], Fmt::Fixed(2), REMOTETCP, |r| tcp(&r.remote, |t| real(t.sndbuf_limited * 100.0))),
     sel("OPEN_OFFERED_RATE", ["Offered", "Request", "Rate", "Trans/s"], Fmt::Fixed(2), NONE, |r| real(r.open_loop.offered_rate)),
     sel("OPEN_ACHIEVED_RATE", ["Achieved", "Response", "Rate", "Trans/s"], Fmt::Fixed(2), NONE, |r| real(r.open_loop.achieved_rate)),
     sel("OPEN_SLIP_P50", ["50th", "Percentile", "Send Slip", "Microseconds"], Fmt::Fixed(2), NONE, |r| real(r.open_loop.slip[0])),
@@ -317,6 +343,12 @@ pub static EXTRA_SELECTORS: [Selector; 58] = [
     sel("RAW_P99_99_LATENCY", ["Raw", "99.99th Pctl", "Latency", "Microseconds"], Fmt::Fixed(2), NONE, |r| real(r.open_loop.raw[4])),
     sel("RAW_P99_999_LATENCY", ["Raw", "99.999th Pctl", "Latency", "Microseconds"], Fmt::Fixed(2), NONE, |r| real(r.open_loop.raw[5])),
 ];
+
+/// A TCP_INFO figure of one end; missing (an empty field) where the end
+/// has none.
+fn tcp(end: &EndRecord, figure: fn(&TcpInterval) -> Value) -> Value {
+    end.tcp.as_ref().map_or(Value::Missing, figure)
+}
 
 /// A counter over the test as a rate; -1 when the counter was not read.
 fn per_second(count: i64, elapsed: f64) -> f64 {

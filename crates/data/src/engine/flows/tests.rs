@@ -249,9 +249,9 @@ fn flow_samples_are_csv_rows() {
     assert_eq!(
         outcome.samples_csv(),
         "flow,thread,interval_end_s,units,p50_us,p99_us,max_us,rtt_us,rttvar_us,snd_cwnd,\
-         retransmits,delivery_rate_bytes_per_s,busy,rwnd_limited,sndbuf_limited\n\
-         3,1,1.000,10,10.0,20.0,30.0,,,,,,,,\n\
-         4,0,1.000,0,,,,50,10,10,1,1000,0.500,0.250,0.000\n"
+         retransmits,delivery_rate_bytes_per_s,pacing_rate_bytes_per_s,busy,rwnd_limited,sndbuf_limited\n\
+         3,1,1.000,10,10.0,20.0,30.0,,,,,,,,,\n\
+         4,0,1.000,0,,,,50,10,10,1,1000,2000,0.500,0.250,0.000\n"
     );
 }
 
