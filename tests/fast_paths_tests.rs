@@ -97,6 +97,48 @@ fn skipping_the_copy_counts_every_byte() {
     }
 }
 
+#[test]
+fn a_gro_receiver_grows_its_buffer_unless_one_is_asked_for() {
+    let server = Server::start("127.0.0.1");
+    let rsr = |extra: &[&str]| {
+        let mut args = vec![
+            "-t",
+            "UDP_STREAM",
+            "-l",
+            "1",
+            "--",
+            "-m",
+            "1000",
+            "--gso",
+            "8",
+            "--gro",
+        ];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["-k", "RSR_SIZE_END"]);
+        keyvals(&run_ok(&server, &args))["RSR_SIZE_END"]
+    };
+    let default: f64 = std::fs::read_to_string("/proc/sys/net/core/rmem_default")
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(212_992.0);
+    let max: f64 = std::fs::read_to_string("/proc/sys/net/core/rmem_max")
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(default);
+    // 4 MiB, past rmem_max as root (the kernel reports twice what it was
+    // asked), else as far as rmem_max lets.
+    let grown = rsr(&[]);
+    let root = unsafe { libc::geteuid() } == 0;
+    let want = if root {
+        8.0 * 1024.0 * 1024.0
+    } else {
+        default.max(2.0 * max.min(4194304.0))
+    };
+    assert!(grown >= want, "{grown} < {want}");
+    // -S is what the user asked: kept (doubled by the kernel, as ever).
+    assert_eq!(rsr(&["-S", "65536"]), 131_072.0);
+}
+
 /// `KEY=value` lines as numbers (the non-numeric ones dropped).
 fn keyvals(out: &str) -> BTreeMap<String, f64> {
     out.lines()
@@ -183,13 +225,18 @@ fn in_namespace(runs: &[&str]) -> Option<Vec<Run>> {
 /// The datagrams the kernel counted as dropped against those `--seq`
 /// counted lost: the same, but for what neither counts — the end marks
 /// (dropped, never numbered) and what the receiver left unread in its
-/// queue when it closed at its end of the test (freed uncounted: at most a
-/// default receive buffer of 1000-byte datagrams, and a train more).
+/// queue when it closed at its end of the test (freed uncounted: at most
+/// its receive buffer — as the test reports it, else the default — of
+/// 1000-byte datagrams, and a train more).
 fn same_losses(kernel: i64, lost: i64, v: &BTreeMap<String, f64>, snmp: &BTreeMap<String, i64>) {
-    let rmem: i64 = std::fs::read_to_string("/proc/sys/net/core/rmem_default")
+    let default: i64 = std::fs::read_to_string("/proc/sys/net/core/rmem_default")
         .ok()
         .and_then(|t| t.trim().parse().ok())
         .unwrap_or(212_992);
+    let rmem = ["RSR_SIZE_END", "LSR_SIZE_END"]
+        .iter()
+        .find_map(|k| v.get(*k))
+        .map_or(default, |b| *b as i64);
     let uncounted = END_MARKS + rmem / 1000 + 8;
     assert!(
         (kernel - lost).abs() <= uncounted,
@@ -223,12 +270,14 @@ fn datagram_counts_are_wire_datagrams_as_the_kernel_counts_them() {
             "-t UDP_STREAM -- -m 1000 --gso 8 --seq -k {}",
             FORWARD.join(",")
         ),
+        // --gro grows the receive buffer unless one is asked for: a small
+        // one keeps what is left unread at the end, uncounted, small.
         &format!(
-            "-t UDP_STREAM -- -m 1000 --gso 8 --gro --seq -k {}",
+            "-t UDP_STREAM -- -m 1000 --gso 8 --gro -S 106496 --seq -k {},RSR_SIZE_END",
             FORWARD.join(",")
         ),
         &format!(
-            "-t omni -- -d recv -T udp -m ,1000 --gso 8 --gro --seq -k {}",
+            "-t omni -- -d recv -T udp -m ,1000 --gso 8 --gro -s 106496 --seq -k {},LSR_SIZE_END",
             REVERSE.join(",")
         ),
     ]) else {

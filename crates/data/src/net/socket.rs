@@ -138,6 +138,12 @@ pub fn create(family_of: &SocketAddr, opts: &SocketOptions) -> io::Result<Socket
     if opts.udp_gro {
         set_int(&s, libc::SOL_UDP, libc::UDP_GRO, 1)
             .map_err(|e| io::Error::new(e.kind(), format!("UDP_GRO (--gro, Linux 5.0+): {e}")))?;
+        // A GRO receiver takes 64 KB a call at millions of datagrams a
+        // second: one late wake-up (tens of us on a VM) brings more than
+        // the default 208 KB buffer holds, and the rest is dropped.
+        if opts.recv_buf < 0 {
+            grow_recv_buffer(&s, GRO_RECV_BUF);
+        }
     }
     if opts.priority >= 0 {
         s.set_priority(opts.priority as u32)?;
@@ -149,6 +155,22 @@ pub fn create(family_of: &SocketAddr, opts: &SocketOptions) -> io::Result<Socket
         }
     }
     Ok(s)
+}
+
+/// The receive buffer `--gro` asks for when -s/-S asked for none.
+pub const GRO_RECV_BUF: usize = 4 << 20;
+
+/// Grow `s`'s receive buffer to at least `want` bytes: past the system's
+/// rmem_max where allowed (SO_RCVBUFFORCE, CAP_NET_ADMIN), else as far as
+/// it lets. Never shrinks it; what it got is what the socket reports.
+pub fn grow_recv_buffer(s: &Socket, want: usize) {
+    if s.recv_buffer_size().unwrap_or(0) >= want {
+        return;
+    }
+    let size = want.min(i32::MAX as usize) as i32;
+    if set_int(s, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, size).is_err() {
+        let _ = s.set_recv_buffer_size(want);
+    }
 }
 
 fn set_int(s: &Socket, level: i32, name: i32, value: i32) -> io::Result<()> {

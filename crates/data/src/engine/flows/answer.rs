@@ -456,25 +456,8 @@ impl ServeThread<'_> {
 /// buffer drops requests, and each drop stalls its flow for the loss
 /// timeout. Beyond net.core.rmem_max only with CAP_NET_ADMIN.
 fn grow_receive_buffer(socket: &Socket, flows: u32) {
-    let have = socket.recv_buffer_size().unwrap_or(0);
     let want = (flows as usize).saturating_mul(2048).min(64 << 20);
-    if want <= have {
-        return;
-    }
-    let size = want as libc::c_int;
-    // SAFETY: setsockopt reads `size` for its length.
-    let forced = unsafe {
-        libc::setsockopt(
-            socket.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_RCVBUFFORCE,
-            (&size as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if forced != 0 {
-        let _ = socket.set_recv_buffer_size(want);
-    }
+    crate::net::socket::grow_recv_buffer(socket, want);
 }
 
 /// The sender's address and port of a datagram.
