@@ -603,21 +603,9 @@ fn without_a_control_connection_tests_run_against_inetd_services() {
 #[test]
 fn tcp_info_goes_into_each_interval() {
     let server = Server::start("127.0.0.1");
-    let verbose = run_ok(
-        &server,
-        &["-t", "TCP_STREAM", "-l", "2", "-D", "0.5", "-v", "2"],
-    );
-    let results = verbose
-        .lines()
-        .filter(|l| l.starts_with("Interim result:"))
-        .count();
-    let tcp = verbose
-        .lines()
-        .filter(|l| l.starts_with("Interim TCP: rtt "))
-        .count();
+    let (verbose, tcp) = tcp_interims_verbose(&server);
+    let results = lines_starting(&verbose, "Interim result:");
     assert!(results >= 2 && tcp == results, "{verbose}");
-    let plain = run_ok(&server, &["-t", "TCP_STREAM", "-l", "1", "-D", "0.5"]);
-    assert!(!plain.contains("Interim TCP"), "{plain}");
     // No TCP connection, no TCP lines.
     let udp = run_ok(
         &server,

@@ -35,14 +35,7 @@ fn through_proxy(port: u16, selectors: &str) -> std::process::Output {
 fn the_netservers_series_comes_beside_ours() {
     let server = Server::start("127.0.0.1");
     // -v 2: our line under each interim, the netserver's after the test.
-    let out = run_ok(
-        &server,
-        &["-t", "TCP_STREAM", "-l", "2", "-D", "0.5", "-v", "2"],
-    );
-    let ours = out
-        .lines()
-        .filter(|l| l.starts_with("Interim TCP: rtt "))
-        .count();
+    let (out, ours) = tcp_interims_verbose(&server);
     let theirs: Vec<&str> = out
         .lines()
         .filter(|l| l.starts_with("Interim TCP (netserver): rtt "))
@@ -58,9 +51,8 @@ fn the_netservers_series_comes_beside_ours() {
         theirs.iter().all(|l| l.contains(" seconds into the test")),
         "{out}"
     );
-    // Without -v 2 nothing is asked: no netserver lines.
-    let plain = run_ok(&server, &["-t", "TCP_STREAM", "-l", "1", "-D", "0.5"]);
-    assert!(!plain.contains("Interim TCP"), "{plain}");
+    // Without -v 2 nothing is asked: no netserver lines (checked by
+    // tcp_interims_verbose).
 
     // -J: `remote_tcp` beside `tcp`, valid to the schema; the netserver
     // sends in TCP_MAERTS, so its round trip and window are measured.

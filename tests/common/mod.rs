@@ -245,6 +245,25 @@ pub fn run_ok(server: &Server, args: &[&str]) -> String {
     stdout
 }
 
+/// TCP_STREAM for 2 s with `-D 0.5 -v 2` against `server`: its output and
+/// how many `Interim TCP:` lines (our end's) it has. Without -v 2 no TCP
+/// line is printed, checked on the way.
+pub fn tcp_interims_verbose(server: &Server) -> (String, usize) {
+    let out = run_ok(
+        server,
+        &["-t", "TCP_STREAM", "-l", "2", "-D", "0.5", "-v", "2"],
+    );
+    let ours = lines_starting(&out, "Interim TCP: rtt ");
+    let plain = run_ok(server, &["-t", "TCP_STREAM", "-l", "1", "-D", "0.5"]);
+    assert!(!plain.contains("Interim TCP"), "{plain}");
+    (out, ours)
+}
+
+/// How many lines of `text` begin with `prefix`.
+pub fn lines_starting(text: &str, prefix: &str) -> usize {
+    text.lines().filter(|l| l.starts_with(prefix)).count()
+}
+
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
