@@ -235,6 +235,37 @@ fn many_flows_share_the_rate_evenly() {
 }
 
 #[test]
+fn flows_far_behind_their_schedule_hold_it_back_and_end_on_time() {
+    // A million requests a second over four flows, one in flight each: the
+    // schedule waits for the flows, says how many it held back, and the
+    // test ends with its results.
+    let server = Server::start("127.0.0.1");
+    let out = run_ok(
+        &server,
+        &[
+            "-t",
+            "TCP_RR",
+            "-l",
+            "1",
+            "-P",
+            "0",
+            "--",
+            "--flows",
+            "4",
+            "--rate",
+            "1000000",
+            "--max-inflight",
+            "1",
+            "-k",
+            "OPEN_HELD_BACK,OPEN_ACHIEVED_RATE,OPEN_LATE",
+        ],
+    );
+    let v = keyval(&out);
+    assert!(v["OPEN_HELD_BACK"] > 0.0 && v["OPEN_LATE"] > 0.0, "{out}");
+    assert!(v["OPEN_ACHIEVED_RATE"] > 0.0, "{out}");
+}
+
+#[test]
 fn udp_flows_lose_each_request_on_its_own() {
     // The same over 8 flows: netserver's flows echo the numbers too. About
     // 6000 requests, 12 dropped.

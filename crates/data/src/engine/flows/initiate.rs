@@ -491,10 +491,20 @@ impl<'a> Thread<'a> {
         };
         let now = schedule::now_ns();
         for _ in 0..DISPATCH_PER_TURN {
-            let Some((slot, intended)) = pacer.take_due(now) else {
+            let Some((slot, intended)) = pacer.next_due(now) else {
                 break;
             };
             let entry = &mut self.slots[slot];
+            if entry.socket.is_none() {
+                // A failed flow sends nothing more: its share is lost.
+                pacer.report.lost += 1;
+                pacer.advance();
+                continue;
+            }
+            if !entry.paced.has_room() {
+                break;
+            }
+            pacer.advance();
             entry.paced.hand(intended, pacer.bound, &mut pacer.report);
             if !entry.queued && entry.socket.is_some() {
                 entry.queued = true;

@@ -58,7 +58,18 @@ pub struct Paced {
     got: usize,
 }
 
+/// Requests a flow holds due and unsent at most: beyond, the thread's
+/// schedule waits for the flow (each request keeps its intended time, and
+/// the wait is in its corrected latency) instead of queueing without bound
+/// when the offered rate is far above what the flows move.
+pub const MAX_DUE: usize = 64;
+
 impl Paced {
+    /// Whether the flow takes another due request now.
+    pub fn has_room(&self) -> bool {
+        self.due.len() < MAX_DUE
+    }
+
     /// A request due at `intended` is the flow's to send. One that finds
     /// the flow's bound full is held back: counted, kept, sent when a
     /// response makes room.
@@ -320,15 +331,19 @@ impl Pacer {
     }
 
     /// The next request due by `now_ns`, if any: the flow it goes to (the
-    /// next in turn) and its intended send time.
-    pub fn take_due(&mut self, now_ns: u64) -> Option<(usize, u64)> {
+    /// next in turn) and its intended send time. It stays next until
+    /// `advance`.
+    pub fn next_due(&self, now_ns: u64) -> Option<(usize, u64)> {
         let intended = self.schedule.due(self.next);
         if self.flows == 0 || intended > now_ns {
             return None;
         }
-        let flow = (self.next % self.flows as u64) as usize;
+        Some(((self.next % self.flows as u64) as usize, intended))
+    }
+
+    /// The next request has been handed out.
+    pub fn advance(&mut self) {
         self.next += 1;
-        Some((flow, intended))
     }
 
     /// How long the thread may wait for events before its next deadline.
@@ -347,5 +362,47 @@ impl Pacer {
     pub fn woke(&mut self, from_ns: u64, waited_ns: u64) {
         let late = schedule::now_ns().saturating_sub(from_ns + waited_ns);
         self.lead.woke_late_by(late);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flow_holds_a_bounded_number_of_due_requests_and_counts_those_held_back() {
+        let mut report = OpenLoopReport::new(1000.0, 4);
+        let mut p = Paced::default();
+        for k in 0..MAX_DUE as u64 {
+            assert!(p.has_room());
+            p.hand(k, 4, &mut report);
+        }
+        assert!(!p.has_room());
+        assert_eq!(p.owed(), MAX_DUE);
+        // All but the first four found the bound of four full.
+        assert_eq!(report.held_back, MAX_DUE as u64 - 4);
+        // Handed, not sent: nothing is in flight yet.
+        assert_eq!(p.unanswered(), 0);
+    }
+
+    #[test]
+    fn each_thread_takes_its_share_of_the_rate_in_turn_over_its_flows() {
+        let plan = OpenPlan {
+            rate: 1000.0,
+            max_inflight: 1,
+        };
+        // Thread 1 of a test of 10 flows, with 5 of them: 500 a second,
+        // its first request one test interval (1 ms) after the start.
+        let mut pacer = Pacer::new(plan, 10, 5, 1, 0);
+        assert_eq!(pacer.next_due(999_999), None);
+        let mut flows = Vec::new();
+        while let Some((flow, intended)) = pacer.next_due(1_000_000_000) {
+            flows.push((flow, intended));
+            pacer.advance();
+        }
+        assert_eq!(flows.len(), 500);
+        assert_eq!(flows[0], (0, 1_000_000));
+        assert_eq!(flows[1], (1, 3_000_000));
+        assert_eq!(flows[7].0, 2);
     }
 }
