@@ -2,10 +2,11 @@
 //! makes it, two netserver containers (read-only root, the image's default
 //! command, healthy by the image's own health check) serve on a podman
 //! network in 198.18.0.0/15 that the test creates, and netperf and netagg run
-//! from the same image against them. Skipped, saying why, where podman
-//! cannot run (not root, podman missing, `podman info` failing) or where
-//! the checkout has no static build yet (minutes from nothing; run
-//! scripts/container-build once, or set NETPERF_NG_CONTAINER_BUILD=1).
+//! from the same image against them. podman is installed when missing (as
+//! root, from Debian's packages) and the image's static build made if the
+//! checkout has none (scripts/test starts it in the background). Skipped,
+//! saying why, where podman cannot run (not root, not installable, `podman
+//! info` failing).
 
 mod common;
 use common::podman::*;

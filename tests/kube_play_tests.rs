@@ -44,8 +44,8 @@
 //! restartPolicy, hostNetwork, args, volumeMounts.
 //!
 //! Skipped, saying why, as tests/container_tests.rs is: where podman
-//! cannot run, or where the checkout has no static build yet; and where
-//! PyYAML (which the script needs) is missing and pip cannot install it.
+//! cannot run; and where PyYAML (which the script needs) is missing and pip
+//! cannot install it.
 
 mod common;
 use common::podman::*;

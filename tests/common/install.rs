@@ -22,9 +22,12 @@ impl From {
         match self {
             From::Apt => (
                 format!("apt-get install {packages}"),
+                // The lock timeout: scripts/test may be installing the
+                // full tier's packages in the background meanwhile.
                 format!(
-                    "apt-get install -y -q --no-install-recommends {packages} \
-                     || (apt-get update -q && apt-get install -y -q --no-install-recommends {packages})"
+                    "apt-get install -y -q -o DPkg::Lock::Timeout=300 --no-install-recommends {packages} \
+                     || (apt-get update -q && apt-get install -y -q -o DPkg::Lock::Timeout=300 \
+                         --no-install-recommends {packages})"
                 ),
             ),
             From::Pip => (

@@ -1,6 +1,6 @@
 //! podman for the container tests: finding one that can run here (rootful,
-//! runc, cgroupfs), the rule for when the tests run at all (a static build
-//! in the checkout), building the image with `scripts/container-build`, and
+//! runc, cgroupfs; installed from Debian's packages when missing), building
+//! the image with `scripts/container-build` (its static build included), and
 //! a test network in 198.18.0.0/15.
 
 use super::{run_with_limit, text};
@@ -9,8 +9,22 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// The first static release build of all three binaries takes minutes on
-/// two shared cores; later ones only relink what changed.
+/// two shared cores (about 5 from nothing, more beside the other tests);
+/// later ones only relink what changed.
 pub const BUILD_LIMIT: Duration = Duration::from_secs(1200);
+/// What the image tests need from Debian's packages (scripts/test installs
+/// the same list): the CNI dnsname plugin resolves a container's name on a
+/// podman network (Debian's podman uses CNI and only recommends it), and
+/// catatonit is the pause process of `podman kube play`'s pods.
+pub const IMAGE_TEST_PACKAGES: &str =
+    "podman runc file catatonit golang-github-containernetworking-plugin-dnsname";
+const DNSNAME_PLUGIN: &str = "/usr/lib/cni/dnsname";
+
+/// The cargo profile of the tests' image: dev builds the same code and the
+/// same image in less than half the CPU time of release (whose thin LTO and
+/// single codegen unit cost over 8 CPU-minutes), which the suite's budget
+/// needs; scripts/test starts this build in the background.
+pub const IMAGE_PROFILE: &str = "dev";
 pub const COMMAND_LIMIT: Duration = Duration::from_secs(60);
 pub const CLEANUP_LIMIT: Duration = Duration::from_secs(30);
 /// podman raises the containers' open-file and process limits beyond the
@@ -151,31 +165,24 @@ impl Podman {
     }
 }
 
-/// Why the image tests should not run in this checkout: the first static
-/// build costs minutes the suite cannot spend, so they run once the
-/// checkout has one (or when NETPERF_NG_CONTAINER_BUILD=1 asks to build it).
-pub fn static_build_missing() -> Option<&'static str> {
-    let built = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("target/static/installed/bin/netserver")
-        .exists();
-    (!built && std::env::var("NETPERF_NG_CONTAINER_BUILD").as_deref() != Ok("1")).then_some(
-        "no static build in this checkout yet; it takes about 4.5 min from nothing, more than \
-         the suite can spend: run scripts/container-build once (or set \
-         NETPERF_NG_CONTAINER_BUILD=1) and this test runs",
-    )
-}
-
-/// podman usable here and a static build present, or why the test skips
-/// (always in the fast tier: rootful podman and an image build).
+/// podman usable here, installed if need be, or why the test skips (always
+/// in the fast tier: rootful podman and an image build). The image's static
+/// build is made by `build_image` when the checkout has none: scripts/test
+/// starts it in the background while the other tests run, so that the
+/// container tests usually find it done.
 pub fn podman_for_image_tests() -> Result<Podman, String> {
     if super::fast_tier() {
         return Err("fast tier: needs root, podman and a container build".into());
     }
-    let podman = Podman::find().map_err(|why| format!("podman cannot run here: {why}"))?;
-    match static_build_missing() {
-        Some(why) => Err(why.to_string()),
-        None => Ok(podman),
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        let tools = ["podman", "runc", "file", "ldd", "catatonit"];
+        super::install::ensure(super::install::From::Apt, IMAGE_TEST_PACKAGES, || {
+            tools.iter().all(|tool| on_path(tool)) && Path::new(DNSNAME_PLUGIN).exists()
+        })
+        .map_err(|why| format!("podman cannot run here: {why}"))?;
     }
+    Podman::find().map_err(|why| format!("podman cannot run here: {why}"))
 }
 
 /// Build the image as `tag` with the documented command and this host's
@@ -185,7 +192,7 @@ pub fn build_image(podman: &Podman, tag: &str) {
     let started = Instant::now();
     let mut build = Command::new(&script);
     build
-        .args(["--tag", tag])
+        .args(["--tag", tag, "--profile", IMAGE_PROFILE])
         .env("CONTAINER_ENGINE_OPTS", podman.engine_opts());
     let build = run_command_with_limit(build, BUILD_LIMIT);
     assert!(
