@@ -17,7 +17,8 @@ use netperf_client::report::omni::table::Need;
 use netperf_client::report::omni::{OmniRecord, Selection, Style};
 use netperf_client::report::ClassicKind;
 use netperf_data::measure::confidence::Confidence;
-use netperf_data::measure::outcome::Outcome;
+use netperf_data::measure::latency::LatencyRecorder;
+use netperf_data::measure::outcome::{LatencyHistogram, Outcome};
 use netperf_data::net::channel::Channel;
 use netperf_data::net::resolve::af_text;
 use netperf_data::spec::{TestName, TestSpec};
@@ -288,6 +289,11 @@ fn run_iterations(
         let _ = std::io::stdout().flush();
     }
     let mut opts = classic_options(g);
+    if omni.is_some() {
+        // Each iteration's figures in the omni output's unit: a
+        // request/response test's THROUGHPUT is its transaction rate.
+        opts.unit = super::omni::resolved_unit(config, spec);
+    }
     let run = run_options(config, spec, omni);
     let explicit_remote = config.test.data_host.is_some();
     let mut rounds = Rounds::new(config, spec);
@@ -365,6 +371,12 @@ struct Rounds {
     iteration: u32,
     figures: Vec<HeadlineFigures>,
     last: Option<Iteration>,
+    /// Every iteration's latency samples (netperf's rows, and the HDR
+    /// recorder the percentiles come from): netperf keeps one histogram for
+    /// the whole run (HIST_purge between iterations forgets only the
+    /// requests in flight), so -j's figures and -v 2's histogram cover all
+    /// iterations.
+    samples: Option<(LatencyHistogram, LatencyRecorder)>,
 }
 
 impl Rounds {
@@ -386,6 +398,7 @@ impl Rounds {
             iteration: 1,
             figures: Vec::new(),
             last: None,
+            samples: None,
         }
     }
 
@@ -411,6 +424,15 @@ impl Rounds {
             cpu(self.remote_cpu, f.remote_cpu_util),
         );
         self.figures.push(f);
+        if let (Some(rows), Some(recorder)) = (&it.outcome.histogram, &it.latency) {
+            match &mut self.samples {
+                Some((all_rows, all)) => {
+                    all_rows.add(rows);
+                    all.merge(recorder);
+                }
+                None => self.samples = Some((rows.clone(), recorder.clone())),
+            }
+        }
         self.last = Some(it);
         self.iteration += 1;
     }
@@ -473,7 +495,12 @@ fn finish(
     rounds: Rounds,
     widths: Option<(f64, f64, f64)>,
 ) -> Finished {
-    let Rounds { figures, last, .. } = rounds;
+    let Rounds {
+        figures,
+        last,
+        samples,
+        ..
+    } = rounds;
     let Some(mut last) = last else {
         return Finished {
             text: render_classic(test.kind, &Outcome::default(), opts),
@@ -483,6 +510,10 @@ fn finish(
             report: None,
         };
     };
+    if let (Some((mut rows, all)), true) = (samples, figures.len() > 1) {
+        rows.summary = all.summary();
+        last.outcome.histogram = Some(rows);
+    }
     let latency = take_latency(&mut last);
     let flow_samples = last.flows.as_ref().map(|f| f.samples_csv());
     let measured = Measured {
