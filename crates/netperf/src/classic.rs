@@ -52,9 +52,13 @@ fn banner(config: &Config, spec: &TestSpec, kind: ClassicKind) -> Result<Banner,
             kind.title().to_string()
         },
         local: endpoint(
-            spec.data_local
-                .clone()
-                .unwrap_or_else(|| local.ip().to_string()),
+            spec.data_local.clone().unwrap_or_else(|| {
+                // netperf's names for "any": "0.0.0.0", and "::0" (not "::").
+                match local {
+                    SocketAddr::V4(_) => "0.0.0.0".to_string(),
+                    SocketAddr::V6(_) => "::0".to_string(),
+                }
+            }),
             &local,
         ),
         remote: endpoint(spec.data_host.clone(), &remote_shown),
@@ -284,6 +288,7 @@ fn run_iterations(
 ) -> Result<Finished, ClientError> {
     let g = &config.global;
     let mut chan = open_control(g)?;
+    let spec = &in_control_family(spec, chan.as_ref());
     if g.print_headers {
         super::out(&render_banner(&banner(config, spec, kind)?));
         let _ = std::io::stdout().flush();
@@ -312,6 +317,25 @@ fn run_iterations(
         omni,
     };
     Ok(finish(&test, &opts, rounds, widths))
+}
+
+/// The test with its data endpoints resolved in the control connection's
+/// family when the test names none (-4/-6, or -H/-L name,fam): netperf's
+/// complete_addrinfos takes the control connection's family then, so
+/// `-H 127.0.0.1 -- -H ::1` is refused there as here rather than run over
+/// IPv6.
+fn in_control_family(spec: &TestSpec, chan: Option<&Channel>) -> TestSpec {
+    use netperf_data::net::resolve::Family;
+    let mut spec = spec.clone();
+    if spec.data_family == Family::Unspec {
+        if let Some(peer) = chan.and_then(Channel::peer) {
+            spec.data_family = match peer {
+                SocketAddr::V4(_) => Family::Inet,
+                SocketAddr::V6(_) => Family::Inet6,
+            };
+        }
+    }
+    spec
 }
 
 /// The control connection, with netperf's -d; none with -N, where only the

@@ -154,14 +154,22 @@ pub struct Endpoints {
 /// Resolve where the data connection goes, and from where.
 pub fn data_endpoints(spec: &TestSpec) -> Result<(SocketAddr, Option<SocketAddr>), ClientError> {
     let datagram = spec.protocol == Protocol::Udp;
-    let remote = resolve::resolve(&spec.data_host, None, spec.data_family, datagram)?[0];
+    let data_error = |port: u16| {
+        move |e: resolve::ResolveError| ClientError::DataResolve {
+            error: Box::new(e),
+            port,
+        }
+    };
+    let remote = resolve::resolve(&spec.data_host, None, spec.data_family, datagram)
+        .map_err(data_error(spec.remote_data_port))?[0];
     let local = match &spec.data_local {
         Some(h) => {
             let fam = match remote {
                 SocketAddr::V4(_) => Family::Inet,
                 SocketAddr::V6(_) => Family::Inet6,
             };
-            let mut l = resolve::resolve(h, None, fam, datagram)?[0];
+            let mut l = resolve::resolve(h, None, fam, datagram)
+                .map_err(data_error(spec.local_data_port))?[0];
             l.set_port(spec.local_data_port);
             Some(l)
         }
