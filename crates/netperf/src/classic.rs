@@ -225,14 +225,16 @@ fn interim_options(
             _ => None,
         },
         tcp_info_fd: None,
-        tcp_lines: config.global.verbosity > 1,
+        // Ours alone: never at a stock -v level (bloat.sh reads field 10 of
+        // every line with "Interim" in it).
+        tcp_lines: config.test.tcp_info,
         columns,
         deferred,
     })
 }
 
 /// What to ask our netserver of its TCP_INFO: per -D interval when the
-/// interims show it (-v 2, -J, a REMOTE_TCP_* column), over the whole test
+/// interims show it (--tcp-info, -J, a REMOTE_TCP_* column), over the whole test
 /// for a REMOTE_TCP_* selector without -D; nothing otherwise, so that the
 /// request stays netperf's.
 fn remote_tcp_info(config: &Config, spec: &TestSpec, omni: Option<&OmniOutput>) -> Option<u32> {
@@ -242,7 +244,7 @@ fn remote_tcp_info(config: &Config, spec: &TestSpec, omni: Option<&OmniOutput>) 
         .and_then(|s| Duration::try_from_secs_f64(s.abs()).ok());
     let selected = omni.is_some_and(|o| o.selection.needs(Need::RemoteTcpInfo));
     let json = omni.is_some_and(|o| o.style == Style::Json);
-    let shown = selected || (interval.is_some() && (g.verbosity > 1 || json));
+    let shown = selected || (interval.is_some() && (config.test.tcp_info || json));
     netperf_client::control::remote_tcp::ask(spec, interval, shown)
 }
 
