@@ -382,7 +382,7 @@ fn tcp_info_against_a_stock_netserver_is_ours_alone() {
         );
         stdout
     };
-    let human = run(&["-v", "2"]);
+    let human = run(&["--", "--tcp-info"]);
     assert!(human.contains("Interim TCP: rtt "), "{human}");
     assert!(!human.contains("(netserver)"), "{human}");
     let json = run(&["--", "-J", "THROUGHPUT,REMOTE_TCP_RTT"]);
