@@ -35,7 +35,11 @@ fn endpoint(name: String, addr: &SocketAddr) -> BannerEndpoint {
     }
 }
 
-fn banner(config: &Config, spec: &TestSpec, kind: ClassicKind) -> Result<Banner, ClientError> {
+pub(super) fn banner(
+    config: &Config,
+    spec: &TestSpec,
+    kind: ClassicKind,
+) -> Result<Banner, ClientError> {
     let (remote, local) = client::data_endpoints(spec)?;
     let local = local.unwrap_or_else(|| {
         let mut l = netperf_data::net::resolve::unspecified_like(&remote);
@@ -326,7 +330,7 @@ fn run_iterations(
 /// complete_addrinfos takes the control connection's family then, so
 /// `-H 127.0.0.1 -- -H ::1` is refused there as here rather than run over
 /// IPv6.
-fn in_control_family(spec: &TestSpec, chan: Option<&Channel>) -> TestSpec {
+pub(super) fn in_control_family(spec: &TestSpec, chan: Option<&Channel>) -> TestSpec {
     use netperf_data::net::resolve::Family;
     let mut spec = spec.clone();
     if spec.data_family == Family::Unspec {
@@ -342,7 +346,7 @@ fn in_control_family(spec: &TestSpec, chan: Option<&Channel>) -> TestSpec {
 
 /// The control connection, with netperf's -d; none with -N, where only the
 /// data connection goes to an inetd service.
-fn open_control(g: &GlobalOptions) -> Result<Option<Channel>, ClientError> {
+pub(super) fn open_control(g: &GlobalOptions) -> Result<Option<Channel>, ClientError> {
     if g.no_control {
         return Ok(None);
     }

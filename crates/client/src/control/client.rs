@@ -10,7 +10,7 @@ use super::local_end::{
 use super::request::build_request;
 pub use super::request::RunOptions;
 use crate::cli::config::GlobalOptions;
-use netperf_data::engine::Histogram;
+use netperf_data::engine::{DataError, Histogram};
 use netperf_data::measure::outcome::{CpuUsage, Outcome, SideStats};
 use netperf_data::net::channel::{Channel, ChannelError, RESPONSE_WAIT};
 use netperf_data::net::resolve::Family;
@@ -303,6 +303,23 @@ pub fn run_iteration(
         endpoints: local.endpoints(),
     };
     Ok(assemble(spec, ours, rec, theirs))
+}
+
+/// netperf's TCP_MSS test: netserver is asked for its half of a
+/// TCP_STREAM, the data connection is opened and closed at once (netserver
+/// sees it end with no data), and its maximum segment size is all there is
+/// to report (-1 when the kernel does not say). No results are read.
+pub fn segment_size(
+    chan: Option<&mut Channel>,
+    spec: &TestSpec,
+    run: &RunOptions,
+    explicit_remote: bool,
+) -> Result<i32, ClientError> {
+    let (sock, mut local) = LocalData::open(spec, run)?;
+    aim(chan, spec, run, &mut local, explicit_remote)?;
+    socket::connect_timeout(&sock, &local.dest, CONNECT_WAIT)
+        .map_err(|e| ClientError::Data(DataError::Connect(e)))?;
+    Ok(socket::mss(&sock))
 }
 
 /// Where the data connection goes: the data port netserver names when
