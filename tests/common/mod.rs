@@ -252,7 +252,16 @@ pub fn run_ok(server: &Server, args: &[&str]) -> String {
 pub fn tcp_interims_verbose(server: &Server) -> (String, usize) {
     let out = run_ok(
         server,
-        &["-t", "TCP_STREAM", "-l", "2", "-D", "0.5", "--", "--tcp-info"],
+        &[
+            "-t",
+            "TCP_STREAM",
+            "-l",
+            "2",
+            "-D",
+            "0.5",
+            "--",
+            "--tcp-info",
+        ],
     );
     let ours = lines_starting(&out, "Interim TCP: rtt ");
     let plain = run_ok(
