@@ -314,3 +314,27 @@ fn bloat_sh_reads_only_stock_shaped_interim_lines() {
     );
     assert!(lines_starting(&asked, "Interim TCP: rtt ") >= 1, "{asked}");
 }
+
+/// Classic TCP_CC, which netperf never moved to omni, rates its interim
+/// transactions in -f's unit, 10^6bits/s by default: the same unit here
+/// (it was Trans/s), the line's shape stock's.
+#[test]
+fn tcp_cc_interim_lines_keep_stocks_unit() {
+    let command = "netperf -H 127.0.0.1 -l 2 -t TCP_CC -D 0.5";
+    let (recorded, _) = stock(command);
+    let server = Server::start("127.0.0.1");
+    let (out, err, code) = ours(&server, command);
+    assert_eq!(code, 0, "{out}{err}");
+    let units = |t: &str| -> Vec<String> {
+        shape(t)
+            .into_iter()
+            .filter(|l| l.starts_with("Interim result:"))
+            .collect()
+    };
+    let (theirs, mine) = (units(recorded), units(&out));
+    assert!(!theirs.is_empty() && !mine.is_empty(), "{out}");
+    assert!(
+        mine.iter().all(|l| l == &theirs[0]),
+        "{mine:?} vs {theirs:?}"
+    );
+}

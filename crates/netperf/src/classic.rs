@@ -220,7 +220,7 @@ fn interim_options(
     Some(InterimOptions {
         interval: Duration::try_from_secs_f64(seconds).unwrap_or(Duration::from_secs(1)),
         style,
-        unit: super::omni::resolved_unit(config, spec),
+        unit: interim_unit(config, spec, omni),
         next_index: Default::default(),
         test_end: match spec.limit {
             netperf_data::spec::Limit::Seconds(s) if s > 0 => {
@@ -235,6 +235,17 @@ fn interim_options(
         columns,
         deferred,
     })
+}
+
+/// The unit of the interim lines: the output's, but for classic TCP_CC,
+/// which netperf never moved to omni: its interim lines rate transactions
+/// in -f's unit (10^6bits/s unless -f says otherwise, as if each were a
+/// byte), and a script reading them reads that.
+fn interim_unit(config: &Config, spec: &TestSpec, omni: Option<&OmniOutput>) -> char {
+    match (spec.test, omni) {
+        (TestName::TcpCc, None) => config.global.format_units,
+        _ => super::omni::resolved_unit(config, spec),
+    }
 }
 
 /// What to ask our netserver of its TCP_INFO: per -D interval when the
