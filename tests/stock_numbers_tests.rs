@@ -11,7 +11,7 @@
 
 mod common;
 use common::*;
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 const FIXTURE: &str = include_str!("fixtures/netperf-2.7.1-numbers.txt");
 
@@ -54,16 +54,22 @@ fn ours(server: &Server, command: &str) -> (String, String, i32) {
     )
 }
 
-/// The `NAME=value` lines of -k output.
-fn keyval(output: &str) -> HashMap<String, String> {
-    output
-        .lines()
-        .filter_map(|l| l.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
+/// `command`'s recording, our output of it against a netserver of ours
+/// (which must succeed), and that netserver.
+fn recorded_and_ours(command: &str) -> (&'static str, String, Server) {
+    let (recorded, _) = stock(command);
+    let server = Server::start("127.0.0.1");
+    let (out, err, code) = ours(&server, command);
+    assert_eq!(code, 0, "{command}: {out}{err}");
+    (recorded, out, server)
 }
 
-fn number(kv: &HashMap<String, String>, key: &str) -> f64 {
+/// The lines of `lines` that `keep` keeps.
+fn kept(lines: impl IntoIterator<Item = String>, keep: impl Fn(&str) -> bool) -> Vec<String> {
+    lines.into_iter().filter(|l| keep(l)).collect()
+}
+
+fn number(kv: &BTreeMap<String, String>, key: &str) -> f64 {
     kv.get(key)
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or_else(|| panic!("{key} is not a number in {kv:?}"))
@@ -131,12 +137,8 @@ fn check_confidence_run(output: &str, who: &str) {
 
 #[test]
 fn a_confidence_run_reports_transactions_over_every_iteration() {
-    let (recorded, code) = stock(PKB_CONFIDENCE);
-    assert_eq!(code, 0);
+    let (recorded, out, server) = recorded_and_ours(PKB_CONFIDENCE);
     check_confidence_run(recorded, "stock");
-    let server = Server::start("127.0.0.1");
-    let (out, err, code) = ours(&server, PKB_CONFIDENCE);
-    assert_eq!(code, 0, "{out}{err}");
     check_confidence_run(&out, "ours");
     // The same lines in the same order: keys, the banner (with -L's
     // address), the histogram's rows.
@@ -266,18 +268,9 @@ fn ipv6_data_under_ipv4_control_is_refused_as_stock_refuses_it() {
 #[test]
 fn bloat_sh_reads_only_stock_shaped_interim_lines() {
     let command = "netperf -H 127.0.0.1 -l 2 -t TCP_RR -D -0.5 -v 2 -- -r 1";
-    let (recorded, _) = stock(command);
-    let server = Server::start("127.0.0.1");
-    let (out, err, code) = ours(&server, command);
-    assert_eq!(code, 0, "{out}{err}");
-    let interim = |t: &str| -> Vec<String> {
-        t.lines()
-            .filter(|l| l.contains("Interim"))
-            .map(String::from)
-            .collect()
-    };
+    let (recorded, out, server) = recorded_and_ours(command);
     for (text, who) in [(recorded, "stock"), (out.as_str(), "ours")] {
-        let lines = interim(text);
+        let lines = kept(text.lines().map(String::from), |l| l.contains("Interim"));
         assert!(!lines.is_empty(), "{who}: {text}");
         for line in &lines {
             let fields: Vec<&str> = line.split_whitespace().collect();
@@ -288,12 +281,7 @@ fn bloat_sh_reads_only_stock_shaped_interim_lines() {
         }
     }
     // The rest of the output is stock's, but for how many interims fit.
-    let rest = |t: &str| -> Vec<String> {
-        shape(t)
-            .into_iter()
-            .filter(|l| !l.contains("Interim"))
-            .collect()
-    };
+    let rest = |t: &str| kept(shape(t), |l| !l.contains("Interim"));
     assert_eq!(rest(&out), rest(recorded), "{out}");
     let asked = run_ok(
         &server,
@@ -320,17 +308,8 @@ fn bloat_sh_reads_only_stock_shaped_interim_lines() {
 /// (it was Trans/s), the line's shape stock's.
 #[test]
 fn tcp_cc_interim_lines_keep_stocks_unit() {
-    let command = "netperf -H 127.0.0.1 -l 2 -t TCP_CC -D 0.5";
-    let (recorded, _) = stock(command);
-    let server = Server::start("127.0.0.1");
-    let (out, err, code) = ours(&server, command);
-    assert_eq!(code, 0, "{out}{err}");
-    let units = |t: &str| -> Vec<String> {
-        shape(t)
-            .into_iter()
-            .filter(|l| l.starts_with("Interim result:"))
-            .collect()
-    };
+    let (recorded, out, _server) = recorded_and_ours("netperf -H 127.0.0.1 -l 2 -t TCP_CC -D 0.5");
+    let units = |t: &str| kept(shape(t), |l| l.starts_with("Interim result:"));
     let (theirs, mine) = (units(recorded), units(&out));
     assert!(!theirs.is_empty() && !mine.is_empty(), "{out}");
     assert!(

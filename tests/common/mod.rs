@@ -250,19 +250,10 @@ pub fn run_ok(server: &Server, args: &[&str]) -> String {
 /// `--tcp-info` no TCP line is printed, not even at -v 2 (netperf's
 /// bloat.sh reads every line with "Interim" in it), checked on the way.
 pub fn tcp_interims_verbose(server: &Server) -> (String, usize) {
-    let out = run_ok(
-        server,
-        &[
-            "-t",
-            "TCP_STREAM",
-            "-l",
-            "2",
-            "-D",
-            "0.5",
-            "--",
-            "--tcp-info",
-        ],
-    );
+    let asked: Vec<&str> = "-t TCP_STREAM -l 2 -D 0.5 -- --tcp-info"
+        .split(' ')
+        .collect();
+    let out = run_ok(server, &asked);
     let ours = lines_starting(&out, "Interim TCP: rtt ");
     let plain = run_ok(
         server,
@@ -270,6 +261,16 @@ pub fn tcp_interims_verbose(server: &Server) -> (String, usize) {
     );
     assert!(!plain.contains("Interim TCP"), "{plain}");
     (out, ours)
+}
+
+/// The `NAME=value` lines of -k output, by name (the last of a repeated
+/// name).
+pub fn keyval(output: &str) -> std::collections::BTreeMap<String, String> {
+    output
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
 /// How many lines of `text` begin with `prefix`.

@@ -16,9 +16,9 @@ use netperf_client::report::omni::build::direction_text;
 use netperf_client::report::omni::table::Need;
 use netperf_client::report::omni::{OmniRecord, Selection, Style};
 use netperf_client::report::ClassicKind;
+use netperf_data::engine::Histogram;
 use netperf_data::measure::confidence::Confidence;
-use netperf_data::measure::latency::LatencyRecorder;
-use netperf_data::measure::outcome::{LatencyHistogram, Outcome};
+use netperf_data::measure::outcome::Outcome;
 use netperf_data::net::channel::Channel;
 use netperf_data::net::resolve::af_text;
 use netperf_data::spec::{TestName, TestSpec};
@@ -412,12 +412,11 @@ struct Rounds {
     iteration: u32,
     figures: Vec<HeadlineFigures>,
     last: Option<Iteration>,
-    /// Every iteration's latency samples (netperf's rows, and the HDR
-    /// recorder the percentiles come from): netperf keeps one histogram for
+    /// Every iteration's latency samples: netperf keeps one histogram for
     /// the whole run (HIST_purge between iterations forgets only the
     /// requests in flight), so -j's figures and -v 2's histogram cover all
     /// iterations.
-    samples: Option<(LatencyHistogram, LatencyRecorder)>,
+    samples: Option<Histogram>,
 }
 
 impl Rounds {
@@ -465,13 +464,10 @@ impl Rounds {
             cpu(self.remote_cpu, f.remote_cpu_util),
         );
         self.figures.push(f);
-        if let (Some(rows), Some(recorder)) = (&it.outcome.histogram, &it.latency) {
+        if let Some(h) = &it.histogram {
             match &mut self.samples {
-                Some((all_rows, all)) => {
-                    all_rows.add(rows);
-                    all.merge(recorder);
-                }
-                None => self.samples = Some((rows.clone(), recorder.clone())),
+                Some(all) => all.merge(h),
+                None => self.samples = Some(h.clone()),
             }
         }
         self.last = Some(it);
@@ -551,9 +547,8 @@ fn finish(
             report: None,
         };
     };
-    if let (Some((mut rows, all)), true) = (samples, figures.len() > 1) {
-        rows.summary = all.summary();
-        last.outcome.histogram = Some(rows);
+    if let (Some(all), true) = (samples, figures.len() > 1) {
+        last.outcome.histogram = Some(all.to_outcome());
     }
     let latency = take_latency(&mut last);
     let flow_samples = last.flows.as_ref().map(|f| f.samples_csv());
@@ -592,10 +587,10 @@ fn finish(
 
 /// The last iteration's latency recording, for `--latency-histogram`.
 fn take_latency(last: &mut Iteration) -> Option<super::latency_file::Recorded> {
-    last.latency
+    last.histogram
         .take()
-        .map(|recorder| super::latency_file::Recorded {
-            recorder,
+        .map(|h| super::latency_file::Recorded {
+            recorder: h.into_latency(),
             started: last.data_started,
             elapsed: Duration::try_from_secs_f64(last.outcome.elapsed).unwrap_or_default(),
         })

@@ -202,9 +202,9 @@ pub struct Iteration {
     pub local_cong_control: String,
     /// The local interface's counters over the data phase, when asked for.
     pub interface_delta: Option<netperf_data::net::interface::InterfaceCounters>,
-    /// The HDR recorder behind `outcome.histogram`, when kept: what
-    /// `--latency-histogram` writes.
-    pub latency: Option<netperf_data::measure::latency::LatencyRecorder>,
+    /// The recorder behind `outcome.histogram`, when kept: its HDR half is
+    /// what `--latency-histogram` writes; iterations of `-i` merge it.
+    pub histogram: Option<Histogram>,
     /// Wall-clock time the data phase started (the latency log's StartTime).
     pub data_started: std::time::SystemTime,
     /// What each flow of a many-flow test (`--flows`) did.
@@ -522,7 +522,7 @@ fn assemble(spec: &TestSpec, ours: Ours, rec: Recorders, theirs: Theirs) -> Iter
             .and_then(netperf_wire::system_facts::decode_interface),
         local_cong_control: ours.cong_control,
         interface_delta: ours.watched.interface_delta,
-        latency: rec.hist.map(Histogram::into_latency),
+        histogram: rec.hist,
         data_started: ours.watched.data_started,
         flows: rec.flows,
         open_loop: rec.open_loop,

@@ -98,25 +98,6 @@ impl Default for LatencyHistogram {
     }
 }
 
-impl LatencyHistogram {
-    /// Adds `other`'s samples: rows, totals, extremes and sums. The HDR
-    /// summary cannot be merged from two summaries; the caller sets it from
-    /// the merged recorder.
-    pub fn add(&mut self, other: &LatencyHistogram) {
-        for (mine, theirs) in self.rows.iter_mut().zip(&other.rows) {
-            for (a, b) in mine.iter_mut().zip(theirs) {
-                *a += b;
-            }
-        }
-        self.over_100_secs += other.over_100_secs;
-        self.total += other.total;
-        self.min_us = self.min_us.min(other.min_us);
-        self.max_us = self.max_us.max(other.max_us);
-        self.sum_us += other.sum_us;
-        self.sum_sq_us += other.sum_sq_us;
-    }
-}
-
 /// One measured iteration of a test.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Outcome {
