@@ -75,28 +75,6 @@ fn number(kv: &BTreeMap<String, String>, key: &str) -> f64 {
         .unwrap_or_else(|| panic!("{key} is not a number in {kv:?}"))
 }
 
-/// The -k keys in output order, and every line's shape with its numbers
-/// masked (so that histogram rows and banners compare).
-fn shape(output: &str) -> Vec<String> {
-    output
-        .lines()
-        .map(|l| {
-            let mut masked = String::new();
-            let mut in_number = false;
-            for c in l.chars() {
-                let digit = c.is_ascii_digit() || (in_number && c == '.');
-                if digit && !in_number {
-                    masked.push('N');
-                } else if !digit {
-                    masked.push(c);
-                }
-                in_number = digit;
-            }
-            masked.split_whitespace().collect::<Vec<_>>().join(" ")
-        })
-        .collect()
-}
-
 const PKB_CONFIDENCE: &str = "netperf -p 12865 -j -v2 -t OMNI -I 99,5 -i 3,3 -H 127.0.0.1 -L 127.0.0.1 -l 1 -- -T TCP -d rr -k THROUGHPUT,THROUGHPUT_UNITS,TRANSACTION_RATE,CONFIDENCE_ITERATION,MIN_LATENCY,MAX_LATENCY,P50_LATENCY,P90_LATENCY,P99_LATENCY,MEAN_LATENCY,STDDEV_LATENCY,LOCAL_BYTES_SENT,LOCAL_SD,SD_UNITS";
 
 /// What a confidence run of omni RR reports, as stock does: THROUGHPUT

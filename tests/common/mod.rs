@@ -273,6 +273,29 @@ pub fn keyval(output: &str) -> std::collections::BTreeMap<String, String> {
         .collect()
 }
 
+/// Every line of `output` with each number masked as `N` and its blanks
+/// collapsed: the shape two netperfs' outputs share when only their
+/// figures and the widths those take differ.
+pub fn shape(output: &str) -> Vec<String> {
+    output
+        .lines()
+        .map(|l| {
+            let mut masked = String::new();
+            let mut in_number = false;
+            for c in l.chars() {
+                let digit = c.is_ascii_digit() || (in_number && c == '.');
+                if digit && !in_number {
+                    masked.push('N');
+                } else if !digit {
+                    masked.push(c);
+                }
+                in_number = digit;
+            }
+            masked.split_whitespace().collect::<Vec<_>>().join(" ")
+        })
+        .collect()
+}
+
 /// How many lines of `text` begin with `prefix`.
 pub fn lines_starting(text: &str, prefix: &str) -> usize {
     text.lines().filter(|l| l.starts_with(prefix)).count()
