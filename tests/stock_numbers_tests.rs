@@ -222,6 +222,11 @@ fn tcp_mss_prints_as_stock() {
             .unwrap_or_else(|| panic!("{command}: no segment size in {out}"));
         assert!(mss > 0, "{command}: {out}");
     }
+    // Without a control connection no service answers it: stock's line.
+    let command = "netperf -H 127.0.0.1 -t TCP_MSS -N";
+    let (recorded, code) = stock(command);
+    let (out, err, ours_code) = ours(&server, command);
+    assert_eq!((format!("{out}{err}"), ours_code), (recorded.into(), code));
 }
 
 /// runemomni.sh's IPv6 data under IPv4 control: resolved in the control

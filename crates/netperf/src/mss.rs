@@ -8,13 +8,33 @@ use super::classic;
 use netperf_client::cli::config::Config;
 use netperf_client::control::client::{self, RunOptions};
 use netperf_client::report::banner::render_banner;
+use netperf_data::spec::TestSpec;
 
 /// netperf's title block, printed at -v 1 and 2 with headers.
 const TITLE: &str = "Maximum\nSegment\nSize (bytes)\n\n";
 
 /// Run TCP_MSS; returns the exit status.
 pub fn run(config: &Config) -> i32 {
-    match measure(config) {
+    // The test is a TCP_STREAM's setup: its request, its data socket.
+    let mut stream = config.clone();
+    stream.global.test_name = "TCP_STREAM".to_string();
+    let spec = match stream.test_spec() {
+        Ok(spec) => spec,
+        Err(e) => {
+            eprintln!("{e}");
+            return 1;
+        }
+    };
+    let g = &config.global;
+    if g.no_control && spec.remote_data_port == 0 {
+        // No inetd service answers a TCP_MSS: netperf asks for a port.
+        super::out(&format!(
+            "No default port known for the {} test, please set one yourself\n",
+            g.test_name
+        ));
+        return super::EXIT_FAILURE;
+    }
+    match measure(config, &spec) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("{e}");
@@ -23,16 +43,10 @@ pub fn run(config: &Config) -> i32 {
     }
 }
 
-fn measure(config: &Config) -> Result<(), client::ClientError> {
-    // The test is a TCP_STREAM's setup: its request, its data socket.
-    let mut stream = config.clone();
-    stream.global.test_name = "TCP_STREAM".to_string();
-    let spec = stream
-        .test_spec()
-        .map_err(|e| client::ClientError::Setup(e.to_string()))?;
+fn measure(config: &Config, spec: &TestSpec) -> Result<(), client::ClientError> {
     let g = &config.global;
     let mut chan = classic::open_control(g)?;
-    let spec = classic::in_control_family(&spec, chan.as_ref());
+    let spec = classic::in_control_family(spec, chan.as_ref());
     if g.print_headers {
         let mut banner = classic::banner(
             config,
