@@ -598,7 +598,8 @@ fn without_a_control_connection_tests_run_against_inetd_services() {
 }
 
 /// What TCP did in each interval (its TCP_INFO, our end): a line under each
-/// interim result with -v 2 only, and a `tcp` object in each JSON interim;
+/// interim result with --tcp-info only (never for -v 2 alone), and a `tcp`
+/// object in each JSON interim;
 /// the intervals' retransmissions add up to at most the test's own count.
 #[test]
 fn tcp_info_goes_into_each_interval() {
@@ -609,7 +610,7 @@ fn tcp_info_goes_into_each_interval() {
     // No TCP connection, no TCP lines.
     let udp = run_ok(
         &server,
-        &["-t", "UDP_RR", "-l", "1", "-D", "0.5", "-v", "2"],
+        &["-t", "UDP_RR", "-l", "1", "-D", "0.5", "--", "--tcp-info"],
     );
     assert!(!udp.contains("Interim TCP"), "{udp}");
     let json = run_ok(

@@ -382,7 +382,7 @@ fn tcp_info_against_a_stock_netserver_is_ours_alone() {
         );
         stdout
     };
-    let human = run(&["-v", "2"]);
+    let human = run(&["--", "--tcp-info"]);
     assert!(human.contains("Interim TCP: rtt "), "{human}");
     assert!(!human.contains("(netserver)"), "{human}");
     let json = run(&["--", "-J", "THROUGHPUT,REMOTE_TCP_RTT"]);
@@ -395,4 +395,92 @@ fn tcp_info_against_a_stock_netserver_is_ours_alone() {
         .collect();
     assert!(!interim.is_empty(), "{csv}");
     assert!(interim.iter().all(|l| l.ends_with(',')), "{csv}");
+}
+
+/// TCP_MSS, the global -L's banner and IPv6 data under IPv4 control, run
+/// by stock netperf and ours against a stock netserver and against ours:
+/// the same lines every way (numbers masked: the segment size is the
+/// kernel's).
+#[test]
+fn tcp_mss_banner_and_data_family_as_stock_both_ways() {
+    let _one_at_a_time = serial();
+    let Some(dir) = stock_dir() else { return };
+    let stock = start_stock(&dir);
+    let ours = Server::start("127.0.0.1");
+    let stock_netperf = format!("{dir}/netperf");
+    for command in [
+        "-t TCP_MSS",
+        "-t TCP_MSS -P 0 -v 0",
+        "-t TCP_MSS -P 0 -B brand",
+        "-L 127.0.0.1 -t TCP_MSS -v 0",
+        "-l 1 -t omni -- -H ::1",
+    ] {
+        for port in [stock.port, ours.port] {
+            let port = port.to_string();
+            let mut args = vec!["-H", "127.0.0.1", "-p", port.as_str()];
+            args.extend(command.split(' '));
+            let run = |program: &str| {
+                let out = run_with_limit(program, &args, Duration::from_secs(60));
+                let code = out.status.code();
+                (
+                    shape(&format!("{}{}", text(&out.stdout), text(&out.stderr))),
+                    code,
+                )
+            };
+            assert_eq!(
+                run(&NETPERF),
+                run(&stock_netperf),
+                "{command} on port {port}"
+            );
+        }
+    }
+}
+
+/// Nothing of ours at a stock verbosity level: each classic test and omni
+/// at -v 0, 1 and 2, with -P 0, -D, -c -C and -j, prints the lines stock netperf
+/// prints against the same (our) netserver, line for line with the
+/// numbers masked (how many interim lines fit aside).
+#[test]
+fn every_test_prints_stocks_lines_at_stocks_levels() {
+    let _one_at_a_time = serial();
+    let Some(dir) = stock_dir() else { return };
+    let server = Server::start("127.0.0.1");
+    let port = server.port.to_string();
+    // Stock's own timer noise, and the interims whose count varies, aside.
+    let lines = |t: &str| -> Vec<String> {
+        shape(t)
+            .into_iter()
+            .filter(|l| !l.starts_with("catcher:") && !l.starts_with("Interim result"))
+            .collect()
+    };
+    let stock_netperf = format!("{dir}/netperf");
+    for test in [
+        "TCP_STREAM",
+        "TCP_MAERTS",
+        "TCP_RR",
+        "TCP_CRR",
+        "TCP_CC",
+        "UDP_STREAM",
+        "UDP_RR",
+        "omni",
+    ] {
+        for extra in ["-P 0 -v 0", "-v 1 -c -C", "-v 2 -D 0.5 -c -C -j"] {
+            let mut args = vec![
+                "-H",
+                "127.0.0.1",
+                "-p",
+                port.as_str(),
+                "-l",
+                "1",
+                "-t",
+                test,
+            ];
+            args.extend(extra.split(' '));
+            let run = |program: &str| {
+                let out = run_with_limit(program, &args, Duration::from_secs(60));
+                lines(&format!("{}{}", text(&out.stdout), text(&out.stderr)))
+            };
+            assert_eq!(run(&NETPERF), run(&stock_netperf), "-t {test} {extra}");
+        }
+    }
 }

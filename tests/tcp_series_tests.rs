@@ -34,7 +34,7 @@ fn through_proxy(port: u16, selectors: &str) -> std::process::Output {
 #[test]
 fn the_netservers_series_comes_beside_ours() {
     let server = Server::start("127.0.0.1");
-    // -v 2: our line under each interim, the netserver's after the test.
+    // --tcp-info: our line under each interim, the netserver's after the test.
     let (out, ours) = tcp_interims_verbose(&server);
     let theirs: Vec<&str> = out
         .lines()
@@ -51,8 +51,8 @@ fn the_netservers_series_comes_beside_ours() {
         theirs.iter().all(|l| l.contains(" seconds into the test")),
         "{out}"
     );
-    // Without -v 2 nothing is asked: no netserver lines (checked by
-    // tcp_interims_verbose).
+    // Without --tcp-info nothing is asked, even at -v 2: no netserver
+    // lines (checked by tcp_interims_verbose).
 
     // -J: `remote_tcp` beside `tcp`, valid to the schema; the netserver
     // sends in TCP_MAERTS, so its round trip and window are measured.

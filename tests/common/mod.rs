@@ -245,18 +245,55 @@ pub fn run_ok(server: &Server, args: &[&str]) -> String {
     stdout
 }
 
-/// TCP_STREAM for 2 s with `-D 0.5 -v 2` against `server`: its output and
-/// how many `Interim TCP:` lines (our end's) it has. Without -v 2 no TCP
-/// line is printed, checked on the way.
+/// TCP_STREAM for 2 s with `-D 0.5 -- --tcp-info` against `server`: its
+/// output and how many `Interim TCP:` lines (our end's) it has. Without
+/// `--tcp-info` no TCP line is printed, not even at -v 2 (netperf's
+/// bloat.sh reads every line with "Interim" in it), checked on the way.
 pub fn tcp_interims_verbose(server: &Server) -> (String, usize) {
-    let out = run_ok(
-        server,
-        &["-t", "TCP_STREAM", "-l", "2", "-D", "0.5", "-v", "2"],
-    );
+    let asked: Vec<&str> = "-t TCP_STREAM -l 2 -D 0.5 -- --tcp-info"
+        .split(' ')
+        .collect();
+    let out = run_ok(server, &asked);
     let ours = lines_starting(&out, "Interim TCP: rtt ");
-    let plain = run_ok(server, &["-t", "TCP_STREAM", "-l", "1", "-D", "0.5"]);
+    let plain = run_ok(
+        server,
+        &["-t", "TCP_STREAM", "-l", "1", "-D", "0.5", "-v", "2"],
+    );
     assert!(!plain.contains("Interim TCP"), "{plain}");
     (out, ours)
+}
+
+/// The `NAME=value` lines of -k output, by name (the last of a repeated
+/// name).
+pub fn keyval(output: &str) -> std::collections::BTreeMap<String, String> {
+    output
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// Every line of `output` with each number masked as `N` and its blanks
+/// collapsed: the shape two netperfs' outputs share when only their
+/// figures and the widths those take differ.
+pub fn shape(output: &str) -> Vec<String> {
+    output
+        .lines()
+        .map(|l| {
+            let mut masked = String::new();
+            let mut in_number = false;
+            for c in l.chars() {
+                let digit = c.is_ascii_digit() || (in_number && c == '.');
+                if digit && !in_number {
+                    masked.push('N');
+                } else if !digit {
+                    masked.push(c);
+                }
+                in_number = digit;
+            }
+            masked.split_whitespace().collect::<Vec<_>>().join(" ")
+        })
+        .collect()
 }
 
 /// How many lines of `text` begin with `prefix`.

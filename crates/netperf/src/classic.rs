@@ -16,6 +16,7 @@ use netperf_client::report::omni::build::direction_text;
 use netperf_client::report::omni::table::Need;
 use netperf_client::report::omni::{OmniRecord, Selection, Style};
 use netperf_client::report::ClassicKind;
+use netperf_data::engine::Histogram;
 use netperf_data::measure::confidence::Confidence;
 use netperf_data::measure::outcome::Outcome;
 use netperf_data::net::channel::Channel;
@@ -34,7 +35,11 @@ fn endpoint(name: String, addr: &SocketAddr) -> BannerEndpoint {
     }
 }
 
-fn banner(config: &Config, spec: &TestSpec, kind: ClassicKind) -> Result<Banner, ClientError> {
+pub(super) fn banner(
+    config: &Config,
+    spec: &TestSpec,
+    kind: ClassicKind,
+) -> Result<Banner, ClientError> {
     let (remote, local) = client::data_endpoints(spec)?;
     let local = local.unwrap_or_else(|| {
         let mut l = netperf_data::net::resolve::unspecified_like(&remote);
@@ -51,9 +56,13 @@ fn banner(config: &Config, spec: &TestSpec, kind: ClassicKind) -> Result<Banner,
             kind.title().to_string()
         },
         local: endpoint(
-            spec.data_local
-                .clone()
-                .unwrap_or_else(|| local.ip().to_string()),
+            spec.data_local.clone().unwrap_or_else(|| {
+                // netperf's names for "any": "0.0.0.0", and "::0" (not "::").
+                match local {
+                    SocketAddr::V4(_) => "0.0.0.0".to_string(),
+                    SocketAddr::V6(_) => "::0".to_string(),
+                }
+            }),
             &local,
         ),
         remote: endpoint(spec.data_host.clone(), &remote_shown),
@@ -211,7 +220,7 @@ fn interim_options(
     Some(InterimOptions {
         interval: Duration::try_from_secs_f64(seconds).unwrap_or(Duration::from_secs(1)),
         style,
-        unit: super::omni::resolved_unit(config, spec),
+        unit: interim_unit(config, spec, omni),
         next_index: Default::default(),
         test_end: match spec.limit {
             netperf_data::spec::Limit::Seconds(s) if s > 0 => {
@@ -220,14 +229,27 @@ fn interim_options(
             _ => None,
         },
         tcp_info_fd: None,
-        tcp_lines: config.global.verbosity > 1,
+        // Ours alone: never at a stock -v level (bloat.sh reads field 10 of
+        // every line with "Interim" in it).
+        tcp_lines: config.test.tcp_info,
         columns,
         deferred,
     })
 }
 
+/// The unit of the interim lines: the output's, but for classic TCP_CC,
+/// which netperf never moved to omni: its interim lines rate transactions
+/// in -f's unit (10^6bits/s unless -f says otherwise, as if each were a
+/// byte), and a script reading them reads that.
+fn interim_unit(config: &Config, spec: &TestSpec, omni: Option<&OmniOutput>) -> char {
+    match (spec.test, omni) {
+        (TestName::TcpCc, None) => config.global.format_units,
+        _ => super::omni::resolved_unit(config, spec),
+    }
+}
+
 /// What to ask our netserver of its TCP_INFO: per -D interval when the
-/// interims show it (-v 2, -J, a REMOTE_TCP_* column), over the whole test
+/// interims show it (--tcp-info, -J, a REMOTE_TCP_* column), over the whole test
 /// for a REMOTE_TCP_* selector without -D; nothing otherwise, so that the
 /// request stays netperf's.
 fn remote_tcp_info(config: &Config, spec: &TestSpec, omni: Option<&OmniOutput>) -> Option<u32> {
@@ -237,7 +259,7 @@ fn remote_tcp_info(config: &Config, spec: &TestSpec, omni: Option<&OmniOutput>) 
         .and_then(|s| Duration::try_from_secs_f64(s.abs()).ok());
     let selected = omni.is_some_and(|o| o.selection.needs(Need::RemoteTcpInfo));
     let json = omni.is_some_and(|o| o.style == Style::Json);
-    let shown = selected || (interval.is_some() && (g.verbosity > 1 || json));
+    let shown = selected || (interval.is_some() && (config.test.tcp_info || json));
     netperf_client::control::remote_tcp::ask(spec, interval, shown)
 }
 
@@ -283,11 +305,17 @@ fn run_iterations(
 ) -> Result<Finished, ClientError> {
     let g = &config.global;
     let mut chan = open_control(g)?;
+    let spec = &in_control_family(spec, chan.as_ref());
     if g.print_headers {
         super::out(&render_banner(&banner(config, spec, kind)?));
         let _ = std::io::stdout().flush();
     }
     let mut opts = classic_options(g);
+    if omni.is_some() {
+        // Each iteration's figures in the omni output's unit: a
+        // request/response test's THROUGHPUT is its transaction rate.
+        opts.unit = super::omni::resolved_unit(config, spec);
+    }
     let run = run_options(config, spec, omni);
     let explicit_remote = config.test.data_host.is_some();
     let mut rounds = Rounds::new(config, spec);
@@ -308,9 +336,28 @@ fn run_iterations(
     Ok(finish(&test, &opts, rounds, widths))
 }
 
+/// The test with its data endpoints resolved in the control connection's
+/// family when the test names none (-4/-6, or -H/-L name,fam): netperf's
+/// complete_addrinfos takes the control connection's family then, so
+/// `-H 127.0.0.1 -- -H ::1` is refused there as here rather than run over
+/// IPv6.
+pub(super) fn in_control_family(spec: &TestSpec, chan: Option<&Channel>) -> TestSpec {
+    use netperf_data::net::resolve::Family;
+    let mut spec = spec.clone();
+    if spec.data_family == Family::Unspec {
+        if let Some(peer) = chan.and_then(Channel::peer) {
+            spec.data_family = match peer {
+                SocketAddr::V4(_) => Family::Inet,
+                SocketAddr::V6(_) => Family::Inet6,
+            };
+        }
+    }
+    spec
+}
+
 /// The control connection, with netperf's -d; none with -N, where only the
 /// data connection goes to an inetd service.
-fn open_control(g: &GlobalOptions) -> Result<Option<Channel>, ClientError> {
+pub(super) fn open_control(g: &GlobalOptions) -> Result<Option<Channel>, ClientError> {
     if g.no_control {
         return Ok(None);
     }
@@ -365,6 +412,11 @@ struct Rounds {
     iteration: u32,
     figures: Vec<HeadlineFigures>,
     last: Option<Iteration>,
+    /// Every iteration's latency samples: netperf keeps one histogram for
+    /// the whole run (HIST_purge between iterations forgets only the
+    /// requests in flight), so -j's figures and -v 2's histogram cover all
+    /// iterations.
+    samples: Option<Histogram>,
 }
 
 impl Rounds {
@@ -386,6 +438,7 @@ impl Rounds {
             iteration: 1,
             figures: Vec::new(),
             last: None,
+            samples: None,
         }
     }
 
@@ -411,6 +464,12 @@ impl Rounds {
             cpu(self.remote_cpu, f.remote_cpu_util),
         );
         self.figures.push(f);
+        if let Some(h) = &it.histogram {
+            match &mut self.samples {
+                Some(all) => all.merge(h),
+                None => self.samples = Some(h.clone()),
+            }
+        }
         self.last = Some(it);
         self.iteration += 1;
     }
@@ -473,7 +532,12 @@ fn finish(
     rounds: Rounds,
     widths: Option<(f64, f64, f64)>,
 ) -> Finished {
-    let Rounds { figures, last, .. } = rounds;
+    let Rounds {
+        figures,
+        last,
+        samples,
+        ..
+    } = rounds;
     let Some(mut last) = last else {
         return Finished {
             text: render_classic(test.kind, &Outcome::default(), opts),
@@ -483,6 +547,9 @@ fn finish(
             report: None,
         };
     };
+    if let (Some(all), true) = (samples, figures.len() > 1) {
+        last.outcome.histogram = Some(all.to_outcome());
+    }
     let latency = take_latency(&mut last);
     let flow_samples = last.flows.as_ref().map(|f| f.samples_csv());
     let measured = Measured {
@@ -520,10 +587,10 @@ fn finish(
 
 /// The last iteration's latency recording, for `--latency-histogram`.
 fn take_latency(last: &mut Iteration) -> Option<super::latency_file::Recorded> {
-    last.latency
+    last.histogram
         .take()
-        .map(|recorder| super::latency_file::Recorded {
-            recorder,
+        .map(|h| super::latency_file::Recorded {
+            recorder: h.into_latency(),
             started: last.data_started,
             elapsed: Duration::try_from_secs_f64(last.outcome.elapsed).unwrap_or_default(),
         })

@@ -5,6 +5,7 @@
 pub mod classic;
 pub mod drawn;
 pub mod latency_file;
+pub mod mss;
 pub mod omni;
 pub mod output_file;
 #[cfg(feature = "pages")]

@@ -1,6 +1,7 @@
 //! The tests that move no data: UUID (print a fresh UUID), LOC_CPU and
 //! REM_CPU (print the local or remote CPU rate), printed without a newline
-//! as netperf does so scripts can capture them.
+//! as netperf does so scripts can capture them; and TCP_MSS (`mss`), which
+//! opens a data connection only to read its segment size.
 
 use netperf_base::ids::new_uuid;
 use netperf_client::cli::config::Config;
@@ -12,12 +13,14 @@ pub enum Special {
     Uuid,
     LocCpu,
     RemCpu,
+    TcpMss,
 }
 
 const NAMES: &[(&str, Special)] = &[
     ("UUID", Special::Uuid),
     ("LOC_CPU", Special::LocCpu),
     ("REM_CPU", Special::RemCpu),
+    ("TCP_MSS", Special::TcpMss),
 ];
 
 pub fn lookup(name: &str) -> Option<Special> {
@@ -37,6 +40,7 @@ pub fn run(test: Special, config: &Config) -> i32 {
             super::out(&cpu::calibrate_rate().to_string());
             0
         }
+        Special::TcpMss => super::mss::run(config),
         Special::RemCpu => {
             let result = client::establish(&config.global)
                 .and_then(|mut chan| client::remote_cpu_rate(&mut chan));

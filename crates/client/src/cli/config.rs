@@ -247,6 +247,10 @@ pub struct TestOptions {
     /// netperf-ng extension `--skip-rx-copy`: a TCP stream receiver
     /// discards its bytes with MSG_TRUNC.
     pub skip_rx_copy: bool,
+    /// netperf-ng extension `--tcp-info`: with -D, each interim line is
+    /// followed by our end's TCP_INFO line and the netserver's series
+    /// after the test (netperf prints neither at any -v level).
+    pub tcp_info: bool,
     /// netperf-ng extension `--busy-poll USECS`: SO_BUSY_POLL on the data
     /// sockets of both ends.
     pub busy_poll_usecs: Option<u32>,

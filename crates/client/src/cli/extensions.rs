@@ -30,6 +30,10 @@ netperf-ng extensions (test-specific, after --):
                       netserver and a kernel with MPTCP on. Selectors
                       LOCAL_/REMOTE_MPTCP_SUBFLOWS; -v 1 or more prints
                       the subflows and the bytes each carried
+    --tcp-info        With -D: our end's TCP_INFO (rtt, cwnd, retransmits)
+                      under each interim line, and the netserver's after
+                      the test (ours only); -J and LOCAL_/REMOTE_TCP_*
+                      selectors carry them without it
     --seq             Number UDP datagrams (first 8 payload bytes) and count
                       lost, duplicated and out-of-order ones on each receiver
                       (selectors LOCAL_/REMOTE_DGRAMS_LOST, _DUPLICATED,
@@ -156,6 +160,10 @@ const EXTENSIONS: &[(&str, Takes, Apply)] = &[
     }),
     ("skip-rx-copy", Takes::Nothing, |t, _| {
         t.skip_rx_copy = true;
+        Ok(())
+    }),
+    ("tcp-info", Takes::Nothing, |t, _| {
+        t.tcp_info = true;
         Ok(())
     }),
     ("seq", Takes::Nothing, |t, _| {

@@ -83,7 +83,9 @@ impl Config {
         let routing_allowed = t
             .routing_allowed
             .unwrap_or(shape.protocol != Protocol::Udp || shape.is_rr);
-        let data_family = match (t.data_family, g.host_family) {
+        // The remote data family: the test's -4/-6 or -H name,family, the
+        // last given (netperf's remote_data_family).
+        let data_family = match (t.data_host_family, g.host_family) {
             (Family::Unspec, f) => f,
             (f, _) => f,
         };
@@ -119,7 +121,14 @@ impl Config {
             keepalive: g.keepalive,
             data_family,
             data_host: t.data_host.clone().unwrap_or_else(|| g.host.clone()),
-            data_local: t.data_local.clone(),
+            // netperf binds the data connection to the global -L's host
+            // unless the test names its own data endpoints (-H or -L).
+            data_local: t.data_local.clone().or_else(|| {
+                t.data_host
+                    .is_none()
+                    .then(|| g.local_host.clone())
+                    .flatten()
+            }),
             local_data_port: t.local_data_port.unwrap_or(0),
             remote_data_port: t.remote_data_port.unwrap_or(0),
             local_data_ports: t.data_ports,

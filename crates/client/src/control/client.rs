@@ -10,7 +10,7 @@ use super::local_end::{
 use super::request::build_request;
 pub use super::request::RunOptions;
 use crate::cli::config::GlobalOptions;
-use netperf_data::engine::Histogram;
+use netperf_data::engine::{DataError, Histogram};
 use netperf_data::measure::outcome::{CpuUsage, Outcome, SideStats};
 use netperf_data::net::channel::{Channel, ChannelError, RESPONSE_WAIT};
 use netperf_data::net::resolve::Family;
@@ -154,14 +154,22 @@ pub struct Endpoints {
 /// Resolve where the data connection goes, and from where.
 pub fn data_endpoints(spec: &TestSpec) -> Result<(SocketAddr, Option<SocketAddr>), ClientError> {
     let datagram = spec.protocol == Protocol::Udp;
-    let remote = resolve::resolve(&spec.data_host, None, spec.data_family, datagram)?[0];
+    let data_error = |port: u16| {
+        move |e: resolve::ResolveError| ClientError::DataResolve {
+            error: Box::new(e),
+            port,
+        }
+    };
+    let remote = resolve::resolve(&spec.data_host, None, spec.data_family, datagram)
+        .map_err(data_error(spec.remote_data_port))?[0];
     let local = match &spec.data_local {
         Some(h) => {
             let fam = match remote {
                 SocketAddr::V4(_) => Family::Inet,
                 SocketAddr::V6(_) => Family::Inet6,
             };
-            let mut l = resolve::resolve(h, None, fam, datagram)?[0];
+            let mut l = resolve::resolve(h, None, fam, datagram)
+                .map_err(data_error(spec.local_data_port))?[0];
             l.set_port(spec.local_data_port);
             Some(l)
         }
@@ -194,9 +202,9 @@ pub struct Iteration {
     pub local_cong_control: String,
     /// The local interface's counters over the data phase, when asked for.
     pub interface_delta: Option<netperf_data::net::interface::InterfaceCounters>,
-    /// The HDR recorder behind `outcome.histogram`, when kept: what
-    /// `--latency-histogram` writes.
-    pub latency: Option<netperf_data::measure::latency::LatencyRecorder>,
+    /// The recorder behind `outcome.histogram`, when kept: its HDR half is
+    /// what `--latency-histogram` writes; iterations of `-i` merge it.
+    pub histogram: Option<Histogram>,
     /// Wall-clock time the data phase started (the latency log's StartTime).
     pub data_started: std::time::SystemTime,
     /// What each flow of a many-flow test (`--flows`) did.
@@ -295,6 +303,23 @@ pub fn run_iteration(
         endpoints: local.endpoints(),
     };
     Ok(assemble(spec, ours, rec, theirs))
+}
+
+/// netperf's TCP_MSS test: netserver is asked for its half of a
+/// TCP_STREAM, the data connection is opened and closed at once (netserver
+/// sees it end with no data), and its maximum segment size is all there is
+/// to report (-1 when the kernel does not say). No results are read.
+pub fn segment_size(
+    chan: Option<&mut Channel>,
+    spec: &TestSpec,
+    run: &RunOptions,
+    explicit_remote: bool,
+) -> Result<i32, ClientError> {
+    let (sock, mut local) = LocalData::open(spec, run)?;
+    aim(chan, spec, run, &mut local, explicit_remote)?;
+    socket::connect_timeout(&sock, &local.dest, CONNECT_WAIT)
+        .map_err(|e| ClientError::Data(DataError::Connect(e)))?;
+    Ok(socket::mss(&sock))
 }
 
 /// Where the data connection goes: the data port netserver names when
@@ -497,7 +522,7 @@ fn assemble(spec: &TestSpec, ours: Ours, rec: Recorders, theirs: Theirs) -> Iter
             .and_then(netperf_wire::system_facts::decode_interface),
         local_cong_control: ours.cong_control,
         interface_delta: ours.watched.interface_delta,
-        latency: rec.hist.map(Histogram::into_latency),
+        histogram: rec.hist,
         data_started: ours.watched.data_started,
         flows: rec.flows,
         open_loop: rec.open_loop,

@@ -10,6 +10,13 @@ use netperf_data::net::resolve::ResolveError;
 pub enum ClientError {
     #[error(transparent)]
     Resolve(Box<ResolveError>),
+    /// A data endpoint that does not resolve (in the family the test
+    /// uses): netperf's complete_addrinfo message, with the data port.
+    #[error(
+        "complete_addrinfo: could not resolve '{}' port '{port}' af {}\n\tgetaddrinfo returned {} {}",
+        .error.host, af_number(.error.family), .error.code, .error.text
+    )]
+    DataResolve { error: Box<ResolveError>, port: u16 },
     /// netperf's two-line "are you sure there is a netserver" message, and
     /// the errno of the last attempt.
     #[error("{0}")]
@@ -36,6 +43,15 @@ pub enum ClientError {
     /// its kernel): refused before any traffic.
     #[error("netperf: {0}")]
     NotServedThere(String),
+}
+
+/// The number netperf prints for a family (its `af %d`).
+fn af_number(name: &str) -> i32 {
+    match name {
+        "AF_INET" => libc::AF_INET,
+        "AF_INET6" => libc::AF_INET6,
+        _ => libc::AF_UNSPEC,
+    }
 }
 
 impl ClientError {
