@@ -1,0 +1,362 @@
+//! Running other people's netperf command lines as their harnesses do, and
+//! holding what the harness read from them against what it reads from stock
+//! netperf 2.7.1. A line is a template with placeholders ({H} the netserver's
+//! address, {P} its port, {D} a free port for the data connection), run by
+//! one of three pairings; what the harness parsed is a record of (field,
+//! text), and each text's shape (sign class and decimals, or the literal) is
+//! compared with the shapes stock gave, recorded in
+//! tests/fixtures/harness/NAME.txt (NETPERF_NG_WRITE_HARNESS=1 with
+//! NETPERF_STOCK_DIR records them again).
+
+use super::stock::{start_stock_on, StockServer};
+use super::{text, wait_bounded, Server, NETPERF};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// Who runs a line: the netperf program and the kind of netserver.
+#[derive(Clone, Debug)]
+pub enum Pair {
+    Ours,
+    /// Stock netperf (in this directory) against our netserver.
+    StockToOurs(String),
+    /// Stock against stock: what the fixture records.
+    StockToStock(String),
+}
+
+impl Pair {
+    pub fn label(&self) -> &'static str {
+        match self {
+            Pair::Ours => "ours to ours",
+            Pair::StockToOurs(_) => "stock netperf to our netserver",
+            Pair::StockToStock(_) => "stock to stock",
+        }
+    }
+
+    fn netperf(&self) -> String {
+        match self {
+            Pair::Ours => NETPERF.path().to_string(),
+            Pair::StockToOurs(dir) | Pair::StockToStock(dir) => format!("{dir}/netperf"),
+        }
+    }
+
+    /// The pairings to check here: ours always, and with NETPERF_STOCK_DIR
+    /// stock netperf against ours. (Stock against stock only records.)
+    pub fn to_check() -> Vec<Pair> {
+        let mut pairs = vec![Pair::Ours];
+        match std::env::var("NETPERF_STOCK_DIR") {
+            Ok(d) if std::path::Path::new(&d).join("netperf").exists() => {
+                pairs.push(Pair::StockToOurs(d))
+            }
+            _ => super::skip(
+                "the stock pairing (stock netperf against our netserver): \
+                 set NETPERF_STOCK_DIR to a stock netperf 2.7.1 build",
+            ),
+        }
+        pairs
+    }
+}
+
+/// A netserver of either kind, stopped when dropped.
+enum AnyServer {
+    Ours(Server),
+    Stock(StockServer),
+}
+
+impl AnyServer {
+    fn start(pair: &Pair, host: &str) -> AnyServer {
+        match pair {
+            Pair::StockToStock(dir) => AnyServer::Stock(start_stock_on(dir, host)),
+            _ => AnyServer::Ours(Server::start(host)),
+        }
+    }
+
+    fn port(&self) -> u16 {
+        match self {
+            AnyServer::Ours(s) => s.port,
+            AnyServer::Stock(s) => s.port,
+        }
+    }
+}
+
+/// What one netperf process of a line gave.
+#[derive(Debug)]
+pub struct Ran {
+    pub args: Vec<String>,
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Ran {
+    /// Everything about the run, for a failure message.
+    pub fn said(&self) -> String {
+        format!(
+            "netperf {}\nexit {:?}\nstdout:\n{}\nstderr:\n{}",
+            self.args.join(" "),
+            self.code,
+            self.stdout,
+            self.stderr
+        )
+    }
+}
+
+/// A port nobody holds on `host` now (bound, then let go).
+pub fn free_port(host: &str) -> u16 {
+    let l = std::net::TcpListener::bind((host, 0)).expect("bind an ephemeral port");
+    l.local_addr().unwrap().port()
+}
+
+/// The line's arguments: `template` with its placeholders filled, split at
+/// white space as the harnesses' shells split it (none of the lines quotes).
+pub fn fill(template: &str, host: &str, port: u16, data_port: u16) -> Vec<String> {
+    template
+        .replace("{H}", host)
+        .replace("{P}", &port.to_string())
+        .replace("{D}", &data_port.to_string())
+        .split_whitespace()
+        .map(String::from)
+        .collect()
+}
+
+/// Run `streams` copies of `template` at once, each against a netserver of
+/// its own on `host` (as PerfKitBenchmarker gives each stream one), killed
+/// past `limit`. With `alarm`, each gets SIGALRM that long after its start,
+/// as bloat.sh's `pkill -ALRM netperf` ends its test.
+pub fn run_line(
+    pair: &Pair,
+    host: &str,
+    template: &str,
+    streams: usize,
+    alarm: Option<Duration>,
+    limit: Duration,
+) -> Vec<Ran> {
+    let servers: Vec<AnyServer> = (0..streams).map(|_| AnyServer::start(pair, host)).collect();
+    let children: Vec<_> = servers
+        .iter()
+        .map(|server| {
+            let args = fill(template, host, server.port(), free_port(host));
+            let child = Command::new(pair.netperf())
+                .args(&args)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn netperf");
+            (args, child)
+        })
+        .collect();
+    if let Some(after) = alarm {
+        std::thread::sleep(after);
+        for (_, child) in &children {
+            // SAFETY: kill takes a pid and a signal number.
+            unsafe { libc::kill(child.id() as i32, libc::SIGALRM) };
+        }
+    }
+    let ran = children
+        .into_iter()
+        .map(|(args, child)| {
+            let out = wait_bounded(child, limit);
+            Ran {
+                args,
+                code: out.status.code(),
+                stdout: text(&out.stdout),
+                stderr: text(&out.stderr),
+            }
+        })
+        .collect();
+    drop(servers);
+    ran
+}
+
+/// What a harness read from one run: (field, the text it read).
+pub type Record = Vec<(String, String)>;
+
+/// Fields that count events which may be none in any one run (stock
+/// netperf counted 22 retransmissions on loopback in one run and 0 in the
+/// next): zero and a positive count are one shape.
+fn is_count(field: &str) -> bool {
+    let f = field.to_ascii_uppercase();
+    f.contains("RETRANS")
+}
+
+/// Fields whose value is its own shape: an exit status, a count of lines.
+const EXACT: &[&str] = &["exit", "lines", "log lines"];
+
+/// A value's shape: for a number its sign class (`-1`, netperf's "not
+/// measured", apart) and its decimals, as `pos.2`; otherwise (and for the
+/// EXACT fields) the literal, as `=Trans/s`.
+pub fn shape(field: &str, value: &str) -> String {
+    let v = value.trim();
+    let number = v.parse::<f64>().ok().filter(|_| !EXACT.contains(&field));
+    let Some(n) = number else {
+        return format!("={v}");
+    };
+    let decimals = v.split_once('.').map_or(0, |(_, f)| f.len());
+    let class = match n {
+        n if n == -1.0 => "-1",
+        n if n.is_nan() => "nan",
+        n if n < 0.0 => "neg",
+        n if n == 0.0 && !is_count(field) => "zero",
+        _ if is_count(field) => "count",
+        _ => "pos",
+    };
+    format!("{class}.{decimals}")
+}
+
+/// The recorded shapes of one harness: case, then field, then the shapes
+/// stock gave over the recorded runs.
+type Shapes = BTreeMap<String, BTreeMap<String, BTreeSet<String>>>;
+
+fn fixture_path(harness: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/harness")
+        .join(format!("{harness}.txt"))
+}
+
+/// Whether this run records the fixtures again (NETPERF_NG_WRITE_HARNESS=1).
+pub fn recording() -> bool {
+    std::env::var_os("NETPERF_NG_WRITE_HARNESS").is_some_and(|v| v == "1")
+}
+
+/// How many times recording runs each line with stock: a field stock
+/// fills one way in one run and another in the next (TCP_CRR's
+/// LOCAL_TRANSPORT_RETRANS is 0 or -1) shows both shapes.
+pub const RECORDED_RUNS: usize = 5;
+
+fn load(harness: &str) -> Shapes {
+    let path = fixture_path(harness);
+    let body =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let mut shapes = Shapes::new();
+    for line in body
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
+        let mut parts = line.split('\t');
+        let (Some(case), Some(field), Some(set)) = (parts.next(), parts.next(), parts.next())
+        else {
+            panic!(
+                "{}: not case<TAB>field<TAB>shapes: {line:?}",
+                path.display()
+            );
+        };
+        shapes.entry(case.to_string()).or_default().insert(
+            field.to_string(),
+            set.split('|').map(String::from).collect(),
+        );
+    }
+    shapes
+}
+
+/// Write the harness's fixture from stock's records: each case's records
+/// over the recorded runs (and streams).
+pub fn write(harness: &str, source: &str, cases: &BTreeMap<String, Vec<Record>>) {
+    let mut body = format!(
+        "# What {harness} reads from stock netperf 2.7.1 against its own netserver on loopback,\n\
+         # each line run {RECORDED_RUNS} times: case<TAB>field<TAB>the shapes it took ('|' between).\n\
+         # A shape is a number's sign class (pos, zero, neg, -1, or count for a count that may\n\
+         # be none) and decimals, or =literal (always for exit statuses and line counts). Harness source: {source}\n\
+         # Recorded by NETPERF_NG_WRITE_HARNESS=1 NETPERF_STOCK_DIR=DIR cargo test --test harness_tests\n"
+    );
+    for (case, records) in cases {
+        let mut fields: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+        for record in records {
+            for (field, value) in record {
+                fields.entry(field).or_default().insert(shape(field, value));
+            }
+        }
+        for (field, set) in fields {
+            let set: Vec<_> = set.into_iter().collect();
+            body.push_str(&format!("{case}\t{field}\t{}\n", set.join("|")));
+        }
+    }
+    let path = fixture_path(harness);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, body).unwrap();
+}
+
+/// Every difference between `record` (what the harness read from `ran`)
+/// and stock's recorded shapes for `case`: a field missing on either side,
+/// or a value of a shape stock never gave.
+pub fn differences(harness: &str, case: &str, record: &Record) -> Vec<String> {
+    let shapes = load(harness);
+    let Some(stock) = shapes.get(case) else {
+        return vec![format!("no recorded case {case} in {harness}.txt")];
+    };
+    let mut out = Vec::new();
+    for (field, value) in record {
+        match stock.get(field) {
+            None => out.push(format!("{field}={value:?}: stock has no such field")),
+            Some(set) if !set.contains(&shape(field, value)) => out.push(format!(
+                "{field}={value:?} is {}, stock's is {}",
+                shape(field, value),
+                set.iter().cloned().collect::<Vec<_>>().join(" or ")
+            )),
+            Some(_) => {}
+        }
+    }
+    for field in stock.keys() {
+        if !record.iter().any(|(f, _)| f == field) {
+            out.push(format!("{field}: missing (stock has it)"));
+        }
+    }
+    out
+}
+
+/// Where stock's own output of one recorded run of each case is kept: the
+/// harness parsers are checked against it without running anything.
+fn outputs_path(harness: &str) -> PathBuf {
+    fixture_path(harness).with_extension("stock-output.txt")
+}
+
+/// The line that starts each run's output in the outputs file.
+const OUTPUT_MARK: &str = "@@@";
+
+/// Keep stock's output of one run of each case (every stream's).
+pub fn write_outputs(harness: &str, outputs: &BTreeMap<String, Vec<Ran>>) {
+    let mut body = String::new();
+    for (case, ran) in outputs {
+        for r in ran {
+            let code = r.code.map_or("signal".into(), |c| c.to_string());
+            body.push_str(&format!(
+                "{OUTPUT_MARK}\t{case}\t{code}\t{}\n",
+                r.args.join(" ")
+            ));
+            body.push_str(&r.stdout);
+            if !r.stdout.ends_with('\n') {
+                body.push('\n');
+            }
+        }
+    }
+    std::fs::write(outputs_path(harness), body).unwrap();
+}
+
+/// Stock's recorded output of each case, as runs (stderr not kept).
+pub fn load_outputs(harness: &str) -> BTreeMap<String, Vec<Ran>> {
+    let path = outputs_path(harness);
+    let body =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let mut outputs: BTreeMap<String, Vec<Ran>> = BTreeMap::new();
+    let mut current: Option<&mut Ran> = None;
+    for line in body.split_inclusive('\n') {
+        if let Some(head) = line.strip_prefix(OUTPUT_MARK) {
+            let mut parts = head.trim_end_matches('\n').split('\t').skip(1);
+            let case = parts.next().expect("a case name").to_string();
+            let code = parts.next().and_then(|c| c.parse().ok());
+            let args = parts.next().unwrap_or("").split(' ').map(String::from);
+            let runs = outputs.entry(case).or_default();
+            runs.push(Ran {
+                args: args.collect(),
+                code,
+                stdout: String::new(),
+                stderr: String::new(),
+            });
+            current = runs.last_mut();
+        } else if let Some(ran) = current.as_mut() {
+            ran.stdout.push_str(line);
+        }
+    }
+    outputs
+}
