@@ -13,6 +13,7 @@ mod common;
 use common::harness::*;
 use common::*;
 use std::collections::BTreeMap;
+use std::os::unix::process::CommandExt;
 use std::time::Duration;
 
 /// One command line of a harness.
@@ -912,11 +913,21 @@ fn each_harness_reads_stocks_recorded_output() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// Kills a process group when dropped.
+struct KillGroup(i32);
+
+impl Drop for KillGroup {
+    fn drop(&mut self) {
+        // SAFETY: kill takes a pid and a signal; a negative pid names a group.
+        unsafe { libc::kill(-self.0, libc::SIGKILL) };
+    }
+}
+
 /// netperf's doc/examples scripts themselves, from the stock tree next to
 /// NETPERF_STOCK_DIR (DIR/../doc/examples), with our netperf and with
 /// stock's: packet_byte_script whole (NETPERF_TIME and NETPERF_CRR_TIME
-/// -1000, a transaction or byte count, shorten each of its tests;
-/// NETPERF_AFFINITY carries the port)
+/// -100, a transaction or byte count, and NETPERF_STATS `-i 3,3 -I 99,5`
+/// shorten each of its tests; NETPERF_AFFINITY carries the port)
 /// prints as many result rows with ours as with stock; find_max_burst.sh
 /// (its NETPERF with `-p P -l 1`) ends with a burst size, as with stock.
 #[test]
@@ -949,13 +960,17 @@ fn netperf_example_scripts_run_whole() {
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
+            .process_group(0)
             .spawn()
             .expect("spawn sh");
+        // The script's netperf processes go with it, also on a failure.
+        let _group = KillGroup(child.id() as i32);
         wait_bounded(child, Duration::from_secs(120))
     };
     let packet_env = [
-        ("NETPERF_TIME", "-1000".to_string()),
-        ("NETPERF_CRR_TIME", "-1000".to_string()),
+        ("NETPERF_TIME", "-100".to_string()),
+        ("NETPERF_CRR_TIME", "-100".to_string()),
+        ("NETPERF_STATS", "-i 3,3 -I 99,5".to_string()),
         ("NETPERF_AFFINITY", port.clone()),
     ];
     let rows = |out: &std::process::Output| {
