@@ -194,13 +194,18 @@ pub fn shape(field: &str, value: &str) -> String {
         return format!("={v}");
     };
     let decimals = v.split_once('.').map_or(0, |(_, f)| f.len());
-    let class = match n {
-        n if n == -1.0 => "-1",
-        n if n.is_nan() => "nan",
-        n if n < 0.0 => "neg",
-        n if n == 0.0 && !is_count(field) => "zero",
-        _ if is_count(field) => "count",
-        _ => "pos",
+    let class = if n == -1.0 {
+        "-1"
+    } else if n.is_nan() {
+        "nan"
+    } else if n < 0.0 {
+        "neg"
+    } else if is_count(field) {
+        "count"
+    } else if n == 0.0 {
+        "zero"
+    } else {
+        "pos"
     };
     format!("{class}.{decimals}")
 }
