@@ -135,6 +135,12 @@ mod tests {
         let server = UdpSocket::bind("127.0.0.1:0").unwrap();
         let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
         sock.connect(server.local_addr().unwrap()).unwrap();
+        // Only this sender's datagrams: a port just freed by another test
+        // may still be the target of its late sender (a loaded machine).
+        server.connect(sock.local_addr().unwrap()).unwrap();
+        server
+            .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+            .unwrap();
         // Two buffers in the ring for five requests: the numbers cannot
         // live in the buffers.
         let mut ring = BufferRing::new(2, 20, 8, 0);

@@ -67,9 +67,20 @@ fn exchange(
     let finished = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|scope| {
         let served = scope.spawn(|| answer::serve(&socket, &svc, &server_stop, &|_| true));
-        let timer = scope.spawn(|| {
-            std::thread::sleep(Duration::from_millis(500));
-            client_stop.set();
+        // At least 500 ms, and on until every flow has done some work: a
+        // loaded machine may not schedule each of 50 flows within a fixed
+        // time (bounded at 60 s, past which the checks below say which flow
+        // did nothing).
+        let (board, stop) = (plan.board.clone().expect("given"), &client_stop);
+        let timer = scope.spawn(move || {
+            let started = std::time::Instant::now();
+            let all_worked = || (0..flows).all(|flow| board.units(flow) > 0);
+            while started.elapsed() < Duration::from_millis(500)
+                || (!all_worked() && started.elapsed() < Duration::from_secs(60))
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            stop.set();
         });
         let ran = initiate::run(&plan, &client_stop);
         // What a reader saw last on the board is each flow's whole work.
@@ -85,7 +96,7 @@ fn exchange(
         }
         // Bounded: the server must end by itself; this only unsticks a failure.
         let guard = scope.spawn(|| {
-            for _ in 0..1000 {
+            for _ in 0..3000 {
                 if finished.load(std::sync::atomic::Ordering::Relaxed) {
                     return;
                 }
