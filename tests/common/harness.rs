@@ -319,8 +319,12 @@ fn outputs_path(harness: &str) -> PathBuf {
 /// The line that starts each run's output in the outputs file.
 const OUTPUT_MARK: &str = "@@@";
 
-/// Keep stock's output of one run of each case (every stream's).
+/// Keep stock's output of one run of each case (every stream's), the stock
+/// build's directory left out of it (`-o all` prints the command line): the
+/// checkout names no path outside itself.
 pub fn write_outputs(harness: &str, outputs: &BTreeMap<String, Vec<Ran>>) {
+    let dir = std::env::var("NETPERF_STOCK_DIR").unwrap_or_default();
+    let dir = format!("{}/", dir.trim_end_matches('/'));
     let mut body = String::new();
     for (case, ran) in outputs {
         for r in ran {
@@ -329,7 +333,7 @@ pub fn write_outputs(harness: &str, outputs: &BTreeMap<String, Vec<Ran>>) {
                 "{OUTPUT_MARK}\t{case}\t{code}\t{}\n",
                 r.args.join(" ")
             ));
-            body.push_str(&r.stdout);
+            body.push_str(&r.stdout.replace(&dir, ""));
             if !r.stdout.ends_with('\n') {
                 body.push('\n');
             }
