@@ -173,12 +173,13 @@ pub fn run_line(
 /// What a harness read from one run: (field, the text it read).
 pub type Record = Vec<(String, String)>;
 
-/// Fields that count events which may be none in any one run (stock
-/// netperf counted 22 retransmissions on loopback in one run and 0 in the
-/// next): zero and a positive count are one shape.
+/// Fields that count what may be none in any one run (stock netperf
+/// counted 22 retransmissions on loopback in one run and 0 in the next;
+/// bloat.sh's LENGTH, whole seconds between the first and last interim
+/// line, is 0 when a loaded machine gives one line): zero and a positive
+/// count are one shape.
 fn is_count(field: &str) -> bool {
-    let f = field.to_ascii_uppercase();
-    f.contains("RETRANS")
+    field.to_ascii_uppercase().contains("RETRANS") || field == "LENGTH"
 }
 
 /// Fields whose value is its own shape: an exit status, a count of lines.
