@@ -9,7 +9,7 @@
 //! NETPERF_STOCK_DIR records them again).
 
 use super::stock::{start_stock_on, StockServer};
-use super::{text, wait_bounded, Server, NETPERF};
+use super::{fast_tier_skips, stock_dir, text, wait_bounded, Server, NETPERF};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -264,7 +264,7 @@ pub fn write(harness: &str, source: &str, cases: &BTreeMap<String, Vec<Record>>)
          # each line run {RECORDED_RUNS} times: case<TAB>field<TAB>the shapes it took ('|' between).\n\
          # A shape is a number's sign class (pos, zero, neg, -1, or count for a count that may\n\
          # be none) and decimals, or =literal (always for exit statuses and line counts). Harness source: {source}\n\
-         # Recorded by NETPERF_NG_WRITE_HARNESS=1 NETPERF_STOCK_DIR=DIR cargo test --test harness_tests\n"
+         # Recorded by NETPERF_NG_WRITE_HARNESS=1 NETPERF_STOCK_DIR=DIR cargo test --test harness_tests --test harness_examples_tests\n"
     );
     for (case, records) in cases {
         let mut fields: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
@@ -369,4 +369,194 @@ pub fn load_outputs(harness: &str) -> BTreeMap<String, Vec<Ran>> {
         }
     }
     outputs
+}
+
+/// One command line of a harness.
+pub struct Case {
+    /// Its name in the fixture.
+    pub name: &'static str,
+    /// The netperf arguments, placeholders as common::harness::fill fills them.
+    pub line: &'static str,
+    /// How many copies run at once (PerfKitBenchmarker's and Cilium's streams).
+    pub streams: usize,
+    /// The netserver's address.
+    pub host: &'static str,
+    /// SIGALRM this many seconds after the start (bloat.sh's `pkill -ALRM`).
+    pub alarm: Option<u64>,
+    /// What the harness reads from the runs, or what it says when it fails.
+    pub parse: fn(&Case, &[Ran]) -> Result<Vec<Record>, String>,
+}
+
+impl Case {
+    pub const fn one(
+        name: &'static str,
+        line: &'static str,
+        parse: fn(&Case, &[Ran]) -> Result<Vec<Record>, String>,
+    ) -> Case {
+        Case {
+            name,
+            line,
+            streams: 1,
+            host: "127.0.0.1",
+            alarm: None,
+            parse,
+        }
+    }
+
+    pub fn run(&self, pair: &Pair) -> Vec<Ran> {
+        run_line(
+            pair,
+            self.host,
+            self.line,
+            self.streams,
+            self.alarm.map(Duration::from_secs),
+            Duration::from_secs(60),
+        )
+    }
+}
+
+/// Run every case of a harness (at once: they are 1-3 s each and the checks
+/// compare shapes, not rates) with each pairing to check, and fail with
+/// every difference from stock's recorded shapes; with
+/// NETPERF_NG_WRITE_HARNESS=1, record stock's shapes first.
+pub fn check_harness(h: &Harness) {
+    let Harness {
+        name: harness,
+        source,
+        cases,
+        slow_secs,
+    } = *h;
+    if fast_tier_skips(&format!("slow ({slow_secs} s)")) {
+        return;
+    }
+    if recording() {
+        let Some(dir) = stock_dir() else { return };
+        let pair = Pair::StockToStock(dir);
+        let (mut recorded, mut outputs) = (BTreeMap::new(), BTreeMap::new());
+        std::thread::scope(|s| {
+            let handles: Vec<_> = cases
+                .iter()
+                .map(|case| {
+                    let pair = &pair;
+                    s.spawn(move || {
+                        let mut all = Vec::new();
+                        let mut first = None;
+                        for _ in 0..RECORDED_RUNS {
+                            let ran = case.run(pair);
+                            let records = (case.parse)(case, &ran).unwrap_or_else(|e| {
+                                panic!("{}: stock: {harness} fails: {e}\n{}", case.name, said(&ran))
+                            });
+                            all.extend(records.into_iter().map(|r| with_exit(r, &ran)));
+                            first.get_or_insert(ran);
+                        }
+                        (case.name.to_string(), all, first.unwrap())
+                    })
+                })
+                .collect();
+            for h in handles {
+                let (name, all, first) = h.join().unwrap();
+                recorded.insert(name.clone(), all);
+                outputs.insert(name, first);
+            }
+        });
+        write(harness, source, &recorded);
+        write_outputs(harness, &outputs);
+    }
+    // Every pairing's lines run at once (the checks compare shapes, not
+    // rates), and all of them before the test fails: one report says which
+    // lines fail with ours and which with stock's netperf too.
+    let pairs = Pair::to_check();
+    let failures: Vec<String> = std::thread::scope(|s| {
+        let handles: Vec<_> = pairs
+            .iter()
+            .flat_map(|pair| cases.iter().map(move |case| (pair, case)))
+            .map(|(pair, case)| {
+                s.spawn(move || {
+                    check_case(harness, case, pair).map(|f| format!("{}: {f}", pair.label()))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    assert!(
+        failures.is_empty(),
+        "{harness}: {} of {} runs read differently from stock:\n\n{}",
+        failures.len(),
+        pairs.len() * cases.len(),
+        failures.join("\n\n")
+    );
+}
+
+/// One case with one pairing: what went wrong, if anything.
+fn check_case(harness: &str, case: &Case, pair: &Pair) -> Option<String> {
+    let ran = case.run(pair);
+    let problems = match (case.parse)(case, &ran) {
+        Err(e) => vec![format!("{harness} fails: {e}")],
+        Ok(records) => records
+            .into_iter()
+            .flat_map(|r| differences(harness, case.name, &with_exit(r, &ran)))
+            .collect(),
+    };
+    (!problems.is_empty()).then(|| {
+        format!(
+            "[{}] {}\n  {}\n{}",
+            case.name,
+            case.line,
+            problems.join("\n  "),
+            said(&ran)
+        )
+    })
+}
+
+/// The record with each run's exit status (every harness here fails a run
+/// that does not exit 0, or records its output as a failure).
+pub fn with_exit(mut record: Record, ran: &[Ran]) -> Record {
+    let mut codes: Vec<String> = ran
+        .iter()
+        .map(|r| r.code.map_or("signal".into(), |c| c.to_string()))
+        .collect();
+    codes.dedup();
+    record.push(("exit".into(), codes.join("/")));
+    record
+}
+
+pub fn said(ran: &[Ran]) -> String {
+    ran.iter().map(Ran::said).collect::<Vec<_>>().join("\n")
+}
+
+/// A harness: its fixture's name, its source, its lines, and how long its
+/// check takes on a quiet machine.
+pub struct Harness {
+    pub name: &'static str,
+    pub source: &'static str,
+    pub cases: &'static [Case],
+    pub slow_secs: u32,
+}
+
+/// Without running anything (the fast tier too): each harness parser reads
+/// stock's recorded output of every case, and what it reads there has the
+/// recorded shapes: the parsers and the fixtures agree.
+pub fn check_recorded_outputs(harnesses: &[Harness]) {
+    let mut failures = Vec::new();
+    for h in harnesses {
+        let outputs = load_outputs(h.name);
+        for case in h.cases {
+            let Some(ran) = outputs.get(case.name) else {
+                failures.push(format!("{}: no recorded output of {}", h.name, case.name));
+                continue;
+            };
+            match (case.parse)(case, ran) {
+                Err(e) => failures.push(format!("{} {}: {e}", h.name, case.name)),
+                Ok(records) => failures.extend(records.into_iter().flat_map(|r| {
+                    differences(h.name, case.name, &with_exit(r, ran))
+                        .into_iter()
+                        .map(|d| format!("{} {}: {d}", h.name, case.name))
+                })),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
