@@ -6,11 +6,9 @@
 //! otherwise each test says it is skipped.
 
 mod common;
+use common::stock::start_stock;
 use common::*;
-use std::net::TcpStream;
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// These tests compare rates, so they must not share the CPUs with each other.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -19,51 +17,6 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// A stock netserver in a process group of its own. It forks a child per
-/// control connection; a child whose client went away before the data
-/// connection (a refused extension) waits in accept for ever, so the whole
-/// group is killed.
-struct StockServer {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for StockServer {
-    fn drop(&mut self) {
-        // SAFETY: kill takes a pid and a signal; a negative pid names the
-        // group the server leads.
-        unsafe { libc::kill(-(self.child.id() as i32), libc::SIGKILL) };
-        let _ = self.child.wait();
-    }
-}
-
-fn start_stock(dir: &str) -> StockServer {
-    for _ in 0..20 {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let mut child = Command::new(format!("{dir}/netserver"))
-            .args(["-D", "-4", "-L", "127.0.0.1", "-p", &port.to_string()])
-            .process_group(0)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn stock netserver");
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return StockServer { child, port };
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-    }
-    panic!("could not start the stock netserver");
 }
 
 fn result_of(program: &str, port: u16, test: &str, extra: &[&str], field: usize) -> f64 {

@@ -5,12 +5,14 @@
 pub mod bins;
 pub mod browser;
 pub mod control;
+pub mod harness;
 pub mod install;
 pub mod podman;
 pub mod ramp;
 pub mod results;
 pub mod saved;
 pub mod skip;
+pub mod stock;
 pub mod testbed;
 
 // Not every test binary uses all three.
