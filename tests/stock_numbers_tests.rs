@@ -136,9 +136,11 @@ fn a_confidence_run_reports_transactions_over_every_iteration() {
 }
 
 /// LOCAL_/REMOTE_TRANSPORT_RETRANS: a count (0 or more) where the test
-/// ends on one TCP connection, -1 for UDP; TCP_CRR reads the connection
-/// open when the test stops, which stock finds closed most times (-1) and
-/// now and then open (its count, 0): either, never anything else.
+/// ends on one TCP connection, -1 for UDP. Stock's TCP_CRR reads the
+/// connection open when the test stops, which it finds closed most times
+/// (-1) and now and then open (its count, 0); ours sums the count of every
+/// connection as it closes, so our end's is a count (k8s-netperf reads -1
+/// as a loss), the netserver's either.
 #[test]
 fn transport_retransmissions_are_what_stock_reports() {
     let server = Server::start("127.0.0.1");
@@ -156,13 +158,18 @@ fn transport_retransmissions_are_what_stock_reports() {
         let (recorded, _) = stock(&command);
         let (out, err, code) = ours(&server, &command);
         assert_eq!(code, 0, "{test}: {out}{err}");
-        assert_eq!(shape(&out), shape(recorded), "{test}: {out}");
+        if test != "TCP_CRR" {
+            assert_eq!(shape(&out), shape(recorded), "{test}: {out}");
+        }
         for key in ["LOCAL_TRANSPORT_RETRANS", "REMOTE_TRANSPORT_RETRANS"] {
             let theirs = number(&keyval(recorded), key);
             let mine = number(&keyval(&out), key);
             match test {
                 "UDP_STREAM" | "UDP_RR" => {
                     assert_eq!((theirs, mine), (-1.0, -1.0), "{test} {key}: {out}")
+                }
+                "TCP_CRR" if key.starts_with("LOCAL") => {
+                    assert!(theirs >= -1.0 && mine >= 0.0, "{test} {key}: {out}")
                 }
                 "TCP_CRR" => assert!(theirs >= -1.0 && mine >= -1.0, "{test} {key}: {out}"),
                 _ => assert!(theirs >= 0.0 && mine >= 0.0, "{test} {key}: {out}"),

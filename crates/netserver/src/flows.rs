@@ -15,7 +15,6 @@ use netperf_wire::extension::Extension;
 use netperf_wire::omni::{self, OmniRequest};
 use socket2::Socket;
 use std::net::IpAddr;
-use std::time::Duration;
 
 /// The listen backlog of a test's data socket: room for every flow's
 /// connect at once (up to what the kernel takes), 128 as before otherwise.
@@ -121,7 +120,7 @@ pub fn serve(socket: &Socket, test: &FlowsTest, stop: &StopFlag) -> Result<DataO
             failed_sends: t.failed_sends,
             transactions: t.transactions,
             timeouts: t.timeouts,
-            paced_wait: Duration::ZERO,
+            ..Counters::default()
         },
         end_buffers: None,
         retrans: -1,

@@ -114,12 +114,15 @@ fn data_socket_options(r: &OmniRequest, protocol: Protocol, ext: &Extension) -> 
         priority: r.socket_prio,
         tos: r.socket_tos,
         cong_control: (!r.cong_control.is_empty()).then(|| r.cong_control.clone()),
-        // Only a TCP listener needs it (a port in TIME_WAIT). Two UDP sockets
-        // that both have it may be given the same ephemeral port by the
-        // kernel, and then one takes the other's datagrams, end-of-test
+        // A TCP listener needs it (a port in TIME_WAIT), and so does a UDP
+        // socket on a port the client named (`-- -P ,D`, as k8s-netperf
+        // runs: netperf's own socket on the same port, or the last test's):
+        // netperf sets it on every data socket. Not on an ephemeral UDP
+        // port: two sockets that both have it may be given the same one by
+        // the kernel, and then one takes the other's datagrams, end-of-test
         // marks included: at a few hundred concurrent UDP tests that left
         // tests waiting for the silent timeout.
-        reuse_address: protocol == Protocol::Tcp,
+        reuse_address: protocol == Protocol::Tcp || r.data_port != 0,
         busy_poll_usecs: ext.busy_poll_usecs,
         zerocopy: ext.zerocopy && r.direction & omni::DIR_XMIT != 0 && protocol == Protocol::Tcp,
         mptcp: ext.mptcp && protocol == Protocol::Tcp,
@@ -759,10 +762,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_tcp_data_sockets_reuse_addresses() {
+    fn only_tcp_data_sockets_reuse_ephemeral_addresses() {
         let r = OmniRequest::default();
         let ext = Extension::default();
         assert!(data_socket_options(&r, Protocol::Tcp, &ext).reuse_address);
         assert!(!data_socket_options(&r, Protocol::Udp, &ext).reuse_address);
+    }
+
+    #[test]
+    fn a_udp_data_socket_on_a_named_port_reuses_it() {
+        let r = OmniRequest {
+            data_port: 42424,
+            ..OmniRequest::default()
+        };
+        let ext = Extension::default();
+        assert!(data_socket_options(&r, Protocol::Udp, &ext).reuse_address);
     }
 }

@@ -259,6 +259,13 @@ pub fn run_iteration(
     let mut stats = local.side_stats(spec, elapsed, cpu, &counters);
     let (cong_control, mss) = match (&data_sock, spec.protocol) {
         (Some(s), Protocol::Tcp) => tcp_end_figures(s, spec, run.debug, &mut stats, mss_seen),
+        // TCP_CRR's connections are gone: their counts were summed as each
+        // closed (stock reads whichever is left open, -1 when none is).
+        (None, Protocol::Tcp) if spec.connection => {
+            stats.retransmits =
+                i32::try_from(counters.connection_retransmissions).unwrap_or(i32::MAX);
+            (String::new(), mss_seen)
+        }
         _ => (String::new(), mss_seen),
     };
     // An inetd chargen never stops sending: just close on it.

@@ -120,7 +120,7 @@ pub fn run(
         failed_sends: total.failed_sends,
         transactions: total.transactions,
         timeouts: total.timeouts,
-        paced_wait: Duration::ZERO,
+        ..Counters::default()
     };
     Ok(FlowsRun {
         counters,

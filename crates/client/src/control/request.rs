@@ -31,13 +31,13 @@ pub fn local_socket_options(spec: &TestSpec) -> SocketOptions {
         tos: spec.local_socket_tos,
         cong_control: spec.local_cong_control.clone(),
         // An explicit local port (-P, --data-ports) is bound again by the
-        // next test while the last one's connection is in TIME_WAIT, as
-        // k8s-netperf's `-- -P 42424` runs do: netperf sets SO_REUSEADDR on
-        // its data sockets for this. Never for UDP, where two sockets with
-        // it may share one port.
-        reuse_address: (spec.connection && spec.local_data_port != 0)
-            || (spec.protocol == Protocol::Tcp
-                && (spec.local_data_port != 0 || spec.local_data_ports.is_some())),
+        // next test while the last one's connection is in TIME_WAIT, and
+        // k8s-netperf's `-- -P 42424` names the same port at both ends (a
+        // UDP netserver on this host binds it too): netperf sets SO_REUSEADDR
+        // on its data sockets for this. Never on an ephemeral UDP port, where
+        // two sockets with it may share one port.
+        reuse_address: spec.local_data_port != 0
+            || (spec.protocol == Protocol::Tcp && spec.local_data_ports.is_some()),
         busy_poll_usecs: spec.extension.busy_poll_usecs,
         zerocopy: spec.extension.zerocopy && spec.xmit() && spec.protocol == Protocol::Tcp,
         mptcp: spec.extension.mptcp && spec.protocol == Protocol::Tcp,

@@ -43,6 +43,9 @@ pub struct Counters {
     pub timeouts: u64,
     /// Time spent waiting for pacing ticks (-w/-b).
     pub paced_wait: std::time::Duration,
+    /// TCP retransmissions of the connections a connection-per-transaction
+    /// test (TCP_CRR) opened and closed, each read before its close.
+    pub connection_retransmissions: u64,
 }
 
 impl Counters {
@@ -56,6 +59,7 @@ impl Counters {
         self.transactions += other.transactions;
         self.timeouts += other.timeouts;
         self.paced_wait += other.paced_wait;
+        self.connection_retransmissions += other.connection_retransmissions;
     }
 }
 
