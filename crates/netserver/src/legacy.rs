@@ -208,7 +208,7 @@ fn serve<R>(
         measure: i32::from(phase.measure),
         cpu_rate: phase.measure.then(cpu::calibrate_rate).unwrap_or(0.0),
     });
-    chan.send(&encode(&response))?;
+    phase.answer(chan, &encode(&response))?;
     let (results, summary) = finish(&listener, &response);
     chan.send(&results)?;
     phase.log(&summary);

@@ -199,10 +199,8 @@ fn setup_and_run(
     if test.ext.is_used() {
         netperf_wire::extension::acknowledge(&mut accepted);
     }
-    chan.send(&accepted)?;
-    let phase = caller.phase("omni", kind::OMNI_RESPONSE, test.measures_cpu());
     let clock = Clock::of(test);
-    // Buffers are made before the clock and the CPU sampler start.
+    // Buffers are made before the answer, which starts the clock.
     let (mut send_ring, mut recv_ring) = rings(test, &data.plan, fill);
     let counters_before = interface_counters_before(test);
     let mut seq = match (test.ext, test.protocol) {
@@ -210,6 +208,8 @@ fn setup_and_run(
         (e, Protocol::Udp) if e.sequence => Some(Sequence::new()),
         _ => None,
     };
+    let phase = caller.phase("omni", kind::OMNI_RESPONSE, test.measures_cpu());
+    phase.answer(chan, &accepted)?;
     // A client that closes the control connection or goes silent mid-test
     // has vanished: stop the test, which nothing else would end if it is
     // counted (UDP, TCP_CRR) or long.

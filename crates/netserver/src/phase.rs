@@ -11,9 +11,12 @@ use netperf_data::engine::stop_flag::StopFlag;
 use netperf_data::engine::watchdog;
 use netperf_data::measure::cpu::CpuSampler;
 use netperf_data::measure::outcome::CpuUsage;
+use netperf_data::net::channel::{Channel, ChannelError};
+use netperf_wire::Message;
 use socket2::{SockAddr, Socket};
 use std::net::SocketAddr;
 use std::os::fd::RawFd;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// Wait for a data connection whose peer `admit` accepts (others are closed
@@ -76,6 +79,7 @@ impl<'a> Caller<'a> {
             caller: self,
             stop: StopFlag::new(),
             measure,
+            answered: OnceLock::new(),
         }
     }
 }
@@ -89,11 +93,29 @@ pub struct Phase<'a> {
     pub caller: Caller<'a>,
     pub stop: StopFlag,
     pub measure: bool,
+    /// When the response accepting the test went out (`answer`): the
+    /// test's clock runs from there, as stock netserver starts its timer
+    /// right after its response.
+    answered: OnceLock<Instant>,
 }
 
 impl Phase<'_> {
     pub fn log(&self, text: &str) {
         self.caller.log(text);
+    }
+
+    /// Send the response accepting the test and start the test's clock:
+    /// `measured` times the test, and ends it, from this instant. Stock
+    /// netserver starts its timer here, before its accept, and its netperf
+    /// only after connecting: so a sending netserver stops first and its
+    /// netperf reads every byte to the end of file (flent compares
+    /// LOCAL_BYTES_RECVD with REMOTE_BYTES_SENT). A clock started on the
+    /// data thread, after two thread starts, could start after netperf's on
+    /// a busy machine: netperf then stopped first, megabytes short.
+    pub fn answer(&self, chan: &mut Channel, response: &Message) -> Result<(), ChannelError> {
+        chan.send(response)?;
+        let _ = self.answered.set(Instant::now());
+        Ok(())
     }
 
     /// The data connection from an allowed client (a Unix-domain peer has
@@ -116,7 +138,8 @@ impl Phase<'_> {
     }
 
     /// Run `work` on a descriptor table holding only `fd`, watched, with the
-    /// clock `limit` (which includes `pad` seconds). A netserver told to stop (SIGTERM) cuts the test;
+    /// clock `limit` (which includes `pad` seconds), counted from `answer`
+    /// when the test was answered that way, else from now. A netserver told to stop (SIGTERM) cuts the test;
     /// results still go. When the clock ended it, the pad is taken off the
     /// time and the CPU figures are scaled to the test's own time, as
     /// netperf corrects them (the pad was idle).
@@ -128,7 +151,8 @@ impl Phase<'_> {
         work: impl FnOnce() -> T + Send,
     ) -> Served<T> {
         let mut cpu = self.measure.then(|| CpuSampler::start(None).ok()).flatten();
-        let started = Instant::now();
+        let started = self.answered.get().copied().unwrap_or_else(Instant::now);
+        let limit = limit.map(|l| l.saturating_sub(started.elapsed()));
         let (control_fd, silent) = (
             self.caller.control_fd,
             self.caller.opts.limits.silent_timeout,

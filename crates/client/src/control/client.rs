@@ -5,7 +5,8 @@
 use super::data::finish_data;
 pub use super::error::ClientError;
 use super::local_end::{
-    clock_and_count, debug_data_phase, tcp_end_figures, LocalData, Recorders, Watch, Watched,
+    clock_and_count, debug_data_phase, receive_pad, tcp_end_figures, LocalData, Recorders, Watch,
+    Watched,
 };
 use super::request::build_request;
 pub use super::request::RunOptions;
@@ -237,10 +238,14 @@ pub fn run_iteration(
     // comes back from it): its TCP_INFO goes into each -D interval.
     let tcp_fd = super::remote_tcp::single_tcp_connection(spec)
         .then(|| std::os::fd::AsRawFd::as_raw_fd(&sock));
-    let watch = Watch::start(run, seconds, units, control_fd, tcp_fd);
+    let pad = receive_pad(spec, !no_control);
+    let watch = Watch::start(run, seconds.map(|s| s + pad), units, control_fd, tcp_fd);
     let (counters, mss_seen, data_sock) = local.move_data(sock, spec, run, &watch, &mut rec)?;
     let ended = rec.data_ended.unwrap_or_else(Instant::now);
-    let elapsed = ended.duration_since(watch.started).as_secs_f64();
+    let mut elapsed = ended.duration_since(watch.started).as_secs_f64();
+    if watch.timer.fired() {
+        elapsed = (elapsed - pad.as_secs_f64()).max(0.0);
+    }
     debug_data_phase(run, &local.dest, elapsed, &counters);
     // Stopped before its own end (a signal, netagg's coordinator, -l 0):
     // the far end's half may still be running and must be told.

@@ -255,6 +255,26 @@ pub(super) fn clock_and_count(limit: Limit) -> (Option<Duration>, Option<u64>) {
     }
 }
 
+/// The pad on netperf's clock for a TCP stream that netperf only receives
+/// from a netserver: such a test ends at netserver's end of file, sent when
+/// netserver's own clock ends its sends, so every byte netserver counts as
+/// sent is counted here as received (flent compares LOCAL_BYTES_RECVD with
+/// REMOTE_BYTES_SENT). Stock netperf means to pad here too (its comment says
+/// so) but sets the pad to zero: its netperf then stops first whenever its
+/// clock starts before netserver's, megabytes short. The pad only ends a
+/// test whose netserver vanished; it is taken off the time then.
+pub(super) fn receive_pad(spec: &TestSpec, controlled: bool) -> Duration {
+    let receives_to_end = controlled
+        && spec.recv()
+        && !spec.xmit()
+        && !spec.is_rr()
+        && super::remote_tcp::single_tcp_connection(spec);
+    match receives_to_end {
+        true => Duration::from_secs(u64::from(netperf_wire::PAD_TIME)),
+        false => Duration::ZERO,
+    }
+}
+
 /// What the data phase records beside its counters, when the test asks:
 /// its latency histogram and its datagrams' sequence (`--seq`).
 pub(super) struct Recorders {
