@@ -2,14 +2,15 @@
 //! accepts, what each one sets in [`GlobalOptions`], and the defaults it
 //! derives once all of them are read (host name, `-N` resets, output units).
 
-use super::checked;
+use super::checked::{self, Notes};
 use super::config::GlobalOptions;
 use super::error::{CliError, OptionName, Section};
 use super::getopt::{OptionTable, ValueKind};
 use super::global_setters::{
     apply_burst, apply_confidence, apply_cpu, apply_fill_files, apply_format_units, apply_host,
-    apply_interim, apply_interval, apply_iterations, apply_local_host, apply_ports, ints, set_both,
-    set_families, sizes, test_length, tos_pair,
+    apply_interim, apply_interval, apply_iterations, apply_local_host, apply_ports, ints,
+    local_alignments, local_offsets, num_cpus, ring_widths, set_both, set_both_bits,
+    set_families, test_length, tos_pair, wait_secs,
 };
 use netperf_data::net::resolve::Family;
 
@@ -59,18 +60,25 @@ pub const GLOBAL_OPTIONS: &OptionTable = &[
     ('Z', Required),
 ];
 
+/// What this build of netperf 2.7.1 prints for `-k` and `-K`: it was built
+/// without DIRTY, so it parses no dirty-buffer counts.
+pub const NO_DIRTY_TEXT: &str = "I don't know how to get dirty.\n";
+
 /// What the global pass remembers beyond the options themselves.
 #[derive(Debug, Default)]
 pub struct GlobalScanState {
     /// -H gave a host name, so netperf's family-based default does not apply.
     pub host_given: bool,
+    /// What netperf prints on stdout while it reads its options (warnings).
+    pub stdout: String,
+    /// How values were read, for stderr.
+    pub notes: Notes,
 }
 
 /// Applies one global option. `-h` and `-V` never reach here: the parser
 /// answers them itself.
 pub fn apply_global(
     global: &mut GlobalOptions,
-    unsupported: &mut Vec<String>,
     state: &mut GlobalScanState,
     letter: char,
     value: Option<&str>,
@@ -80,74 +88,78 @@ pub fn apply_global(
     // Required values are always present; flags ignore this.
     let text = value.unwrap_or("");
     let g = global;
+    let notes = &mut state.notes;
     match letter {
         '4' => set_families(g, Family::Inet),
         '6' => set_families(g, Family::Inet6),
         'a' => set_both(
-            sizes(option, text, 1)?,
+            local_alignments(option, text, notes)?,
             &mut g.local_send_align,
             &mut g.local_recv_align,
         ),
-        'A' => set_both(
-            sizes(option, text, 1)?,
+        'A' => set_both_bits(
+            checked::convert_pair(option, text, super::sizespec::split_pair, notes),
             &mut g.remote_send_align,
             &mut g.remote_recv_align,
         ),
-        'b' => apply_burst(g, option, text)?,
+        'b' => apply_burst(g, option, text, notes),
         'B' => g.brand = Some(text.to_string()),
-        'c' => apply_cpu(option, value, &mut g.local_cpu, &mut g.local_cpu_rate)?,
-        'C' => apply_cpu(option, value, &mut g.remote_cpu, &mut g.remote_cpu_rate)?,
+        'c' => apply_cpu(option, value, &mut g.local_cpu, &mut g.local_cpu_rate, notes),
+        'C' => apply_cpu(option, value, &mut g.remote_cpu, &mut g.remote_cpu_rate, notes),
         'd' => g.debug = g.debug.saturating_add(1),
-        'D' => apply_interim(g, option, text)?,
-        'f' => apply_format_units(g, option, text)?,
+        'D' => apply_interim(g, option, text, notes),
+        'f' => apply_format_units(g, option, text, notes),
         'F' => apply_fill_files(g, option, text)?,
-        'H' => apply_host(g, state, option, text)?,
-        'i' => apply_iterations(g, option, text)?,
-        'I' => apply_confidence(g, option, text)?,
+        'H' => apply_host(g, state, text),
+        'i' => apply_iterations(g, option, text, notes),
+        'I' => apply_confidence(g, option, text, notes)?,
         'j' => g.keep_statistics = true,
         // netperf parses these "dirty buffer" counts only when built with
-        // DIRTY, and otherwise prints "I don't know how to get dirty."
-        'k' | 'K' => unsupported.push(format!("-{letter} {text}")),
-        'l' => g.test_length = test_length(option, text)?,
-        'L' => apply_local_host(g, option, text)?,
-        'n' => g.num_cpus = Some(checked::plain(option, text, 1, i64::from(i32::MAX))?),
+        // DIRTY, and otherwise says so on stdout, as here.
+        'k' | 'K' => state.stdout.push_str(NO_DIRTY_TEXT),
+        'l' => g.test_length = test_length(option, text, notes),
+        'L' => apply_local_host(g, state, text),
+        'n' => g.num_cpus = num_cpus(option, text, notes),
         'N' => g.no_control = true,
         'o' => set_both(
-            sizes(option, text, 0)?,
+            local_offsets(option, text, notes)?,
             &mut g.local_send_offset,
             &mut g.local_recv_offset,
         ),
-        'O' => set_both(
-            sizes(option, text, 0)?,
+        'O' => set_both_bits(
+            checked::convert_pair(option, text, super::sizespec::split_pair, notes),
             &mut g.remote_send_offset,
             &mut g.remote_recv_offset,
         ),
-        'p' => apply_ports(g, option, text)?,
-        'P' => g.print_headers = checked::zero_or_one(option, text)?,
+        'p' => apply_ports(g, text),
+        'P' => {
+            let number = checked::convert(option, text, notes);
+            g.print_headers = checked::truth(option, text, number, notes);
+        }
         'r' => g.result_confidence_only = true,
-        's' => g.wait_secs = checked::size_u32(option, text, 0)?,
+        's' => g.wait_secs = wait_secs(option, text, notes),
         'S' => g.keepalive = true,
         // The last -t wins.
         't' => g.test_name = text.to_ascii_uppercase(),
         'T' => set_both(
-            ints(option, text)?,
+            ints(option, text, notes),
             &mut g.local_cpu_bind,
             &mut g.remote_cpu_bind,
         ),
-        'v' => g.verbosity = checked::size_i32(option, text, 0)?,
-        'w' => apply_interval(g, option, text)?,
+        'v' => g.verbosity = checked::convert(option, text, notes),
+        'w' => apply_interval(g, option, text, notes),
         'W' => set_both(
-            sizes(option, text, 0)?,
+            ring_widths(option, text, notes)?,
             &mut g.send_width,
             &mut g.recv_width,
         ),
         'y' => set_both(
-            ints(option, text)?,
+            ints(option, text, notes),
             &mut g.local_socket_prio,
             &mut g.remote_socket_prio,
         ),
         'Y' => set_both(
-            tos_pair(option, text)?,
+            tos_pair(option, text, notes),
             &mut g.local_socket_tos,
             &mut g.remote_socket_tos,
         ),

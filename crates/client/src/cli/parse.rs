@@ -80,18 +80,16 @@ pub fn parse_netperf(args: &[String]) -> Result<Invocation, CliError> {
         match item.map_err(|e| scan_error(e, Section::Global))? {
             Item::Option { letter: 'h', .. } => return Ok(global_usage()),
             Item::Option { letter: 'V', .. } => return Ok(Invocation::Version),
-            Item::Option { letter, value } => keep_first(apply_global(
-                &mut config.global,
-                &mut config.unsupported,
-                &mut state,
-                letter,
-                value,
-            )),
-            Item::Positional(word) => keep_first(Err(unexpected(word))),
+            Item::Option { letter, value } => {
+                keep_first(apply_global(&mut config.global, &mut state, letter, value))
+            }
+            Item::Positional(word) => state.notes.push(ignored(word)),
             Item::EndOfOptions => break,
         }
     }
     finish_global(&mut config.global, &state);
+    config.notes.append(&mut state.notes);
+    config.stdout_text = std::mem::take(&mut state.stdout);
 
     let test_words = match extensions::extract(globals.rest(), &mut config.test)? {
         extensions::Extracted::Rest(words) => words,
@@ -107,8 +105,21 @@ pub fn parse_netperf(args: &[String]) -> Result<Invocation, CliError> {
         None => TEST_OPTIONS,
     };
     let mut tests = Scanner::new(&test_words, table);
+    let unix_domain = std::ptr::eq(table, UNIX_TEST_OPTIONS);
     for item in tests.by_ref() {
-        match item.map_err(|e| scan_error(e, Section::Test))? {
+        let item = match item {
+            // netperf's omni and sockets parsers fall from getopt's '?'
+            // into '-4'; only the Unix-domain one prints its usage.
+            Err(error) if !unix_domain => {
+                config.notes.push(as_dash_four(error));
+                Item::Option {
+                    letter: '4',
+                    value: None,
+                }
+            }
+            other => other.map_err(|e| scan_error(e, Section::Test))?,
+        };
+        match item {
             Item::Option { letter: 'h', .. } => {
                 return Ok(Invocation::Usage {
                     text: usage::test_usage(&config.global.test_name).to_string(),
@@ -116,13 +127,13 @@ pub fn parse_netperf(args: &[String]) -> Result<Invocation, CliError> {
                 })
             }
             Item::Option { letter, value } => keep_first(apply_test(&mut config, letter, value)),
-            Item::Positional(word) => keep_first(Err(unexpected(word))),
+            Item::Positional(word) => config.notes.push(ignored(word)),
             Item::EndOfOptions => break,
         }
     }
     // Words after a second `--` are not options of anything.
-    if let Some(word) = tests.rest().first() {
-        keep_first(Err(unexpected(word)));
+    for word in tests.rest() {
+        config.notes.push(ignored(word));
     }
 
     match first_bad_value {
@@ -137,6 +148,8 @@ pub fn default_config() -> Config {
         global: GlobalOptions::default(),
         test: TestOptions::default(),
         unsupported: Vec::new(),
+        notes: Vec::new(),
+        stdout_text: String::new(),
     }
 }
 
@@ -147,8 +160,23 @@ fn global_usage() -> Invocation {
     }
 }
 
-fn unexpected(word: &str) -> CliError {
-    CliError::UnexpectedArgument(word.to_string())
+/// netperf's getopt moves words that are no option out of its way and
+/// never reads them; so are they here, and said to be.
+fn ignored(word: &str) -> String {
+    format!("'{word}' is no option nor an option's value: ignored, as netperf 2.7.1 does (quote values that contain spaces)")
+}
+
+/// The note for a test option netperf's getopt does not take: it runs as
+/// `-4` (the data connection over IPv4).
+fn as_dash_four(error: ScanError) -> String {
+    match error {
+        ScanError::Unknown(letter) => format!(
+            "test option -{letter} is unknown to netperf 2.7.1, which runs it as -4 (IPv4 data connection)"
+        ),
+        ScanError::MissingValue(letter) => format!(
+            "test option -{letter} has no value; netperf 2.7.1 runs it as -4 (IPv4 data connection)"
+        ),
+    }
 }
 
 #[cfg(test)]

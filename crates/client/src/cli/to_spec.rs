@@ -32,8 +32,12 @@ impl Config {
         let (protocol, udp_lite) = protocol(t, preset.protocol)?;
         let connection = preset.connection || t.connection_test;
         let direction = direction(t, preset.direction, connection);
-        let is_rr = direction == (XMIT | RECV) || direction == 0;
-        let (request_size, response_size) = rr_sizes(t, preset.rr_sizes, direction, is_rr);
+        // netperf's NETPERF_IS_RR and NETPERF_CC: by the two bits alone, as
+        // -d keeps whatever other bits it was given.
+        let both = direction & (XMIT | RECV) == XMIT | RECV;
+        let is_rr = both || direction & (XMIT | RECV) == 0;
+        let (request_size, response_size) = rr_sizes(t, preset.rr_sizes, direction, both);
+        check_local_sizes(t, direction, both)?;
         let shape = Shape {
             test: preset.test,
             protocol,
@@ -55,7 +59,7 @@ impl Config {
         };
         super::fast_paths::check(g, t, &fast)?;
         check_data_ports(t)?;
-        let limit = limit(g, &shape)?;
+        let limit = limit(g)?;
         check_until_stopped(&shape, limit)?;
         check_flows(g, t, &shape, limit)?;
         check_mptcp(g, t, &shape)?;
@@ -99,8 +103,8 @@ impl Config {
             limit,
             request_size: shape.request_size,
             response_size: shape.response_size,
-            send_size: t.local_send_size.unwrap_or(0),
-            recv_size: t.local_recv_size.unwrap_or(0),
+            send_size: local_size(t.local_send_size),
+            recv_size: local_size(t.local_recv_size),
             remote_send_size: t.remote_send_size.map_or(-1, |v| v as i32),
             remote_recv_size: t.remote_recv_size.map_or(-1, |v| v as i32),
             local_send_buf: t.local_send_buf.unwrap_or(-1),
@@ -261,6 +265,37 @@ fn check_sequence(t: &TestOptions, shape: &Shape) -> Result<(), SpecError> {
     Ok(())
 }
 
+/// A local message size as the engine takes it: netperf's `int` (`-m -1`
+/// is its "default"), where 0 and below choose the default.
+fn local_size(size: Option<u32>) -> u32 {
+    size.map_or(0, |bits| (bits as i32).max(0) as u32)
+}
+
+/// The local sizes this test allocates buffers of, where stock netperf
+/// cannot: below -1 (its "default") or at
+/// [`BUFFER_LIMIT`](super::checked::BUFFER_LIMIT) and past it (its `int`
+/// sums overflow and its allocation fails, or it aborts). A size the test
+/// does not use is never allocated, by netperf either.
+fn check_local_sizes(t: &TestOptions, direction: u32, both: bool) -> Result<(), SpecError> {
+    let used = [
+        ("-m", t.local_send_size, direction & XMIT != 0 && !both),
+        ("-M", t.local_recv_size, direction & RECV != 0 && !both),
+        ("-r", t.request_size, both),
+        ("-r", t.response_size, both),
+    ];
+    for (option, size, is_used) in used {
+        if let Some(bits) = size.filter(|_| is_used) {
+            let bytes = bits as i32;
+            if !(-1..super::checked::BUFFER_LIMIT).contains(&bytes) {
+                return Err(SpecError::Invalid(format!(
+                    "test option {option}: a message of {bytes} bytes: netperf 2.7.1 cannot allocate its buffers either"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// A `-P` local port must lie in `--data-ports` when both are given.
 fn check_data_ports(t: &TestOptions) -> Result<(), SpecError> {
     if let (Some(range), Some(port)) = (t.data_ports, t.local_data_port) {
@@ -275,16 +310,10 @@ fn check_data_ports(t: &TestOptions) -> Result<(), SpecError> {
 
 /// How the test ends, from `-l`: seconds, 0 (until stopped), or a negative
 /// byte/transaction count.
-fn limit(g: &GlobalOptions, shape: &Shape) -> Result<Limit, SpecError> {
+fn limit(g: &GlobalOptions) -> Result<Limit, SpecError> {
     if g.test_length > 0 {
         Ok(Limit::Seconds(g.test_length.min(i64::from(i32::MAX)) as u32))
     } else if g.test_length < 0 {
-        // DG_STREAM counts bytes and ends with a zero-length datagram.
-        if shape.protocol == Protocol::Udp && !shape.is_rr && !shape.test.is_unix() {
-            return Err(SpecError::Invalid(
-                "a byte count (-l negative) is not valid for an unreliable UDP stream test".into(),
-            ));
-        }
         Ok(Limit::Units(g.test_length.unsigned_abs()))
     } else {
         Ok(Limit::Seconds(0))
