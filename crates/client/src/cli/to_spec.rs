@@ -63,6 +63,7 @@ impl Config {
         check_until_stopped(&shape, limit)?;
         check_flows(g, t, &shape, limit)?;
         check_mptcp(g, t, &shape)?;
+        check_cork(t, &shape)?;
         check_open_loop(g, t, &shape, limit)?;
         if shape.test.is_unix() {
             refuse_tcp_udp_only(g, t)?;
@@ -84,9 +85,11 @@ impl Config {
         unix_dir: Option<std::path::PathBuf>,
     ) -> TestSpec {
         let (g, t) = (&self.global, &self.test);
+        // netperf's safety latch keeps plain UDP streams (not UDP-Lite) off
+        // gateways unless -R says otherwise.
         let routing_allowed = t
             .routing_allowed
-            .unwrap_or(shape.protocol != Protocol::Udp || shape.is_rr);
+            .unwrap_or(shape.protocol != Protocol::Udp || shape.udp_lite || shape.is_rr);
         let data_family = match (t.data_family, g.host_family) {
             (Family::Unspec, f) => f,
             (f, _) => f,
@@ -272,9 +275,9 @@ fn local_size(size: Option<u32>) -> u32 {
 }
 
 /// The local sizes this test allocates buffers of, where stock netperf
-/// cannot: below -1 (its "default") or at
-/// [`BUFFER_LIMIT`](super::checked::BUFFER_LIMIT) and past it (its `int`
-/// sums overflow and its allocation fails, or it aborts). A size the test
+/// cannot: below -1 (its "default"), where it aborts or fails to
+/// allocate, or at [`MESSAGE_LIMIT`](super::checked::MESSAGE_LIMIT) and
+/// past it. A size the test
 /// does not use is never allocated, by netperf either.
 fn check_local_sizes(t: &TestOptions, direction: u32, both: bool) -> Result<(), SpecError> {
     let used = [
@@ -286,12 +289,24 @@ fn check_local_sizes(t: &TestOptions, direction: u32, both: bool) -> Result<(), 
     for (option, size, is_used) in used {
         if let Some(bits) = size.filter(|_| is_used) {
             let bytes = bits as i32;
-            if !(-1..super::checked::BUFFER_LIMIT).contains(&bytes) {
+            if !(-1..super::checked::MESSAGE_LIMIT).contains(&bytes) {
                 return Err(SpecError::Invalid(format!(
                     "test option {option}: a message of {bytes} bytes: netperf 2.7.1 cannot allocate its buffers either"
                 )));
             }
         }
+    }
+    Ok(())
+}
+
+/// `-C` (TCP_CORK) on a UDP socket: stock netperf's setsockopt fails
+/// and it stops before the test.
+fn check_cork(t: &TestOptions, shape: &Shape) -> Result<(), SpecError> {
+    if t.cork && shape.protocol == Protocol::Udp {
+        return Err(SpecError::Invalid(
+            "test option -C: TCP_CORK is a TCP option; netperf 2.7.1 fails setting it on a UDP socket"
+                .into(),
+        ));
     }
     Ok(())
 }
@@ -485,6 +500,8 @@ mod tests {
             global: Default::default(),
             test: Default::default(),
             unsupported: vec![],
+            notes: vec![],
+            stdout_text: String::new(),
         };
         cfg.global.test_name = name.into();
         cfg.test_spec().unwrap()
@@ -514,6 +531,8 @@ mod tests {
                 global: Default::default(),
                 test: Default::default(),
                 unsupported: vec![],
+                notes: vec![],
+                stdout_text: String::new(),
             };
             cfg.global.test_name = name.into();
             cfg.test.rate = Some(2500.0);
@@ -546,6 +565,8 @@ mod tests {
             global: Default::default(),
             test: Default::default(),
             unsupported: vec![],
+            notes: vec![],
+            stdout_text: String::new(),
         };
         cfg.global.test_name = "BOGUS_TEST".into();
         let e = cfg.test_spec().unwrap_err();
