@@ -420,7 +420,7 @@ const KNOWN: &[(&str, fn(&[String]) -> bool)] = &[
         |a| has(a, false, "-T"),
     ),
     (
-        "-W: stock bumps a ring width of 1 to 2 in the request (control); widths past 65536 are refused here",
+        "-W: stock bumps a ring width of 1 to 2 in the request (control)",
         |a| has(a, false, "-W") || has(a, true, "-W"),
     ),
     (

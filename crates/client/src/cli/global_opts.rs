@@ -331,7 +331,7 @@ mod tests {
         assert_eq!(run("-A -1").global.remote_send_align, u32::MAX);
         // a small negative local offset runs as 0
         assert_eq!(run("-o -1").global.local_send_offset, 0);
-        assert!(error("-W -1").contains("aborts below 0"));
+        assert!(error("-W -1").contains("aborts on a ring"));
     }
 
     #[test]
