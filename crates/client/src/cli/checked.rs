@@ -90,10 +90,10 @@ pub fn convert_pair(
 /// this leaves 64 MiB of that for the other two terms.
 pub const BUFFER_LIMIT: i32 = i32::MAX - (1 << 26);
 
-/// Where netperf-ng stops taking message sizes (`-m`, `-M`, `-r`) that
-/// the test allocates: stock netperf allocates and fills a ring of such
-/// buffers, which at a gigabyte takes it minutes (or fails).
-pub const MESSAGE_LIMIT: i32 = 1 << 30;
+/// Where netperf-ng stops taking message sizes (`-m`, `-M`, `-r`) for its
+/// own end: stock netperf allocates and fills a ring of such buffers,
+/// which from a few hundred megabytes on takes it minutes (or fails).
+pub const MESSAGE_LIMIT: i32 = 1 << 28;
 
 /// Refuses a local buffer parameter stock netperf cannot run with: below
 /// `min` or at [`BUFFER_LIMIT`] and past it.

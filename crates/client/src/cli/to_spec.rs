@@ -274,26 +274,26 @@ fn local_size(size: Option<u32>) -> u32 {
     size.map_or(0, |bits| (bits as i32).max(0) as u32)
 }
 
-/// The local sizes this test allocates buffers of, where stock netperf
-/// cannot: below -1 (its "default"), where it aborts or fails to
-/// allocate, or at [`MESSAGE_LIMIT`](super::checked::MESSAGE_LIMIT) and
-/// past it. A size the test
-/// does not use is never allocated, by netperf either.
+/// The local message sizes stock netperf cannot run with: below -1 (its
+/// "default") where the test uses the size (it aborts or fails to
+/// allocate), and from [`MESSAGE_LIMIT`](super::checked::MESSAGE_LIMIT) on
+/// wherever it is given (it allocates some rings it does not use).
 fn check_local_sizes(t: &TestOptions, direction: u32, both: bool) -> Result<(), SpecError> {
-    let used = [
+    let given = [
         ("-m", t.local_send_size, direction & XMIT != 0 && !both),
         ("-M", t.local_recv_size, direction & RECV != 0 && !both),
         ("-r", t.request_size, both),
         ("-r", t.response_size, both),
     ];
-    for (option, size, is_used) in used {
-        if let Some(bits) = size.filter(|_| is_used) {
-            let bytes = bits as i32;
-            if !(-1..super::checked::MESSAGE_LIMIT).contains(&bytes) {
-                return Err(SpecError::Invalid(format!(
-                    "test option {option}: a message of {bytes} bytes: netperf 2.7.1 cannot allocate its buffers either"
-                )));
-            }
+    for (option, size, is_used) in given {
+        let Some(bytes) = size.map(|bits| bits as i32) else {
+            continue;
+        };
+        if bytes >= super::checked::MESSAGE_LIMIT || (is_used && bytes < -1) {
+            return Err(SpecError::Invalid(format!(
+                "test option {option}: netperf 2.7.1 cannot run with messages of {bytes} bytes (this end takes -1 to {})",
+                super::checked::MESSAGE_LIMIT - 1
+            )));
         }
     }
     Ok(())
