@@ -107,9 +107,7 @@ fn cases() -> Vec<Case> {
                 timed_out,
                 stdout: stdouts[c["stdout"].as_u64().unwrap() as usize].clone(),
                 stderr: String::new(),
-                request: c["request"]
-                    .as_u64()
-                    .map(|i| requests[i as usize].clone()),
+                request: c["request"].as_u64().map(|i| requests[i as usize].clone()),
             };
             Case { args, stock }
         })
@@ -369,15 +367,22 @@ fn divergences(program: &str, cases: &[Case], expected: &[Outcome]) -> Vec<Strin
 /// (`test`) or before it.
 fn has(args: &[String], test: bool, word: &str) -> bool {
     let split = args.iter().position(|a| a == "--").unwrap_or(args.len());
-    let section = if test { &args[split.min(args.len())..] } else { &args[..split] };
+    let section = if test {
+        &args[split.min(args.len())..]
+    } else {
+        &args[..split]
+    };
     section.iter().any(|a| a == word)
 }
+
+/// Whether an argument list is one a known difference covers.
+type Matcher = fn(&[String]) -> bool;
 
 /// Where ours differs from stock on purpose or by a gap that is not the
 /// parser's: each with the reason (docs/compatibility.md lists them).
 /// Only the divergences of these argument lists are tolerated, and only
 /// when they are of the stated kind is the list the place to look.
-const KNOWN: &[(&str, fn(&[String]) -> bool)] = &[
+const KNOWN: &[(&str, Matcher)] = &[
     (
         "-T with a name netperf 2.7.1 does not know: stock sends protocol 0 (IPPROTO_IP), ours the socket type's own, which is what the kernel then uses; mptcp is ours",
         |a| {
@@ -458,7 +463,10 @@ const KNOWN: &[(&str, fn(&[String]) -> bool)] = &[
 const MESSAGE_LIMIT: i32 = netperf_ng::cli::checked::MESSAGE_LIMIT;
 
 fn known_difference(args: &[String]) -> Option<&'static str> {
-    KNOWN.iter().find(|(_, matches)| matches(args)).map(|(why, _)| *why)
+    KNOWN
+        .iter()
+        .find(|(_, matches)| matches(args))
+        .map(|(why, _)| *why)
 }
 
 fn report(what: &str, found: &[String], total: usize) {

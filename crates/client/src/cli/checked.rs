@@ -85,9 +85,9 @@ pub fn convert_pair(
 }
 
 /// Where netperf-ng stops taking buffer sizes, alignments and offsets
-/// from netperf's options: stock netperf 2.7.1 allocates size + alignment
-/// + offset as one `int`, which overflows past 2^31 - 1 and fails the test;
-/// this leaves 64 MiB of that for the other two terms.
+/// from netperf's options: stock netperf 2.7.1 allocates the sum of size,
+/// alignment and offset as one `int`, which overflows past 2^31 - 1 and
+/// fails the test; this leaves 64 MiB of that for the other two terms.
 pub const BUFFER_LIMIT: i32 = i32::MAX - (1 << 26);
 
 /// Where netperf-ng stops taking message sizes (`-m`, `-M`, `-r`) for its
@@ -151,10 +151,7 @@ mod tests {
     #[test]
     fn pairs_leave_empty_halves_alone() {
         let mut notes = Notes::new();
-        assert_eq!(
-            convert_pair(M, ",", split_pair, &mut notes),
-            (None, None)
-        );
+        assert_eq!(convert_pair(M, ",", split_pair, &mut notes), (None, None));
         assert_eq!(
             convert_pair(M, "1,2K", split_pair, &mut notes),
             (Some(1), Some(2048))

@@ -164,11 +164,8 @@ pub fn convert(text: &str) -> CRead<i32> {
     let rest = text[read.used..].trim_matches(|c: char| c.is_ascii() && is_c_space(c as u8));
     let one_suffix = rest.is_empty()
         || (rest.len() == 1 && SIZE_LETTERS.iter().any(|(l, _)| rest.starts_with(*l)));
-    let exact = read.used > 0
-        && !read.overflow
-        && letters <= 1
-        && one_suffix
-        && wide == i128::from(value);
+    let exact =
+        read.used > 0 && !read.overflow && letters <= 1 && one_suffix && wide == i128::from(value);
     CRead { value, exact }
 }
 

@@ -9,8 +9,8 @@ use super::getopt::{OptionTable, ValueKind};
 use super::global_setters::{
     apply_burst, apply_confidence, apply_cpu, apply_fill_files, apply_format_units, apply_host,
     apply_interim, apply_interval, apply_iterations, apply_local_host, apply_ports, ints,
-    local_alignments, local_offsets, num_cpus, ring_widths, set_both, set_both_bits,
-    set_families, test_length, tos_pair, wait_secs,
+    local_alignments, local_offsets, num_cpus, ring_widths, set_both, set_both_bits, set_families,
+    test_length, tos_pair, wait_secs,
 };
 use netperf_data::net::resolve::Family;
 
@@ -104,8 +104,20 @@ pub fn apply_global(
         ),
         'b' => apply_burst(g, option, text, notes),
         'B' => g.brand = Some(text.to_string()),
-        'c' => apply_cpu(option, value, &mut g.local_cpu, &mut g.local_cpu_rate, notes),
-        'C' => apply_cpu(option, value, &mut g.remote_cpu, &mut g.remote_cpu_rate, notes),
+        'c' => apply_cpu(
+            option,
+            value,
+            &mut g.local_cpu,
+            &mut g.local_cpu_rate,
+            notes,
+        ),
+        'C' => apply_cpu(
+            option,
+            value,
+            &mut g.remote_cpu,
+            &mut g.remote_cpu_rate,
+            notes,
+        ),
         'd' => g.debug = g.debug.saturating_add(1),
         'D' => apply_interim(g, option, text, notes),
         'f' => apply_format_units(g, option, text, notes),
@@ -232,7 +244,10 @@ mod tests {
         // atof: the leading number
         let config = run("-c 5x");
         assert_eq!(config.global.local_cpu_rate, 5.0);
-        assert_eq!(config.notes, ["-c '5x' is read as 5, as netperf 2.7.1 reads it"]);
+        assert_eq!(
+            config.notes,
+            ["-c '5x' is read as 5, as netperf 2.7.1 reads it"]
+        );
     }
 
     #[test]
@@ -291,7 +306,9 @@ mod tests {
         // a family netperf does not know: its warning on stdout, AF_UNSPEC
         let config = run("-H h,ipx");
         assert_eq!(config.global.host_family, Family::Unspec);
-        assert!(config.stdout_text.starts_with("WARNING! ipx not recognized"));
+        assert!(config
+            .stdout_text
+            .starts_with("WARNING! ipx not recognized"));
         // case matters to netperf: AF_INET is not inet
         assert_eq!(run("-H h,AF_INET").global.host_family, Family::Unspec);
         assert_eq!(run("-H ,").global.host, "localhost");
@@ -386,7 +403,10 @@ mod tests {
         // netperf's format_units() reports a letter it does not know in KBytes
         let config = run("-f q");
         assert_eq!(config.global.format_units, 'K');
-        assert_eq!(config.notes, ["-f 'q' reports in KBytes, as netperf 2.7.1 reads it"]);
+        assert_eq!(
+            config.notes,
+            ["-f 'q' reports in KBytes, as netperf 2.7.1 reads it"]
+        );
         assert_eq!(run("-f mb").global.format_units, 'm');
     }
 

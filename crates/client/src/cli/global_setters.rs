@@ -115,7 +115,10 @@ pub(super) fn ring_widths(
 ) -> Result<(Option<u32>, Option<u32>), CliError> {
     let (first, second) = checked::convert_pair(option, text, split_pair, notes);
     let check = |value: i32| ring_width(option, text, value);
-    Ok((first.map(check).transpose()?, second.map(check).transpose()?))
+    Ok((
+        first.map(check).transpose()?,
+        second.map(check).transpose()?,
+    ))
 }
 
 /// One ring width stock netperf can run with: not below 0, where it
@@ -134,13 +137,21 @@ pub(super) fn ring_width(option: OptionName, text: &str, value: i32) -> Result<u
 
 /// `-T`, `-y`: `local[,remote]` `int`s (CPU ids, priorities) as netperf's
 /// `convert()` reads them.
-pub(super) fn ints(option: OptionName, text: &str, notes: &mut Notes) -> (Option<i32>, Option<i32>) {
+pub(super) fn ints(
+    option: OptionName,
+    text: &str,
+    notes: &mut Notes,
+) -> (Option<i32>, Option<i32>) {
     checked::convert_pair(option, text, split_pair, notes)
 }
 
 /// `-Y local[,remote]`: IP type-of-service values; one netperf does not
 /// read is -1, which leaves the TOS alone.
-pub(super) fn tos_pair(option: OptionName, text: &str, notes: &mut Notes) -> (Option<i32>, Option<i32>) {
+pub(super) fn tos_pair(
+    option: OptionName,
+    text: &str,
+    notes: &mut Notes,
+) -> (Option<i32>, Option<i32>) {
     let halves = split_pair(text);
     let mut tos = |half: &str| {
         let read = values::parse_tos(half);
@@ -242,7 +253,11 @@ pub(super) fn apply_host(global: &mut GlobalOptions, state: &mut GlobalScanState
 }
 
 /// `-L name[,family]`: the local control address and family.
-pub(super) fn apply_local_host(global: &mut GlobalOptions, state: &mut GlobalScanState, text: &str) {
+pub(super) fn apply_local_host(
+    global: &mut GlobalOptions,
+    state: &mut GlobalScanState,
+    text: &str,
+) {
     let halves = split_pair_explicit(text);
     if let Some(host) = halves.first {
         global.local_host = Some(host.to_string());

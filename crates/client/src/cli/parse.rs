@@ -310,7 +310,10 @@ mod tests {
             ["test option -m has no value; netperf 2.7.1 runs it as -4 (IPv4 data connection)"]
         );
         // the Unix-domain tests' parser prints its usage instead
-        assert_eq!(error("-t STREAM_STREAM -- -z"), "unknown option -z after --");
+        assert_eq!(
+            error("-t STREAM_STREAM -- -z"),
+            "unknown option -z after --"
+        );
     }
 
     #[test]

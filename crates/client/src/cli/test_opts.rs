@@ -101,7 +101,6 @@ const NATIVE_OMNI_TEST: &str = "OMNI";
 /// Longest UUID netperf keeps (its buffer holds 37 characters).
 const UUID_MAX: usize = 37;
 
-
 /// Which omni output style an option selects.
 #[derive(Clone, Copy)]
 enum OutputStyle {
@@ -600,7 +599,9 @@ mod tests {
             let config = run(&format!("-- -{option} abc"));
             assert_eq!(
                 config.notes,
-                [format!("test option -{option} 'abc' is read as 0, as netperf 2.7.1 reads it")]
+                [format!(
+                    "test option -{option} 'abc' is read as 0, as netperf 2.7.1 reads it"
+                )]
             );
         }
         assert_eq!(run("-- -m 0").test.local_send_size, Some(0));
@@ -678,7 +679,10 @@ mod tests {
         assert_eq!(t.data_host.as_deref(), Some("10.0.0.0"));
         assert_eq!(t.data_host_family, Family::Inet);
         assert_eq!(t.unsupported, vec!["-H 10.0.0.0/24,inet".to_string()]);
-        assert_eq!(run("-- -L 10.0.0.0/200").test.data_local.as_deref(), Some("10.0.0.0"));
+        assert_eq!(
+            run("-- -L 10.0.0.0/200").test.data_local.as_deref(),
+            Some("10.0.0.0")
+        );
         // a family netperf does not know: its stdout warning, AF_UNSPEC
         let config = run("-- -H h,ipx");
         assert_eq!(config.test.data_host_family, Family::Unspec);

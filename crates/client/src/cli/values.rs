@@ -250,7 +250,14 @@ mod tests {
         assert_eq!(tos("EF"), 0xb8);
         assert_eq!(tos("lowdelay"), 0x10);
         for unset in ["256", "0x", "fast", "", "-1", "5 "] {
-            assert_eq!(parse_tos(unset), CRead { value: -1, exact: false }, "{unset}");
+            assert_eq!(
+                parse_tos(unset),
+                CRead {
+                    value: -1,
+                    exact: false
+                },
+                "{unset}"
+            );
         }
     }
 
@@ -270,8 +277,26 @@ mod tests {
         for letter in FORMAT_UNITS {
             assert_eq!(parse_format_units(&letter.to_string()).value, letter);
         }
-        assert_eq!(parse_format_units("q"), CRead { value: 'K', exact: false });
-        assert_eq!(parse_format_units("mb"), CRead { value: 'm', exact: false });
-        assert_eq!(parse_format_units(""), CRead { value: 'K', exact: false });
+        assert_eq!(
+            parse_format_units("q"),
+            CRead {
+                value: 'K',
+                exact: false
+            }
+        );
+        assert_eq!(
+            parse_format_units("mb"),
+            CRead {
+                value: 'm',
+                exact: false
+            }
+        );
+        assert_eq!(
+            parse_format_units(""),
+            CRead {
+                value: 'K',
+                exact: false
+            }
+        );
     }
 }
