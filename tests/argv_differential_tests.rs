@@ -19,12 +19,12 @@ use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const FIXTURE: &str = include_str!("fixtures/netperf-2.7.1-argv.json");
 
 /// Runs in parallel, each against its own fake netserver.
-const WORKERS: usize = 4;
+const WORKERS: usize = 8;
 
 /// Longer than any run takes: a run that stops before its request takes
 /// milliseconds; the recorder gave stock 20 s.
@@ -163,10 +163,11 @@ fn read_request(conn: &mut TcpStream) -> Option<Vec<u32>> {
     }
 }
 
-/// Runs `program` with the fixture's prefix and `args` against `server`.
+/// Runs `program` with the fixture's prefix and `args` against `server`
+/// (the test fails past [`RUN_LIMIT`]: no run may hang).
 fn run(program: &str, server: &FakeNetserver, args: &[String]) -> Outcome {
     let port = server.port.to_string();
-    let mut child = Command::new(program)
+    let child = Command::new(program)
         .arg0_netperf()
         .args(["-H", "127.0.0.1", "-p", &port])
         .args(args)
@@ -175,42 +176,19 @@ fn run(program: &str, server: &FakeNetserver, args: &[String]) -> Outcome {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn netperf");
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let out_reader = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = out.read_to_end(&mut v);
-        v
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = err.read_to_end(&mut v);
-        v
-    });
-    let deadline = Instant::now() + RUN_LIMIT;
-    let mut timed_out = false;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break Some(status);
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            timed_out = true;
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    };
+    let out = wait_bounded(child, RUN_LIMIT);
     let request = server.take();
-    let code = status.map(|s| {
+    let code = {
         use std::os::unix::process::ExitStatusExt;
-        s.code().unwrap_or_else(|| -s.signal().unwrap_or(0))
-    });
+        out.status
+            .code()
+            .unwrap_or_else(|| -out.status.signal().unwrap_or(0))
+    };
     Outcome {
-        exit: if request.is_some() { None } else { code },
-        timed_out,
-        stdout: text(&out_reader.join().unwrap()),
-        stderr: text(&err_reader.join().unwrap()),
+        exit: if request.is_some() { None } else { Some(code) },
+        timed_out: false,
+        stdout: text(&out.stdout),
+        stderr: text(&out.stderr),
         request,
     }
 }

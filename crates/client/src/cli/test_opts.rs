@@ -136,8 +136,7 @@ pub fn apply_test(config: &mut Config, letter: char, value: Option<&str>) -> Res
         'f' => test.mtu_discover = true,
         'F' => test.fastopen = true,
         'G' => test.maxseg = maxseg(option, text, notes),
-        'H' => apply_data_host(test, option, text, notes, &mut config.stdout_text),
-        'L' => apply_data_local(test, option, text, notes, &mut config.stdout_text),
+        'H' | 'L' => apply_data_address(test, option, text, notes, &mut config.stdout_text),
         'J' => select_output(test, OutputStyle::Json, value),
         'k' => select_output(test, OutputStyle::Keyval, value),
         'o' => select_output(test, OutputStyle::Csv, value),
@@ -288,8 +287,9 @@ fn apply_nodelay(test: &mut TestOptions, letter: char, value: Option<&str>) {
     }
 }
 
-/// `-H name[/mask][,family]`: the netserver's data address.
-fn apply_data_host(
+/// `-H` (the netserver's) or `-L` (this end's) `name[/mask][,family]`:
+/// a data address and its family.
+fn apply_data_address(
     test: &mut TestOptions,
     option: OptionName,
     text: &str,
@@ -297,21 +297,13 @@ fn apply_data_host(
     stdout: &mut String,
 ) {
     let (address, family) = data_address(test, option, text, notes, stdout);
-    set_some(&mut test.data_host, address);
-    test.data_host_family = family.unwrap_or(test.data_host_family);
-}
-
-/// `-L name[/mask][,family]`: the local data address.
-fn apply_data_local(
-    test: &mut TestOptions,
-    option: OptionName,
-    text: &str,
-    notes: &mut Notes,
-    stdout: &mut String,
-) {
-    let (address, family) = data_address(test, option, text, notes, stdout);
-    set_some(&mut test.data_local, address);
-    test.data_local_family = family.unwrap_or(test.data_local_family);
+    let (name, name_family) = if option.letter == 'H' {
+        (&mut test.data_host, &mut test.data_host_family)
+    } else {
+        (&mut test.data_local, &mut test.data_local_family)
+    };
+    set_some(name, address);
+    *name_family = family.unwrap_or(*name_family);
 }
 
 /// Shortest remote congestion control name netperf takes: it tests the
