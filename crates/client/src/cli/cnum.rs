@@ -380,6 +380,23 @@ mod tests {
     }
 
     #[test]
+    fn any_text_reads_without_a_panic() {
+        for text in [
+            "５", "1é", "é1", "\0", "1\u{0}", "0xé", "-", "+", " ", "1e+", "0x.p1", "ﬀ",
+        ] {
+            let _ = (
+                atoi(text),
+                strtol0(text),
+                convert(text),
+                convert_timespec(text),
+                strtod(text),
+            );
+        }
+        assert_eq!(convert("1é"), loose(1));
+        assert_eq!(strtod("0x.8").value, 0.5);
+    }
+
+    #[test]
     fn strtod_reads_the_longest_number() {
         assert_eq!(strtod("1.5"), exact(1.5));
         assert_eq!(strtod("-0.5"), exact(-0.5));
