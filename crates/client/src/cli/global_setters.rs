@@ -55,6 +55,20 @@ pub(super) fn set_both_bits(
     set(second_field, second.map(|v| v as u32));
 }
 
+/// `convert()` of each half of a `send,recv` pair, then `check` of each
+/// value read, which may replace it (with a note) or refuse it.
+fn checked_pair(
+    option: OptionName,
+    text: &str,
+    notes: &mut Notes,
+    check: impl Fn(i32, &mut Notes) -> Result<u32, CliError>,
+) -> Result<(Option<u32>, Option<u32>), CliError> {
+    let (first, second) = checked::convert_pair(option, text, split_pair, notes);
+    let first = first.map(|v| check(v, notes)).transpose()?;
+    let second = second.map(|v| check(v, notes)).transpose()?;
+    Ok((first, second))
+}
+
 /// `-a send,recv`: this end's buffer alignments. Stock netperf crashes on
 /// an alignment of 0 when it uses that ring, and runs without one when it
 /// does not; 0 runs as 1 here. Below 0 it crashes or fails to allocate.
@@ -63,8 +77,7 @@ pub(super) fn local_alignments(
     text: &str,
     notes: &mut Notes,
 ) -> Result<(Option<u32>, Option<u32>), CliError> {
-    let (first, second) = checked::convert_pair(option, text, split_pair, notes);
-    let mut align = |value: i32| -> Result<u32, CliError> {
+    checked_pair(option, text, notes, |value, notes| {
         if value == 0 {
             notes.push(format!(
                 "{option} '{text}': an alignment of 0 runs as 1 (netperf 2.7.1 crashes on it)"
@@ -72,11 +85,7 @@ pub(super) fn local_alignments(
             return Ok(1);
         }
         local_buffer(option, text, value, 1).map(|v| v as u32)
-    };
-    Ok((
-        first.map(&mut align).transpose()?,
-        second.map(&mut align).transpose()?,
-    ))
+    })
 }
 
 /// The most negative offset stock netperf runs with: it adds the offset
@@ -91,8 +100,7 @@ pub(super) fn local_offsets(
     text: &str,
     notes: &mut Notes,
 ) -> Result<(Option<u32>, Option<u32>), CliError> {
-    let (first, second) = checked::convert_pair(option, text, split_pair, notes);
-    let mut offset = |value: i32| -> Result<u32, CliError> {
+    checked_pair(option, text, notes, |value, notes| {
         if (MOST_NEGATIVE_OFFSET..0).contains(&value) {
             notes.push(format!(
                 "{option} '{text}': an offset of {value} points before the buffer; it runs as 0"
@@ -100,11 +108,7 @@ pub(super) fn local_offsets(
             return Ok(0);
         }
         local_buffer(option, text, value, 0).map(|v| v as u32)
-    };
-    Ok((
-        first.map(&mut offset).transpose()?,
-        second.map(&mut offset).transpose()?,
-    ))
+    })
 }
 
 /// `-W send,recv`: ring widths; 0 is netperf's automatic choice.
@@ -113,12 +117,9 @@ pub(super) fn ring_widths(
     text: &str,
     notes: &mut Notes,
 ) -> Result<(Option<u32>, Option<u32>), CliError> {
-    let (first, second) = checked::convert_pair(option, text, split_pair, notes);
-    let check = |value: i32| ring_width(option, text, value);
-    Ok((
-        first.map(check).transpose()?,
-        second.map(check).transpose()?,
-    ))
+    checked_pair(option, text, notes, |value, _| {
+        ring_width(option, text, value)
+    })
 }
 
 /// One ring width stock netperf can run with: not below 0, where it
