@@ -54,11 +54,13 @@ fn unknown_test_name() {
     );
 }
 
+/// What stock netperf 2.7.1 refuses (or cannot run) is refused; `-m 0`,
+/// `-m abc` and `-l x1` it runs (tests/argv_differential_tests.rs).
 #[test]
-fn bad_send_sizes() {
-    fails_with(&["--", "-m", "0"], 1, "-m");
-    fails_with(&["--", "-m", "abc"], 1, "'abc'");
-    fails_with(&["-l", "x1"], 1, "-l");
+fn values_stock_cannot_run() {
+    fails_with(&["-I", "50"], 1, "only 95% and 99%");
+    fails_with(&["-W", "-1"], 1, "'-1' for -W");
+    fails_with(&["-a", "-1"], 1, "'-1' for -a");
 }
 
 #[test]

@@ -62,6 +62,11 @@ pub fn main(args: &[String]) -> i32 {
             return 1;
         }
     };
+    // What netperf 2.7.1 says while reading its options, where it says it.
+    out(&config.stdout_text);
+    for note in &config.notes {
+        eprintln!("netperf: note: {note}");
+    }
     netperf_data::engine::signals::install();
     if let Some(list) = omni::choices_listing(&config) {
         out(&list);

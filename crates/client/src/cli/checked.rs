@@ -1,135 +1,131 @@
-//! Typed, range-checked readers of option values shared by the global and
-//! test-specific option handlers: each turns a malformed or out-of-range
-//! value into a [`CliError`] that names the option and the text.
+//! The readers of option values shared by the global and test-specific
+//! option handlers: each reads a value exactly as netperf 2.7.1 does
+//! ([`cnum`](super::cnum)) and, where that reading is not what the text
+//! says (`3s` read as 3, garbage as 0, a number that wraps), adds one line
+//! to the notes the binary prints on stderr. Only what stock netperf itself
+//! cannot run is refused, as a [`CliError`] naming the option and the text.
 
+use super::cnum::{self, CRead};
 use super::error::{CliError, OptionName};
-use super::sizespec::{self, Halves};
+use super::sizespec::Halves;
+use std::fmt::Display;
 
-/// netperf keeps sizes, counts and ids in C `int`s and sends them as 32-bit
-/// signed fields, so nothing larger is accepted.
-pub const INT_MAX: u64 = i32::MAX as u64;
+/// Lines for stderr that say how a value was read (without the program
+/// name; the binary adds it).
+pub type Notes = Vec<String>;
 
-/// Why `value` is outside `min..=max`, in the words a user needs.
-fn range_reason(value: i128, min: i128, max: i128) -> String {
-    if max < i128::from(i32::MAX) {
-        format!("must be between {min} and {max}")
-    } else if value > max {
-        format!("must be at most {max}")
-    } else {
-        format!("must be at least {min}")
-    }
-}
-
-/// A sizespec (`32K`, `1m`, `7`) between `min` and `max`.
-pub fn size(option: OptionName, text: &str, min: u64, max: u64) -> Result<u64, CliError> {
-    let value =
-        sizespec::parse_size(text).map_err(|reason| CliError::invalid(option, text, reason))?;
-    if value < min || value > max {
-        return Err(CliError::invalid(
-            option,
-            text,
-            range_reason(value.into(), min.into(), max.into()),
-        ));
-    }
-    Ok(value)
-}
-
-/// A sizespec that fits netperf's `int`, as `u32`.
-pub fn size_u32(option: OptionName, text: &str, min: u32) -> Result<u32, CliError> {
-    let value = size(option, text, u64::from(min), INT_MAX)?;
-    u32::try_from(value).map_err(|_| CliError::invalid(option, text, "number too large"))
-}
-
-/// A sizespec that fits netperf's `int`, as `i32`.
-pub fn size_i32(option: OptionName, text: &str, min: u32) -> Result<i32, CliError> {
-    let value = size(option, text, u64::from(min), INT_MAX)?;
-    i32::try_from(value).map_err(|_| CliError::invalid(option, text, "number too large"))
-}
-
-/// A socket buffer request (`-s`, `-S`) as netperf reads it: a sizespec,
-/// 0 (netperf asks the kernel for 0 bytes: its smallest buffer), or a
-/// negative number (the system default, shown as given). netperf's own
-/// example scripts pass `-s 0` and `-s -1`.
-pub fn buffer_request(option: OptionName, text: &str) -> Result<i32, CliError> {
-    if text.trim_start().starts_with('-') {
-        let value = plain_int(option, text, i64::from(i32::MIN), -1)?;
-        return Ok(value as i32);
-    }
-    size_i32(option, text, 0)
-}
-
-/// A plain integer (netperf reads these with `atoi()`, so no unit suffix)
-/// between `min` and `max`.
-pub fn plain_int(option: OptionName, text: &str, min: i64, max: i64) -> Result<i64, CliError> {
-    let value = sizespec::parse_plain_int(text)
-        .map_err(|reason| CliError::invalid(option, text, reason))?;
-    if value < min || value > max {
-        let reason = range_reason(value.into(), min.into(), max.into());
-        return Err(CliError::invalid(option, text, reason));
-    }
-    Ok(value)
-}
-
-/// A plain integer that fits `T` and lies in `min..=max`.
-pub fn plain<T: TryFrom<i64>>(
+/// Notes that `text` given to `option` runs as `value`, when the reading
+/// was not exact.
+pub fn note_if_loose<T: Display>(
+    notes: &mut Notes,
     option: OptionName,
     text: &str,
-    min: i64,
-    max: i64,
-) -> Result<T, CliError> {
-    let value = plain_int(option, text, min, max)?;
-    T::try_from(value).map_err(|_| CliError::invalid(option, text, "number too large"))
-}
-
-/// A finite decimal number.
-pub fn decimal(option: OptionName, text: &str) -> Result<f64, CliError> {
-    sizespec::parse_decimal(text).map_err(|reason| CliError::invalid(option, text, reason))
-}
-
-/// A flag written as `0` or `1` (netperf's `-P`, `-R`).
-pub fn zero_or_one(option: OptionName, text: &str) -> Result<bool, CliError> {
-    match text.trim() {
-        "0" => Ok(false),
-        "1" => Ok(true),
-        _ => Err(CliError::invalid(option, text, "must be 0 or 1")),
-    }
-}
-
-/// Splits a two-value option with `split` and refuses a value with neither
-/// half (`""` or `","`): netperf's usage says at least one must be given.
-pub fn pair<'a>(
-    option: OptionName,
-    text: &'a str,
-    split: fn(&str) -> Halves<'_>,
-) -> Result<Halves<'a>, CliError> {
-    let halves = split(text);
-    if halves.is_empty() {
-        return Err(CliError::invalid(
-            option,
-            text,
-            "at least one of the two values must be given",
+    read: &CRead<T>,
+) {
+    if !read.exact {
+        notes.push(format!(
+            "{option} '{text}' is read as {}, as netperf 2.7.1 reads it",
+            read.value
         ));
     }
-    Ok(halves)
 }
 
-/// Applies `read` to each present half of a two-value option.
+/// netperf's `convert()`: a sizespec as an `int`.
+pub fn convert(option: OptionName, text: &str, notes: &mut Notes) -> i32 {
+    let read = cnum::convert(text);
+    note_if_loose(notes, option, text, &read);
+    read.value
+}
+
+/// C's `atoi()`.
+pub fn atoi(option: OptionName, text: &str, notes: &mut Notes) -> i32 {
+    let read = cnum::atoi(text);
+    note_if_loose(notes, option, text, &read);
+    read.value
+}
+
+/// C's `strtod()` / `atof()`.
+pub fn strtod(option: OptionName, text: &str, notes: &mut Notes) -> f64 {
+    let read = cnum::strtod(text);
+    note_if_loose(notes, option, text, &read);
+    read.value
+}
+
+/// netperf's `convert_timespec()`: microseconds.
+pub fn timespec(option: OptionName, text: &str, notes: &mut Notes) -> u32 {
+    let read = cnum::convert_timespec(text);
+    note_if_loose(notes, option, text, &read);
+    read.value
+}
+
+/// Applies `read` to each non-empty half of a two-value option (netperf
+/// leaves a parameter whose half is empty, or both for `""` and `","`).
 pub fn pair_of<T>(
+    text: &str,
+    split: fn(&str) -> Halves<'_>,
+    mut read: impl FnMut(&str) -> Result<T, CliError>,
+) -> Result<(Option<T>, Option<T>), CliError> {
+    let halves = split(text);
+    let first = halves.first.map(&mut read).transpose()?;
+    let second = halves.second.map(&mut read).transpose()?;
+    Ok((first, second))
+}
+
+/// `convert()` of each half of a two-value option.
+pub fn convert_pair(
     option: OptionName,
     text: &str,
     split: fn(&str) -> Halves<'_>,
-    read: impl Fn(&str) -> Result<T, CliError>,
-) -> Result<(Option<T>, Option<T>), CliError> {
-    let halves = pair(option, text, split)?;
-    let first = halves.first.map(&read).transpose()?;
-    let second = halves.second.map(&read).transpose()?;
-    Ok((first, second))
+    notes: &mut Notes,
+) -> (Option<i32>, Option<i32>) {
+    let halves = split(text);
+    let first = halves.first.map(|half| convert(option, half, notes));
+    let second = halves.second.map(|half| convert(option, half, notes));
+    (first, second)
+}
+
+/// Where netperf-ng stops taking buffer sizes, alignments and offsets
+/// from netperf's options: stock netperf 2.7.1 allocates the sum of size,
+/// alignment and offset as one `int`, which overflows past 2^31 - 1 and
+/// fails the test; this leaves 64 MiB of that for the other two terms.
+pub const BUFFER_LIMIT: i32 = i32::MAX - (1 << 26);
+
+/// Where netperf-ng stops taking message sizes (`-m`, `-M`, `-r`) for its
+/// own end: stock netperf allocates and fills a ring of such buffers,
+/// which from a few hundred megabytes on takes it minutes (or fails).
+pub const MESSAGE_LIMIT: i32 = 1 << 28;
+
+/// Refuses a local buffer parameter stock netperf cannot run with: below
+/// `min` or at [`BUFFER_LIMIT`] and past it.
+pub fn local_buffer(option: OptionName, text: &str, value: i32, min: i32) -> Result<i32, CliError> {
+    if value < min || value >= BUFFER_LIMIT {
+        return Err(CliError::invalid(
+            option,
+            text,
+            format!(
+                "is read as {value}, and netperf 2.7.1 cannot run with it (it allocates buffers of {min} to {} bytes)",
+                BUFFER_LIMIT - 1
+            ),
+        ));
+    }
+    Ok(value)
+}
+
+/// A flag netperf reads as a number and tests for non-zero (`-P`, `-R`).
+pub fn truth(option: OptionName, text: &str, number: i32, notes: &mut Notes) -> bool {
+    if number != 0 && number != 1 && cnum::atoi(text).exact {
+        notes.push(format!(
+            "{option} '{text}' is not 0, so it means 1, as netperf 2.7.1 reads it"
+        ));
+    }
+    number != 0
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::cli::error::Section;
+    use crate::cli::sizespec::{split_pair, split_pair_explicit};
 
     const M: OptionName = OptionName {
         letter: 'm',
@@ -137,41 +133,42 @@ mod tests {
     };
 
     #[test]
-    fn sizes_are_range_checked() {
-        assert_eq!(size_u32(M, "32K", 1), Ok(32768));
+    fn loose_readings_leave_a_note() {
+        let mut notes = Notes::new();
+        assert_eq!(convert(M, "32K", &mut notes), 32768);
+        assert!(notes.is_empty());
+        assert_eq!(convert(M, "abc", &mut notes), 0);
+        assert_eq!(atoi(M, "3s", &mut notes), 3);
         assert_eq!(
-            size_u32(M, "0", 1).map_err(|e| e.to_string()),
-            Err("invalid value '0' for test option -m: must be at least 1".into())
+            notes,
+            [
+                "test option -m 'abc' is read as 0, as netperf 2.7.1 reads it",
+                "test option -m '3s' is read as 3, as netperf 2.7.1 reads it"
+            ]
         );
-        assert_eq!(
-            size_u32(M, "abc", 1).map_err(|e| e.to_string()),
-            Err("invalid value 'abc' for test option -m: not a number".into())
-        );
-        assert!(size_u32(M, "4G", 1).is_err());
-        assert_eq!(size_i32(M, "2g", 1), Ok(2_000_000_000));
     }
 
     #[test]
-    fn plain_ints_are_range_checked() {
-        assert_eq!(plain::<u16>(M, "5000", 0, 65535), Ok(5000));
+    fn pairs_leave_empty_halves_alone() {
+        let mut notes = Notes::new();
+        assert_eq!(convert_pair(M, ",", split_pair, &mut notes), (None, None));
         assert_eq!(
-            plain::<u16>(M, "70000", 0, 65535).map_err(|e| e.to_string()),
-            Err("invalid value '70000' for test option -m: must be between 0 and 65535".into())
+            convert_pair(M, "1,2K", split_pair, &mut notes),
+            (Some(1), Some(2048))
         );
-        assert!(plain::<u16>(M, "1K", 0, 65535).is_err());
+        assert_eq!(
+            convert_pair(M, "8", split_pair_explicit, &mut notes),
+            (Some(8), None)
+        );
+        assert!(notes.is_empty());
     }
 
     #[test]
-    fn pairs_need_one_half() {
-        assert!(pair(M, ",", sizespec::split_pair).is_err());
-        assert!(pair(M, "", sizespec::split_pair_explicit).is_err());
-        assert_eq!(
-            pair_of(M, "1,2K", sizespec::split_pair, |t| size_u32(M, t, 1)),
-            Ok((Some(1), Some(2048)))
-        );
-        assert_eq!(
-            pair_of(M, "8", sizespec::split_pair_explicit, |t| size_u32(M, t, 1)),
-            Ok((Some(8), None))
-        );
+    fn buffers_stock_cannot_allocate_are_refused() {
+        assert_eq!(local_buffer(M, "8", 8, 1), Ok(8));
+        assert!(local_buffer(M, "0", 0, 1).is_err());
+        assert!(local_buffer(M, "3G", -1_073_741_824, 0).is_err());
+        assert_eq!(local_buffer(M, "10g", 1_410_065_408, 0), Ok(1_410_065_408));
+        assert!(local_buffer(M, "2147483647", i32::MAX, 0).is_err());
     }
 }

@@ -294,6 +294,13 @@ pub struct Config {
     pub test: TestOptions,
     /// Global options that were parsed but that this build cannot honour yet.
     pub unsupported: Vec<String>,
+    /// How values were read where netperf 2.7.1's reading is not what the
+    /// text says (`-l 3s` runs 3 seconds): one line each, for stderr.
+    pub notes: Vec<String>,
+    /// What netperf 2.7.1 prints on stdout while reading its options (an
+    /// unknown address family's warning, -k's "I don't know how to get
+    /// dirty."), printed first, as it does.
+    pub stdout_text: String,
 }
 
 impl Default for GlobalOptions {

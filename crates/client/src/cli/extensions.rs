@@ -5,6 +5,7 @@
 
 use super::config::TestOptions;
 use super::error::CliError;
+use super::test_opts::TEST_OPTIONS;
 use netperf_data::spec::OpenLoop;
 
 /// Text of `netperf -- --help-ext`.
@@ -299,7 +300,11 @@ pub fn extract(args: &[String], test: &mut TestOptions) -> Result<Extracted, Cli
             rest.extend(words.cloned());
             break;
         }
-        let Some(body) = word.strip_prefix("--") else {
+        // `-m --3` gives -m the value "--3", as netperf's getopt does.
+        let is_a_value = rest
+            .last()
+            .is_some_and(|before: &String| super::getopt::wants_next_word(before, TEST_OPTIONS));
+        let Some(body) = word.strip_prefix("--").filter(|_| !is_a_value) else {
             rest.push(word.clone());
             continue;
         };

@@ -47,6 +47,22 @@ pub enum ScanError {
     MissingValue(char),
 }
 
+/// Whether `word`, an option cluster such as `-m` or `-Dm`, ends in a
+/// letter that takes the next word as its value (as getopt reads it).
+pub fn wants_next_word(word: &str, table: &OptionTable) -> bool {
+    let Some(letters) = word.strip_prefix('-').filter(|l| !l.starts_with('-')) else {
+        return false;
+    };
+    for (i, letter) in letters.char_indices() {
+        match table.iter().find(|(known, _)| *known == letter) {
+            Some((_, ValueKind::Flag)) => continue,
+            Some((_, ValueKind::Required)) => return i + letter.len_utf8() == letters.len(),
+            _ => return false,
+        }
+    }
+    false
+}
+
 /// Walks `args` one option letter at a time.
 pub struct Scanner<'a> {
     args: &'a [String],

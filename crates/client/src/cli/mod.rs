@@ -4,6 +4,7 @@
 //! [`config::Config`] to run, a usage text to print, or the version.
 
 pub mod checked;
+pub mod cnum;
 pub mod config;
 pub mod error;
 pub mod extensions;

@@ -80,18 +80,16 @@ pub fn parse_netperf(args: &[String]) -> Result<Invocation, CliError> {
         match item.map_err(|e| scan_error(e, Section::Global))? {
             Item::Option { letter: 'h', .. } => return Ok(global_usage()),
             Item::Option { letter: 'V', .. } => return Ok(Invocation::Version),
-            Item::Option { letter, value } => keep_first(apply_global(
-                &mut config.global,
-                &mut config.unsupported,
-                &mut state,
-                letter,
-                value,
-            )),
-            Item::Positional(word) => keep_first(Err(unexpected(word))),
+            Item::Option { letter, value } => {
+                keep_first(apply_global(&mut config.global, &mut state, letter, value))
+            }
+            Item::Positional(word) => state.notes.push(ignored(word)),
             Item::EndOfOptions => break,
         }
     }
     finish_global(&mut config.global, &state);
+    config.notes.append(&mut state.notes);
+    config.stdout_text = std::mem::take(&mut state.stdout);
 
     let test_words = match extensions::extract(globals.rest(), &mut config.test)? {
         extensions::Extracted::Rest(words) => words,
@@ -107,8 +105,21 @@ pub fn parse_netperf(args: &[String]) -> Result<Invocation, CliError> {
         None => TEST_OPTIONS,
     };
     let mut tests = Scanner::new(&test_words, table);
+    let unix_domain = std::ptr::eq(table, UNIX_TEST_OPTIONS);
     for item in tests.by_ref() {
-        match item.map_err(|e| scan_error(e, Section::Test))? {
+        let item = match item {
+            // netperf's omni and sockets parsers fall from getopt's '?'
+            // into '-4'; only the Unix-domain one prints its usage.
+            Err(error) if !unix_domain => {
+                config.notes.push(as_dash_four(error));
+                Item::Option {
+                    letter: '4',
+                    value: None,
+                }
+            }
+            other => other.map_err(|e| scan_error(e, Section::Test))?,
+        };
+        match item {
             Item::Option { letter: 'h', .. } => {
                 return Ok(Invocation::Usage {
                     text: usage::test_usage(&config.global.test_name).to_string(),
@@ -116,15 +127,17 @@ pub fn parse_netperf(args: &[String]) -> Result<Invocation, CliError> {
                 })
             }
             Item::Option { letter, value } => keep_first(apply_test(&mut config, letter, value)),
-            Item::Positional(word) => keep_first(Err(unexpected(word))),
+            Item::Positional(word) => config.notes.push(ignored(word)),
             Item::EndOfOptions => break,
         }
     }
     // Words after a second `--` are not options of anything.
-    if let Some(word) = tests.rest().first() {
-        keep_first(Err(unexpected(word)));
+    for word in tests.rest() {
+        config.notes.push(ignored(word));
     }
 
+    // A value that sets both halves of a pair is read, and noted, once.
+    config.notes.dedup();
     match first_bad_value {
         Some(error) => Err(error),
         None => Ok(Invocation::Run(config)),
@@ -137,6 +150,8 @@ pub fn default_config() -> Config {
         global: GlobalOptions::default(),
         test: TestOptions::default(),
         unsupported: Vec::new(),
+        notes: Vec::new(),
+        stdout_text: String::new(),
     }
 }
 
@@ -147,14 +162,29 @@ fn global_usage() -> Invocation {
     }
 }
 
-fn unexpected(word: &str) -> CliError {
-    CliError::UnexpectedArgument(word.to_string())
+/// netperf's getopt moves words that are no option out of its way and
+/// never reads them; so are they here, and said to be.
+fn ignored(word: &str) -> String {
+    format!("'{word}' is no option nor an option's value: ignored, as netperf 2.7.1 does (quote values that contain spaces)")
+}
+
+/// The note for a test option netperf's getopt does not take: it runs as
+/// `-4` (the data connection over IPv4).
+fn as_dash_four(error: ScanError) -> String {
+    match error {
+        ScanError::Unknown(letter) => format!(
+            "test option -{letter} is unknown to netperf 2.7.1, which runs it as -4 (IPv4 data connection)"
+        ),
+        ScanError::MissingValue(letter) => format!(
+            "test option -{letter} has no value; netperf 2.7.1 runs it as -4 (IPv4 data connection)"
+        ),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::test_support::{error, run, words as args};
+    use crate::cli::test_support::{error, notes, run, words as args};
     use netperf_data::net::resolve::Family;
 
     #[test]
@@ -230,42 +260,77 @@ mod tests {
         assert_eq!(config.test.local_recv_buf, Some(65536));
         // test options with no global ones
         assert_eq!(run("-- -r 32").test.request_size, Some(32));
-        // a second -- ends test options; nothing may follow it
+        // a second -- ends test options; what follows it is ignored
         assert!(run("-- -D --").test.local_nodelay);
-        assert_eq!(
-            error("-- -D -- extra"),
-            "unexpected argument 'extra' (quote values that contain spaces)"
-        );
+        assert_eq!(notes("-- -D -- extra"), [ignored("extra")]);
+    }
+
+    fn ignored(word: &str) -> String {
+        super::ignored(word)
     }
 
     #[test]
-    fn stray_words_are_errors() {
+    fn stray_words_are_ignored_as_netperf_does_and_said_to_be() {
+        let config = run("-B brand here");
+        assert_eq!(config.global.brand.as_deref(), Some("brand"));
         assert_eq!(
-            error("-B brand here"),
-            "unexpected argument 'here' (quote values that contain spaces)"
+            config.notes,
+            ["'here' is no option nor an option's value: ignored, as netperf 2.7.1 does (quote values that contain spaces)"]
         );
-        assert!(error("-- -m 1 two").contains("'two'"));
+        let config = run("-- -m 1 two");
+        assert_eq!(config.test.local_send_size, Some(1));
+        assert_eq!(config.notes, [ignored("two")]);
     }
 
     #[test]
     fn errors_name_option_and_value() {
+        // netperf prints its usage for these
         assert_eq!(error("-l"), "-l requires a value");
-        assert_eq!(error("-- -m"), "test option -m requires a value");
         assert_eq!(
             error("-x"),
             "unknown option -x (test-specific options go after --)"
         );
-        assert_eq!(error("-- -z"), "unknown option -z after --");
-        assert_eq!(
-            error("-- -m abc"),
-            "invalid value 'abc' for test option -m: not a number"
-        );
-        assert_eq!(
-            error("-- -m 0"),
-            "invalid value '0' for test option -m: must be at least 1"
-        );
         // the first bad value is the one reported
-        assert!(error("-l abc -v x").contains("-l"));
+        assert!(error("-I 50 -W -1").contains("-I"));
+    }
+
+    #[test]
+    fn unknown_test_options_run_as_dash_four_as_netperf_does() {
+        // netperf's omni parser falls from getopt's '?' into -4
+        for line in ["-- -z", "-- -m"] {
+            let config = run(line);
+            assert_eq!(config.test.data_family, Family::Inet, "{line}");
+        }
+        assert_eq!(
+            notes("-- -z"),
+            ["test option -z is unknown to netperf 2.7.1, which runs it as -4 (IPv4 data connection)"]
+        );
+        assert_eq!(
+            notes("-- -m"),
+            ["test option -m has no value; netperf 2.7.1 runs it as -4 (IPv4 data connection)"]
+        );
+        // the Unix-domain tests' parser prints its usage instead
+        assert_eq!(
+            error("-t STREAM_STREAM -- -z"),
+            "unknown option -z after --"
+        );
+    }
+
+    #[test]
+    fn loose_values_run_as_netperf_reads_them_with_one_note() {
+        let config = run("-l 3s -- -m abc");
+        assert_eq!(config.global.test_length, 3);
+        assert_eq!(config.test.local_send_size, Some(0));
+        assert_eq!(
+            config.notes,
+            [
+                "-l '3s' is read as 3, as netperf 2.7.1 reads it",
+                "test option -m 'abc' is read as 0, as netperf 2.7.1 reads it"
+            ]
+        );
+        // one note for a value that sets both halves
+        assert_eq!(notes("-s 4x").len(), 1);
+        assert!(notes("-l 30 -- -m 32K").is_empty());
     }
 
     #[test]

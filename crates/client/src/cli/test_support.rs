@@ -22,3 +22,8 @@ pub fn error(line: &str) -> String {
         other => panic!("`{line}` gave {other:?}"),
     }
 }
+
+/// The stderr notes parsing `line` leaves (how values were read).
+pub fn notes(line: &str) -> Vec<String> {
+    run(line).notes
+}

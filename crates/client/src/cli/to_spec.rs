@@ -32,8 +32,15 @@ impl Config {
         let (protocol, udp_lite) = protocol(t, preset.protocol)?;
         let connection = preset.connection || t.connection_test;
         let direction = direction(t, preset.direction, connection);
-        let is_rr = direction == (XMIT | RECV) || direction == 0;
-        let (request_size, response_size) = rr_sizes(t, preset.rr_sizes, direction, is_rr);
+        // netperf's NETPERF_IS_RR and NETPERF_CC: by the two bits alone, as
+        // -d keeps whatever other bits it was given.
+        let both = direction & (XMIT | RECV) == XMIT | RECV;
+        let is_rr = both || direction & (XMIT | RECV) == 0;
+        let (request_size, response_size) = rr_sizes(t, preset.rr_sizes, direction, both);
+        // The Unix-domain tests check their sizes against their own limit.
+        if !preset.test.is_unix() {
+            check_local_sizes(t, direction, both)?;
+        }
         let shape = Shape {
             test: preset.test,
             protocol,
@@ -55,10 +62,11 @@ impl Config {
         };
         super::fast_paths::check(g, t, &fast)?;
         check_data_ports(t)?;
-        let limit = limit(g, &shape)?;
+        let limit = limit(g)?;
         check_until_stopped(&shape, limit)?;
         check_flows(g, t, &shape, limit)?;
         check_mptcp(g, t, &shape)?;
+        check_cork(t, &shape)?;
         check_open_loop(g, t, &shape, limit)?;
         if shape.test.is_unix() {
             refuse_tcp_udp_only(g, t)?;
@@ -80,9 +88,11 @@ impl Config {
         unix_dir: Option<std::path::PathBuf>,
     ) -> TestSpec {
         let (g, t) = (&self.global, &self.test);
+        // netperf's safety latch keeps plain UDP streams (not UDP-Lite) off
+        // gateways unless -R says otherwise.
         let routing_allowed = t
             .routing_allowed
-            .unwrap_or(shape.protocol != Protocol::Udp || shape.is_rr);
+            .unwrap_or(shape.protocol != Protocol::Udp || shape.udp_lite || shape.is_rr);
         // The remote data family: the test's -4/-6 or -H name,family, the
         // last given (netperf's remote_data_family).
         let data_family = match (t.data_host_family, g.host_family) {
@@ -101,8 +111,8 @@ impl Config {
             limit,
             request_size: shape.request_size,
             response_size: shape.response_size,
-            send_size: t.local_send_size.unwrap_or(0),
-            recv_size: t.local_recv_size.unwrap_or(0),
+            send_size: local_size(t.local_send_size),
+            recv_size: local_size(t.local_recv_size),
             remote_send_size: t.remote_send_size.map_or(-1, |v| v as i32),
             remote_recv_size: t.remote_recv_size.map_or(-1, |v| v as i32),
             local_send_buf: t.local_send_buf.unwrap_or(-1),
@@ -270,6 +280,49 @@ fn check_sequence(t: &TestOptions, shape: &Shape) -> Result<(), SpecError> {
     Ok(())
 }
 
+/// A local message size as the engine takes it: netperf's `int` (`-m -1`
+/// is its "default"), where 0 and below choose the default.
+fn local_size(size: Option<u32>) -> u32 {
+    size.map_or(0, |bits| (bits as i32).max(0) as u32)
+}
+
+/// The local message sizes stock netperf cannot run with: below -1 (its
+/// "default") where the test uses the size (it aborts or fails to
+/// allocate), and from [`MESSAGE_LIMIT`](super::checked::MESSAGE_LIMIT) on
+/// wherever it is given (it allocates some rings it does not use).
+fn check_local_sizes(t: &TestOptions, direction: u32, both: bool) -> Result<(), SpecError> {
+    let given = [
+        ("-m", t.local_send_size, direction & XMIT != 0 && !both),
+        ("-M", t.local_recv_size, direction & RECV != 0 && !both),
+        ("-r", t.request_size, both),
+        ("-r", t.response_size, both),
+    ];
+    for (option, size, is_used) in given {
+        let Some(bytes) = size.map(|bits| bits as i32) else {
+            continue;
+        };
+        if bytes >= super::checked::MESSAGE_LIMIT || (is_used && bytes < -1) {
+            return Err(SpecError::Invalid(format!(
+                "test option {option}: netperf 2.7.1 cannot run with messages of {bytes} bytes (this end takes -1 to {})",
+                super::checked::MESSAGE_LIMIT - 1
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `-C` (TCP_CORK) on a UDP socket: stock netperf's setsockopt fails
+/// and it stops before the test.
+fn check_cork(t: &TestOptions, shape: &Shape) -> Result<(), SpecError> {
+    if t.cork && shape.protocol == Protocol::Udp {
+        return Err(SpecError::Invalid(
+            "test option -C: TCP_CORK is a TCP option; netperf 2.7.1 fails setting it on a UDP socket"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
 /// A `-P` local port must lie in `--data-ports` when both are given.
 fn check_data_ports(t: &TestOptions) -> Result<(), SpecError> {
     if let (Some(range), Some(port)) = (t.data_ports, t.local_data_port) {
@@ -284,16 +337,10 @@ fn check_data_ports(t: &TestOptions) -> Result<(), SpecError> {
 
 /// How the test ends, from `-l`: seconds, 0 (until stopped), or a negative
 /// byte/transaction count.
-fn limit(g: &GlobalOptions, shape: &Shape) -> Result<Limit, SpecError> {
+fn limit(g: &GlobalOptions) -> Result<Limit, SpecError> {
     if g.test_length > 0 {
         Ok(Limit::Seconds(g.test_length.min(i64::from(i32::MAX)) as u32))
     } else if g.test_length < 0 {
-        // DG_STREAM counts bytes and ends with a zero-length datagram.
-        if shape.protocol == Protocol::Udp && !shape.is_rr && !shape.test.is_unix() {
-            return Err(SpecError::Invalid(
-                "a byte count (-l negative) is not valid for an unreliable UDP stream test".into(),
-            ));
-        }
         Ok(Limit::Units(g.test_length.unsigned_abs()))
     } else {
         Ok(Limit::Seconds(0))
@@ -465,6 +512,8 @@ mod tests {
             global: Default::default(),
             test: Default::default(),
             unsupported: vec![],
+            notes: vec![],
+            stdout_text: String::new(),
         };
         cfg.global.test_name = name.into();
         cfg.test_spec().unwrap()
@@ -494,6 +543,8 @@ mod tests {
                 global: Default::default(),
                 test: Default::default(),
                 unsupported: vec![],
+                notes: vec![],
+                stdout_text: String::new(),
             };
             cfg.global.test_name = name.into();
             cfg.test.rate = Some(2500.0);
@@ -526,6 +577,8 @@ mod tests {
             global: Default::default(),
             test: Default::default(),
             unsupported: vec![],
+            notes: vec![],
+            stdout_text: String::new(),
         };
         cfg.global.test_name = "BOGUS_TEST".into();
         let e = cfg.test_spec().unwrap_err();

@@ -1,8 +1,10 @@
 //! Parsers for the option values that are words rather than sizes: address
 //! families, test directions, IP TOS names, socket types, protocols and the
-//! `-f` unit letters. Each follows netperf 2.7.1's own parser, except that
-//! netperf's silent fallbacks (AF_UNSPEC, IPPROTO_IP, -1) are errors here.
+//! `-f` unit letters. Each reads as netperf 2.7.1's own parser does,
+//! fallbacks included; a fallback is reported as not exact, so the caller
+//! can say on stderr what runs.
 
+use super::cnum::{self, CRead};
 use netperf_data::net::resolve::Family;
 
 /// netperf's direction bits (`NETPERF_XMIT`, `NETPERF_RECV`).
@@ -21,65 +23,57 @@ const DIRECTION_WORDS: [(&str, u32); 8] = [
     ("rr", DIRECTION_XMIT | DIRECTION_RECV),
 ];
 
-/// netperf's `parse_direction()`: words or numbers (C syntax: `6`, `0x6`)
-/// OR-ed together with `|`, so the `Send|Recv` netperf prints reads back.
-pub fn parse_direction(text: &str) -> Result<u32, String> {
+/// netperf's `parse_direction()`: words (any case) or numbers in C's
+/// `strtol(.., 0)` syntax (`6`, `0x6`; anything else is read as its leading
+/// number, so `CRR` is 0), OR-ed together across `|`, so the `Send|Recv`
+/// netperf prints reads back. The bits are kept as netperf keeps them,
+/// even those that are no direction.
+pub fn parse_direction(text: &str) -> CRead<i32> {
     let mut mask = 0;
+    let mut exact = true;
     for part in text.split('|') {
-        let part = part.trim();
         if part.is_empty() {
             continue;
         }
         let word_bits = DIRECTION_WORDS
             .iter()
             .find(|(word, _)| word.eq_ignore_ascii_case(part))
-            .map(|(_, bits)| *bits);
-        let bits = match word_bits {
-            Some(bits) => bits,
-            None => parse_c_integer(part)
-                .filter(|bits| bits & !(DIRECTION_XMIT | DIRECTION_RECV) == 0)
-                .ok_or_else(|| {
-                    format!("unknown direction '{part}' (use send, recv, rr or a mask of 0x2|0x4)")
-                })?,
-        };
+            .map(|(_, bits)| *bits as i32);
+        let bits = word_bits.unwrap_or_else(|| {
+            let read = cnum::strtol0(part);
+            exact &= read.exact;
+            read.value
+        });
         mask |= bits;
     }
-    Ok(mask)
+    CRead { value: mask, exact }
 }
 
-/// An unsigned integer in C's `strtol(.., 0)` syntax: `0x` hex, leading-`0`
-/// octal, or decimal.
-pub fn parse_c_integer(text: &str) -> Option<u32> {
-    let (digits, radix) =
-        if let Some(hex) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
-            (hex, 16)
-        } else if text.len() > 1 && text.starts_with('0') {
-            (&text[1..], 8)
-        } else {
-            (text, 10)
-        };
-    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
-        return None;
-    }
-    u32::from_str_radix(digits, radix).ok()
-}
-
-/// netperf's `parse_address_family()`: it looks for `6`, then `inet` or
-/// `4`, then `unspec` or `0` anywhere in the word (so `inet6`, `AF_INET`,
-/// `ipv4` all work); matching here ignores case.
-pub fn parse_family(text: &str) -> Result<Family, String> {
-    let lower = text.to_ascii_lowercase();
-    if lower.contains('6') {
-        Ok(Family::Inet6)
-    } else if lower.contains("inet") || lower.contains('4') {
-        Ok(Family::Inet)
-    } else if lower.contains("unspec") || lower.contains('0') {
-        Ok(Family::Unspec)
+/// netperf's `parse_address_family()`: it looks, case-sensitively and in
+/// the first 10 characters only, for `6`, then `inet` or `4`, then
+/// `unspec` or `0`, so `inet6` and `ipv4` work and `AF_INET` does not.
+/// None for anything else, which netperf takes as AF_UNSPEC after a
+/// warning on stdout ([`family_warning`]).
+pub fn parse_family(text: &str) -> Option<Family> {
+    let head: String = text.chars().take(10).collect();
+    if head.contains('6') {
+        Some(Family::Inet6)
+    } else if head.contains("inet") || head.contains('4') {
+        Some(Family::Inet)
+    } else if head.contains("unspec") || head.contains('0') {
+        Some(Family::Unspec)
     } else {
-        Err(format!(
-            "unknown address family '{text}' (use 4, 6, inet, inet6 or 0)"
-        ))
+        None
     }
+}
+
+/// What netperf 2.7.1 prints on stdout for a family it does not know
+/// (its own spelling, AF_UNPSEC included).
+pub fn family_warning(text: &str) -> String {
+    format!(
+        "WARNING! {text} not recognized as an address family, using AF_UNPSEC\n\
+         Are you sure netperf was configured for that address family?\n"
+    )
 }
 
 /// Names `-Y` accepts for IP TOS / traffic class values (netperf's dscp.c).
@@ -110,32 +104,41 @@ const TOS_NAMES: [(&str, i32); 24] = [
     ("reliability", 0x04),
 ];
 
-/// netperf's `parse_ipqos()`: a DSCP/TOS name, or a number from 0 to 255
-/// in C syntax. The usage says "Use hexadecimal" but netperf reads `10` as
-/// decimal ten; hexadecimal needs the `0x` prefix.
-pub fn parse_tos(text: &str) -> Result<i32, String> {
+/// netperf's `parse_ipqos()`: a DSCP/TOS name (any case), or a whole
+/// number from 0 to 255 in C syntax (`10` is decimal ten, `0x10` sixteen).
+/// Anything else is -1, which leaves the TOS alone; that is not exact.
+pub fn parse_tos(text: &str) -> CRead<i32> {
     if let Some((_, value)) = TOS_NAMES
         .iter()
         .find(|(name, _)| name.eq_ignore_ascii_case(text))
     {
-        return Ok(*value);
+        return CRead {
+            value: *value,
+            exact: true,
+        };
     }
-    parse_c_integer(text)
-        .filter(|value| *value <= 255)
-        .and_then(|value| i32::try_from(value).ok())
-        .ok_or_else(|| {
-            "not a TOS value (0 to 255, e.g. 0x10, or a name such as af11, cs1, ef, lowdelay)"
-                .to_string()
-        })
+    let read = cnum::strtol0(text);
+    // parse_ipqos wants every character used: no whitespace after the number.
+    let whole = read.exact && !text.ends_with(|c: char| c.is_ascii_whitespace());
+    if whole && (0..=255).contains(&read.value) {
+        return read;
+    }
+    CRead {
+        value: -1,
+        exact: false,
+    }
 }
 
-/// The socket types netperf's `parse_socket_type()` recognises (it looks
-/// for the word anywhere in the value, so `SOCK_STREAM` works too).
+/// The socket types netperf's `parse_socket_type()` recognises: it looks
+/// for the word in the value's first 10 characters; we ignore case, where
+/// netperf finds nothing in `SOCK_STREAM` and hangs.
 const SOCKET_TYPES: [&str; 2] = ["stream", "dgram"];
 
-/// Returns the canonical socket type name, `stream` or `dgram`.
+/// Returns the canonical socket type name, `stream` or `dgram`. Stock
+/// netperf never starts a test with any other (it waits for ever), so that
+/// is refused.
 pub fn parse_socket_type(text: &str) -> Result<&'static str, String> {
-    let lower = text.to_ascii_lowercase();
+    let lower: String = text.to_ascii_lowercase().chars().take(10).collect();
     SOCKET_TYPES
         .iter()
         .find(|name| lower.contains(*name))
@@ -146,41 +149,52 @@ pub fn parse_socket_type(text: &str) -> Result<&'static str, String> {
 /// netperf-ng's own `-T`: TCP over MPTCP sockets (`--mptcp`).
 pub const MPTCP: &str = "mptcp";
 
-/// Protocols `-T` accepts (case-insensitively, as netperf's
-/// `parse_protocol()`, and netperf-ng's `mptcp`), and the socket type each
-/// implies, if any.
-const PROTOCOLS: [(&str, Option<&str>); 7] = [
+/// Protocols `-T` accepts (case-insensitively, in the first 10 characters,
+/// as netperf's `parse_protocol()`, and netperf-ng's `mptcp`), and the
+/// socket type each implies, if any.
+/// (No `sdp`: Linux has no IPPROTO_SDP, so netperf built there runs
+/// `-T sdp` as it runs any name it does not know.)
+const PROTOCOLS: [(&str, Option<&str>); 6] = [
     ("tcp", Some("stream")),
     ("udp", Some("dgram")),
     ("sctp", None),
-    ("sdp", Some("stream")),
     ("dccp", None),
     ("udplite", Some("dgram")),
     (MPTCP, Some("stream")),
 ];
 
-/// Returns the canonical (lower-case) protocol name and the socket type it
-/// implies.
-pub fn parse_protocol(text: &str) -> Result<(&'static str, Option<&'static str>), String> {
+/// The canonical (lower-case) protocol name and the socket type it
+/// implies; None for a name netperf does not know, which it runs as
+/// IPPROTO_IP: the socket type's own protocol.
+pub fn parse_protocol(text: &str) -> Option<(&'static str, Option<&'static str>)> {
+    let head: String = text.chars().take(10).collect();
     PROTOCOLS
         .iter()
-        .find(|(name, _)| name.eq_ignore_ascii_case(text))
+        .find(|(name, _)| name.eq_ignore_ascii_case(&head))
         .copied()
-        .ok_or_else(|| {
-            format!("unknown protocol '{text}' (use tcp, udp, sctp, sdp, dccp, udplite or mptcp)")
-        })
 }
 
-/// Letters `-f` accepts: the ones netperf's `format_units()` knows.
+/// Letters `-f` knows: the ones netperf's `format_units()` knows.
 /// Upper case are bytes (2^n), lower case bits (10^n), `x` transactions.
 const FORMAT_UNITS: [char; 10] = ['B', 'K', 'M', 'G', 'b', 'k', 'm', 'g', 'x', 'u'];
 
-/// One of netperf's output unit letters.
-pub fn parse_format_units(text: &str) -> Result<char, String> {
+/// netperf's `-f`: the first letter of the value; one it does not know
+/// (or none) reports in KBytes, as netperf's default case does.
+pub fn parse_format_units(text: &str) -> CRead<char> {
     let mut letters = text.chars();
     match (letters.next(), letters.next()) {
-        (Some(letter), None) if FORMAT_UNITS.contains(&letter) => Ok(letter),
-        _ => Err("unknown output units (use one of G M K B g m k b x u)".to_string()),
+        (Some(letter), None) if FORMAT_UNITS.contains(&letter) => CRead {
+            value: letter,
+            exact: true,
+        },
+        (Some(letter), _) if FORMAT_UNITS.contains(&letter) => CRead {
+            value: letter,
+            exact: false,
+        },
+        _ => CRead {
+            value: 'K',
+            exact: false,
+        },
     }
 }
 
@@ -188,43 +202,63 @@ pub fn parse_format_units(text: &str) -> Result<char, String> {
 mod tests {
     use super::*;
 
+    fn bits(text: &str) -> (i32, bool) {
+        let read = parse_direction(text);
+        (read.value, read.exact)
+    }
+
     #[test]
     fn directions() {
-        assert_eq!(parse_direction("send"), Ok(2));
-        assert_eq!(parse_direction("STREAM"), Ok(2));
-        assert_eq!(parse_direction("maerts"), Ok(4));
-        assert_eq!(parse_direction("rr"), Ok(6));
-        assert_eq!(parse_direction("Send|Recv"), Ok(6));
-        assert_eq!(parse_direction("0x2|4"), Ok(6));
-        assert_eq!(parse_direction("6"), Ok(6));
-        assert_eq!(parse_direction("0"), Ok(0));
-        assert!(parse_direction("sideways").is_err());
-        assert!(parse_direction("8").is_err());
-        assert!(parse_direction("1").is_err());
+        assert_eq!(bits("send"), (2, true));
+        assert_eq!(bits("STREAM"), (2, true));
+        assert_eq!(bits("maerts"), (4, true));
+        assert_eq!(bits("rr"), (6, true));
+        assert_eq!(bits("Send|Recv"), (6, true));
+        assert_eq!(bits("0x2|4"), (6, true));
+        assert_eq!(bits("6"), (6, true));
+        assert_eq!(bits("0"), (0, true));
+        assert_eq!(bits("8"), (8, true));
+        // strtol reads no number in these: 0, a send test once defaulted
+        assert_eq!(bits("CRR"), (0, false));
+        assert_eq!(bits("sideways"), (0, false));
+        assert_eq!(bits("send|junk"), (2, false));
+        assert_eq!(bits("3s"), (3, false));
+        assert_eq!(bits(""), (0, true));
     }
 
     #[test]
     fn families() {
-        assert_eq!(parse_family("4"), Ok(Family::Inet));
-        assert_eq!(parse_family("inet"), Ok(Family::Inet));
-        assert_eq!(parse_family("AF_INET"), Ok(Family::Inet));
-        assert_eq!(parse_family("6"), Ok(Family::Inet6));
-        assert_eq!(parse_family("inet6"), Ok(Family::Inet6));
-        assert_eq!(parse_family("0"), Ok(Family::Unspec));
-        assert_eq!(parse_family("unspec"), Ok(Family::Unspec));
-        assert!(parse_family("appletalk").is_err());
+        assert_eq!(parse_family("4"), Some(Family::Inet));
+        assert_eq!(parse_family("inet"), Some(Family::Inet));
+        assert_eq!(parse_family("ipv4"), Some(Family::Inet));
+        assert_eq!(parse_family("6"), Some(Family::Inet6));
+        assert_eq!(parse_family("inet6"), Some(Family::Inet6));
+        assert_eq!(parse_family("0"), Some(Family::Unspec));
+        assert_eq!(parse_family("unspec"), Some(Family::Unspec));
+        // case matters to netperf
+        assert_eq!(parse_family("AF_INET"), None);
+        assert_eq!(parse_family("appletalk"), None);
+        assert!(family_warning("ipx").starts_with("WARNING! ipx not recognized"));
     }
 
     #[test]
     fn tos_values() {
-        assert_eq!(parse_tos("0x10"), Ok(0x10));
-        assert_eq!(parse_tos("10"), Ok(10));
-        assert_eq!(parse_tos("010"), Ok(8));
-        assert_eq!(parse_tos("EF"), Ok(0xb8));
-        assert_eq!(parse_tos("lowdelay"), Ok(0x10));
-        assert!(parse_tos("256").is_err());
-        assert!(parse_tos("0x").is_err());
-        assert!(parse_tos("fast").is_err());
+        let tos = |text| parse_tos(text).value;
+        assert_eq!(tos("0x10"), 0x10);
+        assert_eq!(tos("10"), 10);
+        assert_eq!(tos("010"), 8);
+        assert_eq!(tos("EF"), 0xb8);
+        assert_eq!(tos("lowdelay"), 0x10);
+        for unset in ["256", "0x", "fast", "", "-1", "5 "] {
+            assert_eq!(
+                parse_tos(unset),
+                CRead {
+                    value: -1,
+                    exact: false
+                },
+                "{unset}"
+            );
+        }
     }
 
     #[test]
@@ -232,19 +266,37 @@ mod tests {
         assert_eq!(parse_socket_type("stream"), Ok("stream"));
         assert_eq!(parse_socket_type("SOCK_DGRAM"), Ok("dgram"));
         assert!(parse_socket_type("raw").is_err());
-        assert_eq!(parse_protocol("TCP"), Ok(("tcp", Some("stream"))));
-        assert_eq!(parse_protocol("udp"), Ok(("udp", Some("dgram"))));
-        assert_eq!(parse_protocol("sctp"), Ok(("sctp", None)));
-        assert!(parse_protocol("icmp").is_err());
+        assert_eq!(parse_protocol("TCP"), Some(("tcp", Some("stream"))));
+        assert_eq!(parse_protocol("udp"), Some(("udp", Some("dgram"))));
+        assert_eq!(parse_protocol("sctp"), Some(("sctp", None)));
+        assert_eq!(parse_protocol("icmp"), None);
     }
 
     #[test]
     fn format_letters() {
         for letter in FORMAT_UNITS {
-            assert_eq!(parse_format_units(&letter.to_string()), Ok(letter));
+            assert_eq!(parse_format_units(&letter.to_string()).value, letter);
         }
-        assert!(parse_format_units("q").is_err());
-        assert!(parse_format_units("mb").is_err());
-        assert!(parse_format_units("").is_err());
+        assert_eq!(
+            parse_format_units("q"),
+            CRead {
+                value: 'K',
+                exact: false
+            }
+        );
+        assert_eq!(
+            parse_format_units("mb"),
+            CRead {
+                value: 'm',
+                exact: false
+            }
+        );
+        assert_eq!(
+            parse_format_units(""),
+            CRead {
+                value: 'K',
+                exact: false
+            }
+        );
     }
 }
