@@ -11,7 +11,6 @@
 
 mod common;
 use common::*;
-use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -214,47 +213,6 @@ fn jobs(pairing: &'static str, netperf: &str, port: u16, rounds: usize) -> Vec<R
         .collect()
 }
 
-/// A stock netserver in a process group of its own (it forks a child per
-/// test), the whole group killed when dropped.
-struct StockServer {
-    child: std::process::Child,
-    port: u16,
-}
-
-impl StockServer {
-    fn start(dir: &str) -> StockServer {
-        for _ in 0..20 {
-            let port = closed_port();
-            let mut child = Command::new(format!("{dir}/netserver"))
-                .args(["-D", "-4", "-L", "127.0.0.1", "-p", &port.to_string()])
-                .process_group(0)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("spawn stock netserver");
-            let deadline = Instant::now() + Duration::from_secs(5);
-            while Instant::now() < deadline {
-                if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                    return StockServer { child, port };
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-        panic!("could not start the stock netserver");
-    }
-}
-
-impl Drop for StockServer {
-    fn drop(&mut self) {
-        // SAFETY: kill takes a pid and a signal; a negative pid names the
-        // group the server leads.
-        unsafe { libc::kill(-(self.child.id() as i32), libc::SIGKILL) };
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn every_classic_test_ends_in_time_with_a_result_on_a_busy_machine() {
     if fast_tier_skips("slow (60 s)") {
@@ -283,7 +241,7 @@ fn every_classic_test_ends_in_time_with_a_result_on_a_busy_machine() {
         .into_iter()
         .partition(|f| f.what.starts_with("stock to ours"));
     if let Some(dir) = &stock {
-        let stock_server = StockServer::start(dir);
+        let stock_server = common::stock::start_stock(dir);
         let mut tests: Vec<&str> = stock_failed.iter().map(|f| f.test).collect();
         tests.sort_unstable();
         tests.dedup();
