@@ -437,3 +437,41 @@ fn every_test_prints_stocks_lines_at_stocks_levels() {
         }
     }
 }
+
+/// A `-T` name netperf 2.7.1 does not know goes out as protocol 0 (the
+/// socket type's own, "IP Default"): stock's netserver runs it on a stream
+/// socket and refuses it on a datagram one (error 95), and so does ours.
+#[test]
+fn stock_netperfs_protocol_zero_runs_against_our_netserver() {
+    let _one_at_a_time = serial();
+    let Some(dir) = stock_dir() else { return };
+    let ours = Server::start("127.0.0.1");
+    let port = ours.port.to_string();
+    let stock_netperf = format!("{dir}/netperf");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "-H",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-t",
+            "omni",
+            "-l",
+            "1",
+            "--",
+        ];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["-k", "PROTOCOL,THROUGHPUT"]);
+        run_with_limit(&stock_netperf, &args, Duration::from_secs(60))
+    };
+    let out = run(&["-T", "mpudp"]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.contains("PROTOCOL=IP Default"), "{stdout}");
+    let rate: f64 = keyval(&stdout)["THROUGHPUT"].parse().unwrap_or(0.0);
+    assert!(rate > 0.0, "{stdout}");
+    let out = run(&["-T", "mpudp", "-d", "rr", "-t", "dgram"]);
+    assert_eq!(out.status.code(), Some(255), "{}", text(&out.stdout));
+    let said = text(&out.stdout) + &text(&out.stderr);
+    assert!(said.contains("remote error 95"), "{said}");
+}

@@ -93,8 +93,15 @@ fn what_mptcp_cannot_carry_is_refused() {
         assert!(stderr.contains("--mptcp: "), "{test}: {stderr}");
         assert_eq!(stderr.lines().count(), 1, "{test}: {stderr}");
     }
-    let out = netperf(&server, &["-t", "omni", "--", "-T", "mpudp"]);
-    assert!(!out.status.success());
+    // A -T name netperf 2.7.1 does not know runs the socket type's own
+    // protocol, as stock runs it (not MPTCP), and says so on stderr.
+    let out = netperf(&server, &["-t", "omni", "-l", "1", "--", "-T", "mpudp"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("-T 'mpudp'"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 /// Network namespaces the test made, deleted when it ends (also when it

@@ -40,7 +40,22 @@ fn over(
 
 /// Check every field before anything is allocated or opened.
 pub fn validate(r: &OmniRequest, limits: &Limits) -> Result<Protocol, Refusal> {
-    let protocol = Protocol::from_ipproto(r.protocol).ok_or_else(|| {
+    // Protocol 0 (IPPROTO_IP) is the socket type's own, as socket(2) takes
+    // it: stock netperf sends it for a `-T` name it does not know, and
+    // stock's netserver runs such a stream test over TCP (and refuses a
+    // datagram one, "Operation not supported", which stock netperf would
+    // wait on for ever).
+    if (r.protocol, r.socket_type) == (0, omni::NST_DGRAM) {
+        return Err(refuse(
+            libc::EOPNOTSUPP,
+            "protocol 0 on a datagram socket is not supported".to_string(),
+        ));
+    }
+    let protocol = match (r.protocol, r.socket_type) {
+        (0, omni::NST_STREAM) => Some(Protocol::Tcp),
+        (p, _) => Protocol::from_ipproto(p),
+    }
+    .ok_or_else(|| {
         refuse(
             libc::EPROTONOSUPPORT,
             format!("protocol {} not supported", r.protocol),
