@@ -1,10 +1,13 @@
 //! The three programs under test. The tests live in the umbrella package
 //! and the programs in crates/netperf, crates/netserver and crates/netagg,
 //! and cargo tells a test only where its own package's binaries are
-//! (CARGO_BIN_EXE_*). So the first use of each program in a test binary runs
-//! `cargo build` for it with this test binary's profile, target and target
-//! directory: a no-op after `cargo test` at the root built the workspace,
-//! and never a stale program when only this package's tests were built.
+//! (CARGO_BIN_EXE_*). So the first use of a program in a test binary runs
+//! one `cargo build` of all three with this test binary's profile, target
+//! and target directory: a no-op once they are built (every test binary
+//! after the first finds them fresh), and never a stale program when only
+//! this package's tests were built. (`cargo test` at the root does not make
+//! them: the workspace's features are resolved there with the tests'
+//! dev-dependencies, so its builds of their crates are not these.)
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -29,9 +32,12 @@ impl Bin {
     pub fn path(self) -> &'static str {
         static BUILT: OnceLock<Mutex<HashMap<&'static str, &'static str>>> = OnceLock::new();
         let mut built = BUILT.get_or_init(Default::default).lock().unwrap();
-        built
-            .entry(self.0)
-            .or_insert_with(|| Box::leak(build(self.0).into_boxed_str()))
+        if built.is_empty() {
+            for (name, path) in build_all() {
+                built.insert(name, Box::leak(path.into_boxed_str()));
+            }
+        }
+        built[self.0]
     }
 }
 
@@ -141,20 +147,22 @@ pub fn nested_cargo() -> Command {
     command
 }
 
-fn build(name: &str) -> String {
+/// The three programs, built by one cargo: one set of features for the
+/// crates they share (three builds of one package each would each resolve
+/// their own, and compile the crates below them again: a minute of the
+/// suite's first test binary on a fresh checkout).
+fn build_all() -> Vec<(&'static str, String)> {
+    let programs = [NETPERF.0, NETSERVER.0, NETAGG.0];
     let b = this_build();
     let mut command = nested_cargo();
     command
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args([
-            "build",
-            "--quiet",
-            "--package",
-            name,
-            "--bin",
-            name,
-            "--profile",
-        ])
+        .args(["build", "--quiet"]);
+    for name in programs {
+        command.args(["--package", name, "--bin", name]);
+    }
+    command
+        .arg("--profile")
         .arg(&b.profile)
         .arg("--target-dir")
         .arg(&b.target_dir);
@@ -163,17 +171,22 @@ fn build(name: &str) -> String {
     }
     let out = command
         .output()
-        .expect("run cargo to build the program under test");
+        .expect("run cargo to build the programs under test");
     assert!(
         out.status.success(),
-        "cargo build of {name} failed:\n{}",
+        "cargo build of {programs:?} failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let path = b.profile_dir.join(name);
-    assert!(
-        path.is_file(),
-        "cargo built {name} but {} is missing",
-        path.display()
-    );
-    path.to_string_lossy().into_owned()
+    programs
+        .into_iter()
+        .map(|name| {
+            let path = b.profile_dir.join(name);
+            assert!(
+                path.is_file(),
+                "cargo built {name} but {} is missing",
+                path.display()
+            );
+            (name, path.to_string_lossy().into_owned())
+        })
+        .collect()
 }
