@@ -1,11 +1,8 @@
-//! Number and pair syntax of netperf option values: sizespecs with unit
-//! suffixes (netperf's `convert()`), interval timespecs (`convert_timespec()`)
-//! and the comma rules of two-value options (`break_args()` and
-//! `break_args_explicit()`).
-//!
-//! netperf parses numbers with `atoi()` and silently turns garbage into 0;
-//! here every malformed number is an error, which is the one deliberate
-//! difference.
+//! The comma rules of two-value options (netperf's `break_args()` and
+//! `break_args_explicit()`), and a strict sizespec reader (`32K`, `32k`)
+//! for values that are ours, not netperf's (netagg's experiment factors),
+//! where a malformed number is an error. netperf's own option values are
+//! read as netperf reads them, garbage included, by `cnum`.
 
 use thiserror::Error;
 
@@ -19,10 +16,6 @@ pub enum NumberError {
     NotANumber,
     #[error("unknown unit suffix '{0}' (use K, M, G for 2^10, 2^20, 2^30 or k, m, g for 10^3, 10^6, 10^9)")]
     UnknownSizeSuffix(String),
-    #[error(
-        "unknown time suffix '{0}' (use u for microseconds, m for milliseconds or s for seconds)"
-    )]
-    UnknownTimeSuffix(String),
     #[error("number too large")]
     TooLarge,
 }
@@ -37,18 +30,6 @@ const SIZE_SUFFIXES: [(&str, u64); 7] = [
     ("k", 1_000),
     ("m", 1_000_000),
     ("g", 1_000_000_000),
-];
-
-/// Suffixes of a timespec and the microseconds each unit holds. netperf
-/// looks for the letters `m`, `u`, `s` (in that order), so `ms` and `us`
-/// mean the same as `m` and `u`; no suffix means milliseconds.
-const TIME_SUFFIXES: [(&str, u64); 6] = [
-    ("", 1_000),
-    ("m", 1_000),
-    ("ms", 1_000),
-    ("u", 1),
-    ("us", 1),
-    ("s", 1_000_000),
 ];
 
 /// Splits `text` into its leading ASCII digits and the rest.
@@ -91,63 +72,6 @@ fn parse_with_suffix(
 /// 32768, `"32k"` is 32000, `"7"` is 7.
 pub fn parse_size(text: &str) -> Result<u64, NumberError> {
     parse_with_suffix(text, &SIZE_SUFFIXES, NumberError::UnknownSizeSuffix)
-}
-
-/// netperf's `convert()` where a sign is meaningful (`-l -100K` is a byte
-/// count of 102400): an optional leading `-` or `+`, then a sizespec.
-pub fn parse_signed_size(text: &str) -> Result<i64, NumberError> {
-    let text = text.trim();
-    let (negative, magnitude_text) = match text.as_bytes().first() {
-        Some(b'-') => (true, &text[1..]),
-        Some(b'+') => (false, &text[1..]),
-        _ => (false, text),
-    };
-    if magnitude_text.is_empty() && !text.is_empty() {
-        return Err(NumberError::NotANumber);
-    }
-    let magnitude = parse_size(magnitude_text)?;
-    let magnitude = i64::try_from(magnitude).map_err(|_| NumberError::TooLarge)?;
-    Ok(if negative { -magnitude } else { magnitude })
-}
-
-/// netperf's `convert_timespec()`: an interval in microseconds from a count
-/// with an optional `u`/`us`, `m`/`ms` or `s` suffix (milliseconds without one).
-pub fn parse_timespec_usecs(text: &str) -> Result<u64, NumberError> {
-    parse_with_suffix(text, &TIME_SUFFIXES, NumberError::UnknownTimeSuffix)
-}
-
-/// A plain integer as netperf reads with `atoi()` (no unit suffix), with
-/// an optional sign.
-pub fn parse_plain_int(text: &str) -> Result<i64, NumberError> {
-    let text = text.trim();
-    if text.is_empty() {
-        return Err(NumberError::Empty);
-    }
-    let unsigned = text.strip_prefix(['-', '+']).unwrap_or(text);
-    if unsigned.is_empty() || !unsigned.chars().all(|c| c.is_ascii_digit()) {
-        return Err(NumberError::NotANumber);
-    }
-    text.parse().map_err(|_| NumberError::TooLarge)
-}
-
-/// A finite decimal number as netperf reads with `atof()`/`strtod()`.
-pub fn parse_decimal(text: &str) -> Result<f64, NumberError> {
-    let text = text.trim();
-    if text.is_empty() {
-        return Err(NumberError::Empty);
-    }
-    // Rust also accepts "inf" and "nan"; netperf users never mean those.
-    let looks_numeric = text
-        .chars()
-        .all(|c| c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E'));
-    if !looks_numeric {
-        return Err(NumberError::NotANumber);
-    }
-    match text.parse::<f64>() {
-        Ok(value) if value.is_finite() => Ok(value),
-        Ok(_) => Err(NumberError::TooLarge),
-        Err(_) => Err(NumberError::NotANumber),
-    }
 }
 
 /// The two halves of a two-value option. An empty half is `None`: netperf
@@ -254,44 +178,6 @@ mod tests {
             Err(NumberError::TooLarge)
         );
         assert_eq!(parse_size("99999999999G"), Err(NumberError::TooLarge));
-    }
-
-    #[test]
-    fn signed_sizes() {
-        assert_eq!(parse_signed_size("-100000"), Ok(-100_000));
-        assert_eq!(parse_signed_size("-1K"), Ok(-1024));
-        assert_eq!(parse_signed_size("+10"), Ok(10));
-        assert_eq!(parse_signed_size("10"), Ok(10));
-        assert_eq!(parse_signed_size("-"), Err(NumberError::NotANumber));
-        assert_eq!(parse_signed_size(""), Err(NumberError::Empty));
-    }
-
-    #[test]
-    fn timespecs_are_microseconds() {
-        assert_eq!(parse_timespec_usecs("10"), Ok(10_000));
-        assert_eq!(parse_timespec_usecs("10m"), Ok(10_000));
-        assert_eq!(parse_timespec_usecs("10ms"), Ok(10_000));
-        assert_eq!(parse_timespec_usecs("250u"), Ok(250));
-        assert_eq!(parse_timespec_usecs("250us"), Ok(250));
-        assert_eq!(parse_timespec_usecs("2s"), Ok(2_000_000));
-        assert_eq!(
-            parse_timespec_usecs("2h"),
-            Err(NumberError::UnknownTimeSuffix("h".into()))
-        );
-        assert_eq!(parse_timespec_usecs("x"), Err(NumberError::NotANumber));
-    }
-
-    #[test]
-    fn plain_ints_and_decimals() {
-        assert_eq!(parse_plain_int("-3"), Ok(-3));
-        assert_eq!(parse_plain_int("42"), Ok(42));
-        assert_eq!(parse_plain_int("4K"), Err(NumberError::NotANumber));
-        assert_eq!(parse_plain_int("-"), Err(NumberError::NotANumber));
-        assert_eq!(parse_decimal("-0.5"), Ok(-0.5));
-        assert_eq!(parse_decimal("1e2"), Ok(100.0));
-        assert_eq!(parse_decimal("inf"), Err(NumberError::NotANumber));
-        assert_eq!(parse_decimal("1.2.3"), Err(NumberError::NotANumber));
-        assert_eq!(parse_decimal("1e999"), Err(NumberError::TooLarge));
     }
 
     fn halves<'a>(first: Option<&'a str>, second: Option<&'a str>) -> Halves<'a> {
