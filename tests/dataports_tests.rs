@@ -47,13 +47,17 @@ struct Held {
     state: String,
 }
 
-/// The IPv4/IPv6 TCP and UDP sockets process `pid` holds.
+/// The IPv4/IPv6 TCP and UDP sockets process `pid` holds, in any of its
+/// threads' descriptor tables: netserver's data thread runs on a table of
+/// its own, which /proc/PID/fd (the main thread's) does not show.
 fn sockets_of(pid: u32) -> Vec<Held> {
-    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return vec![];
     };
-    let inodes: HashSet<String> = fds
+    let inodes: HashSet<String> = tasks
         .flatten()
+        .filter_map(|task| std::fs::read_dir(task.path().join("fd")).ok())
+        .flat_map(|fds| fds.flatten())
         .filter_map(|fd| std::fs::read_link(fd.path()).ok())
         .map(|t| t.to_string_lossy().into_owned())
         .filter_map(|t| {
