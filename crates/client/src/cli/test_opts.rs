@@ -7,7 +7,6 @@ use super::checked::{self, Notes};
 use super::config::{Config, TestOptions};
 use super::error::{CliError, OptionName, Section};
 use super::getopt::{OptionTable, ValueKind};
-use super::global_setters::ring_width;
 use super::sizespec::{self, split_pair, split_pair_explicit, split_pair_explicit_sep};
 use super::values;
 use netperf_data::net::resolve::Family;
@@ -79,9 +78,7 @@ pub const UNIX_TEST_OPTIONS: &OptionTable = &[
 
 /// Options netperf accepts that this build does not implement, and what
 /// netperf would do with them (for the reader; the binary only warns).
-const UNSUPPORTED_LETTERS: [(char, &str); 9] = [
-    ('a', "TCP_DEFER_ACCEPT on the listening data socket"),
-    ('B', "IP_PKTINFO on UDP data sockets"),
+const UNSUPPORTED_LETTERS: [(char, &str); 7] = [
     ('g', "SO_DEBUG on the data socket"),
     (
         'i',
@@ -127,6 +124,8 @@ pub fn apply_test(config: &mut Config, letter: char, value: Option<&str>) -> Res
     match letter {
         '4' => set_data_family(test, Family::Inet),
         '6' => set_data_family(test, Family::Inet6),
+        'a' => test.defer_accept = true,
+        'B' => test.use_pktinfo = true,
         'b' => test.first_burst = checked::atoi(option, text, notes),
         'c' => test.connection_test = true,
         'C' => test.cork = true,
@@ -183,8 +182,7 @@ pub fn apply_test(config: &mut Config, letter: char, value: Option<&str>) -> Res
         'V' => test.copy_avoidance = true,
         // netperf's omni -W shares the global send ring width.
         'W' => {
-            let width = checked::convert(option, text, notes);
-            config.global.send_width = ring_width(option, text, width)?;
+            config.global.send_width = checked::convert(option, text, notes) as u32;
         }
         _ => return Err(CliError::UnknownOption { letter, section }),
     }
@@ -387,10 +385,12 @@ fn apply_socket_type(
 fn apply_protocol(test: &mut TestOptions, option: OptionName, text: &str, notes: &mut Notes) {
     let Some((protocol, implied_type)) = values::parse_protocol(text) else {
         notes.push(format!(
-            "{option} '{text}' is no protocol netperf 2.7.1 knows: it runs the socket type's own"
+            "{option} '{text}' is no protocol netperf 2.7.1 knows: it runs protocol 0, the socket type's own"
         ));
+        test.protocol_unnamed = true;
         return;
     };
+    test.protocol_unnamed = false;
     // netperf-ng's `-T mptcp` is TCP over MPTCP sockets: `--mptcp`.
     let protocol = match protocol {
         values::MPTCP => {

@@ -47,6 +47,12 @@ pub fn local_socket_options(spec: &TestSpec) -> SocketOptions {
         max_pacing_rate: spec.pacing_rate,
         udp_segment,
         udp_gro,
+        mtu_discover: spec.mtu_discover,
+        // netperf's -F sends its first message with the SYN: a test whose
+        // client only receives (TCP_MAERTS) would never send one, so it
+        // connects as without -F.
+        fastopen: spec.fastopen && spec.xmit(),
+        defer_accept: false,
     }
 }
 
@@ -64,13 +70,32 @@ pub fn local_sizes(spec: &TestSpec, lss: i32, lsr: i32) -> LocalSizes {
     } else {
         i32::MAX
     };
-    let send = choose(
+    let mut send = choose(
         spec.request_size,
         spec.send_size as i32,
         spec.send_width,
         lss,
         udp_cap,
     );
+    // netperf caps a stream's default send size at the largest datagram
+    // for IPPROTO_UDP only: for UDP-Lite it takes the socket buffer's size,
+    // which no datagram carries. Ours sends the capped size, and makes (and
+    // asks for) the ring width netperf's size gives.
+    if spec.udp_lite {
+        let uncapped = choose(
+            spec.request_size,
+            spec.send_size as i32,
+            spec.send_width,
+            lss,
+            i32::MAX,
+        );
+        send.width = uncapped.width;
+    }
+    // netperf's sending stream end makes a ring of one buffer two, given
+    // (-W 1) or not; its receiving end and netserver keep a given 1.
+    if spec.request_size <= 0 && send.width == 1 {
+        send.width = 2;
+    }
     let recv = choose(
         spec.response_size,
         spec.recv_size as i32,
@@ -196,6 +221,10 @@ pub fn build_request(
     let mut flags = 0;
     let table = [
         (spec.remote_nodelay, omni::flag::NO_DELAY),
+        (spec.fastopen, omni::flag::FASTOPEN),
+        (spec.use_pktinfo, omni::flag::USE_PKTINFO),
+        (spec.defer_accept, omni::flag::WANT_DEFER_ACCEPT),
+        (spec.mtu_discover, omni::flag::USE_MTU_DISCOVER),
         (spec.connection, omni::flag::CONNECT_TEST),
         (run.remote_cpu, omni::flag::MEASURE_CPU),
         (spec.routing_allowed, omni::flag::ROUTING_ALLOWED),
@@ -216,7 +245,9 @@ pub fn build_request(
     }
     let test_length = match spec.limit {
         Limit::Seconds(s) => s.min(i32::MAX as u32) as i32,
-        Limit::Units(n) => -(n.min(i32::MAX as u64) as i32),
+        // netperf's `test_trans * -1` in an int: a count of 2^31 (-l
+        // -2147483648) goes out as itself, -2^31.
+        Limit::Units(n) => (-(n.min(1 << 31) as i64)) as i32,
     };
     OmniRequest {
         interval_usecs: run.remote_interval_usecs,
@@ -237,8 +268,8 @@ pub fn build_request(
         flags,
         cpu_rate: run.remote_cpu_rate,
         test_length,
-        so_rcvavoid: 0,
-        so_sndavoid: 0,
+        so_rcvavoid: u32::from(spec.copy_avoidance),
+        so_sndavoid: u32::from(spec.copy_avoidance),
         send_dirty_count: -1,
         recv_dirty_count: -1,
         recv_clean_count: -1,
