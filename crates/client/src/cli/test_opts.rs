@@ -748,10 +748,12 @@ mod tests {
         let t = run("-- -a -B -g -G 100 -i 1 -I -j 2 -l 5 -q 1000 -U -w 10").test;
         assert_eq!(
             t.unsupported,
-            ["-a", "-B", "-g", "-i 1", "-I", "-j 2", "-l 5", "-U", "-w 10"]
+            ["-g", "-i 1", "-I", "-j 2", "-l 5", "-U", "-w 10"]
                 .map(String::from)
                 .to_vec()
         );
+        // -a and -B go to netserver as request flags, as netperf sends them
+        assert!(t.defer_accept && t.use_pktinfo);
         assert!(super::unsupported_purpose('g').is_some());
         assert!(super::unsupported_purpose('m').is_none());
         assert_eq!(t.pacing_rate, Some(1000));

@@ -544,6 +544,37 @@ mod tests {
         cfg.test_spec().unwrap()
     }
 
+    /// The spec (or its refusal) of a whole command line.
+    fn line(words: &str) -> Result<TestSpec, SpecError> {
+        crate::cli::test_support::run(words).test_spec()
+    }
+
+    #[test]
+    fn sizes_and_widths_are_refused_only_where_the_test_uses_them() {
+        // an RR test ignores -m; a receiving test makes no send ring
+        assert!(line("-t TCP_CRR -- -m 10g").is_ok());
+        assert!(line("-t TCP_MAERTS -- -W -7").is_ok());
+        assert!(line("-t TCP_MAERTS -W -7,").is_ok());
+        // one value sets both rings, and MAERTS receives
+        assert!(line("-t TCP_MAERTS -W -7").is_err());
+        assert!(line("-t TCP_STREAM -- -W -7").is_err());
+        assert!(line("-t TCP_MAERTS -W ,-7").is_err());
+        assert!(line("-t TCP_STREAM -- -m 10g").is_err());
+        // a positive -r sizes a stream test's buffers (stock mallocs it)
+        assert!(line("-t UDP_STREAM -- -r 2147483647").is_err());
+        assert!(line("-t UDP_STREAM -- -r -5").is_ok());
+        // -M gives the netserver's size first
+        assert!(line("-t TCP_MAERTS -- -M 10g").is_ok());
+        assert!(line("-t TCP_MAERTS -- -M ,10g").is_err());
+    }
+
+    #[test]
+    fn udp_stream_with_c_is_a_connection_test_of_no_direction() {
+        let s = line("-t UDP_STREAM -- -c").unwrap();
+        assert!(s.connection && s.direction == 0);
+        assert_eq!(line("-t UDP_STREAM").unwrap().direction, XMIT);
+    }
+
     #[test]
     fn presets_match_netperf() {
         let s = spec("tcp_stream");

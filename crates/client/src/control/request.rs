@@ -295,3 +295,53 @@ pub fn build_request(
         fill_file: run.remote_fill_file.clone(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::test_support::run;
+
+    /// The request our netperf sends for `words`, with socket buffers of
+    /// `buf` bytes each way, from 127.0.0.1:5000 to 127.0.0.1.
+    fn request(words: &str, buf: i32) -> OmniRequest {
+        let config = run(words);
+        let spec = config.test_spec().unwrap();
+        let options = RunOptions::from_global(&config.global);
+        let sizes = local_sizes(&spec, buf, buf);
+        let local: SocketAddr = "127.0.0.1:5000".parse().unwrap();
+        let remote: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        build_request(&spec, &options, &sizes, &local, &remote, false)
+    }
+
+    #[test]
+    fn ring_widths_as_netperf_asks_for_them() {
+        // a sending stream's ring of one is two; a receiver keeps its one
+        assert_eq!(request("-t TCP_STREAM -W 1", 16384).send_width, 2);
+        assert_eq!(request("-t TCP_MAERTS -W 1,1", 16384).recv_width, 1);
+        assert_eq!(request("-t TCP_RR -W 1", 16384).send_width, 1);
+        // an unused width goes out as netperf's int
+        assert_eq!(
+            request("-t TCP_MAERTS -- -W -7", 16384).send_width,
+            -7i32 as u32
+        );
+        // UDP-Lite's width follows netperf's uncapped send size
+        assert_eq!(request("-t UDP_STREAM -- -T udplite", 212992).send_width, 2);
+        assert_eq!(request("-t UDP_STREAM", 212992).send_width, 4);
+    }
+
+    #[test]
+    fn stock_request_flags_and_fields() {
+        let r = request("-t TCP_STREAM -- -a -B -f -F -V", 16384);
+        let wanted = omni::flag::WANT_DEFER_ACCEPT
+            | omni::flag::USE_PKTINFO
+            | omni::flag::USE_MTU_DISCOVER
+            | omni::flag::FASTOPEN;
+        assert_eq!(r.flags & wanted, wanted);
+        assert_eq!((r.so_rcvavoid, r.so_sndavoid), (1, 1));
+        assert_eq!(request("-t TCP_RR -- -T bogus", 16384).protocol, 0);
+        assert_eq!(request("-t TCP_RR -- -T tcp", 16384).protocol, 6);
+        // netperf's test_trans * -1 in an int
+        assert_eq!(request("-l -2147483648", 16384).test_length, i32::MIN);
+        assert_eq!(request("-l -5", 16384).test_length, -5);
+    }
+}
