@@ -513,8 +513,7 @@ const KNOWN: &[Known] = &[
 fn uses_size(args: &[String], option: &str) -> bool {
     let test = args
         .windows(2)
-        .filter(|w| w[0] == "-t")
-        .last()
+        .rfind(|w| w[0] == "-t")
         .map_or("TCP_STREAM", |w| w[1].as_str());
     let rr = matches!(test, "TCP_RR" | "UDP_RR" | "TCP_CRR")
         || (test == "OMNI" && has(args, true, "-r"));
@@ -590,4 +589,51 @@ fn stock_live_still_reads_the_corpus_as_recorded() {
         .unzip();
     let found = divergences(&program, &cases, &expected, None);
     report("stock live against its recording", &found, cases.len());
+}
+
+#[test]
+fn a_legacy_request_and_an_omni_one_are_compared_by_what_they_ask() {
+    let cases = cases();
+    let stock = |args: &[&str]| -> Vec<u32> {
+        let case = cases
+            .iter()
+            .find(|c| c.args == args)
+            .unwrap_or_else(|| panic!("{args:?} is in the corpus"));
+        case.stock.request.clone().expect("stock sent its request")
+    };
+    // TCP_CC -l 5 as omni asks for it: a connection test of no direction
+    let cc = OmniRequest {
+        cpu_bind: -1,
+        send_buf_size: -1,
+        recv_buf_size: -1,
+        send_alignment: 8,
+        recv_alignment: 8,
+        request_size: 1,
+        response_size: 1,
+        flags: netperf_ng::wire::omni::flag::CONNECT_TEST,
+        test_length: 5,
+        ipfamily: netperf_ng::wire::omni::NF_INET,
+        ..Default::default()
+    };
+    let words = |r: &OmniRequest| -> Vec<u32> {
+        let m = r.encode();
+        (0..MESSAGE_WORDS).map(|i| m.word(i)).collect()
+    };
+    let tcp_cc = stock(&["-t", "TCP_CC", "-l", "5"]);
+    assert_eq!(
+        legacy::differences(&tcp_cc, &words(&cc)),
+        Vec::<String>::new()
+    );
+    let longer = OmniRequest {
+        test_length: 6,
+        ..cc.clone()
+    };
+    assert_eq!(
+        legacy::differences(&tcp_cc, &words(&longer)),
+        ["test_length 5/Some(6)"]
+    );
+    // a stream to netserver is not a connect/close test
+    let sendfile = stock(&["-t", "TCP_SENDFILE", "-l", "3s"]);
+    let fields = legacy::differences(&sendfile, &words(&cc));
+    assert!(fields.iter().any(|f| f.starts_with("test ")), "{fields:?}");
 }

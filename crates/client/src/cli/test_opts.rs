@@ -95,6 +95,11 @@ const UNSUPPORTED_LETTERS: [(char, &str); 7] = [
 /// (for every other name `-d` is ignored and the direction is the preset's).
 const NATIVE_OMNI_TEST: &str = "OMNI";
 
+/// What netperf 2.7.1's sockets parser (TCP_CC, TCP_SENDFILE, TCP_MSS)
+/// prints for `-V` on Linux.
+const NO_COPY_AVOIDANCE_TEXT: &str =
+    "Local send copy avoidance not available.\nLocal recv copy avoidance not available.\n";
+
 /// Longest UUID netperf keeps (its buffer holds 37 characters).
 const UUID_MAX: usize = 37;
 
@@ -179,7 +184,14 @@ pub fn apply_test(config: &mut Config, letter: char, value: Option<&str>) -> Res
         't' => apply_socket_type(test, option, text)?,
         'T' => apply_protocol(test, option, text, notes),
         'u' => test.uuid = Some(uuid(option, text, notes)),
-        'V' => test.copy_avoidance = true,
+        'V' => {
+            test.copy_avoidance = true;
+            // netperf's sockets parser says so on stdout: Linux has no
+            // SO_SND_COPYAVOID or SO_RCV_COPYAVOID (its omni parser is silent).
+            if super::usage::sockets_parser(&config.global.test_name) {
+                config.stdout_text.push_str(NO_COPY_AVOIDANCE_TEXT);
+            }
+        }
         // netperf's omni -W shares the global send ring width.
         'W' => {
             config.global.send_width = checked::convert(option, text, notes) as u32;
