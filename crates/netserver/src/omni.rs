@@ -135,6 +135,7 @@ fn data_socket_options(r: &OmniRequest, protocol: Protocol, ext: &Extension) -> 
         mtu_discover: r.flags & omni::flag::USE_MTU_DISCOVER != 0,
         fastopen: r.flags & omni::flag::FASTOPEN != 0,
         defer_accept: r.flags & omni::flag::WANT_DEFER_ACCEPT != 0,
+        protocol_unnamed: false,
     }
 }
 

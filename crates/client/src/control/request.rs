@@ -53,6 +53,7 @@ pub fn local_socket_options(spec: &TestSpec) -> SocketOptions {
         // connects as without -F.
         fastopen: spec.fastopen && spec.xmit(),
         defer_accept: false,
+        protocol_unnamed: spec.protocol_unnamed,
     }
 }
 

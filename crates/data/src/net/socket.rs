@@ -54,6 +54,9 @@ pub struct SocketOptions {
     pub fastopen: bool,
     /// TCP_DEFER_ACCEPT on a listening socket (netperf's test option -a).
     pub defer_accept: bool,
+    /// Create the socket with protocol 0 (IPPROTO_IP), as netperf does for
+    /// a `-T` name it does not know: the kernel takes the type's own.
+    pub protocol_unnamed: bool,
 }
 
 /// The queue length and seconds netserver gives TCP_FASTOPEN and
@@ -81,7 +84,7 @@ pub fn create(family_of: &SocketAddr, opts: &SocketOptions) -> io::Result<Socket
     } else {
         (Type::STREAM, SockProto::TCP)
     };
-    let s = Socket::new(domain, ty, Some(proto))?;
+    let s = Socket::new(domain, ty, (!opts.protocol_unnamed).then_some(proto))?;
     // 0 is a request too (the kernel's smallest buffer), as netperf makes it.
     if opts.send_buf >= 0 {
         s.set_send_buffer_size(opts.send_buf as usize)?;
