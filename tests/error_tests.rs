@@ -59,7 +59,7 @@ fn unknown_test_name() {
 #[test]
 fn values_stock_cannot_run() {
     fails_with(&["-I", "50"], 1, "only 95% and 99%");
-    fails_with(&["-W", "-1"], 1, "'-1' for -W");
+    fails_with(&["-W", "-1"], 1, "-W: a ring of -1 buffers");
     fails_with(&["-a", "-1"], 1, "'-1' for -a");
 }
 

@@ -340,11 +340,19 @@ fn data_connections_from_outside_the_allow_list_are_dropped() {
     );
     // A refused TCP_CRR client's end-of-test connection is refused too: the
     // server's test ends by the silent timeout.
+    // netperf binds an RR test's data socket to -L's address only with a
+    // port (stock's rule; a connection test binds each of its own).
+    let free_port = |ip: &str| {
+        let probe = std::net::TcpListener::bind((ip, 0)).expect("a free port");
+        probe.local_addr().unwrap().port()
+    };
     let rate = |test: &str, from: &str| {
-        let out = netperf(
-            &server,
-            &["-t", test, "-l", "-50", "-P", "0", "--", "-L", from],
-        );
+        let port = format!("{},", free_port(from));
+        let mut args = vec!["-t", test, "-l", "-50", "-P", "0", "--", "-L", from];
+        if test == "TCP_RR" {
+            args.extend(["-P", &port]);
+        }
+        let out = netperf(&server, &args);
         let row = numbers(first_line(&text(&out.stdout)).trim())
             .last()
             .copied();

@@ -96,7 +96,9 @@ const PRESETS: &[Preset] = &[
     preset("TCP_STREAM", TestName::TcpStream, Protocol::Tcp, XMIT, false, false),
     preset("TCP_MAERTS", TestName::TcpMaerts, Protocol::Tcp, RECV, false, false),
     preset("TCP_SENDFILE", TestName::TcpSendfile, Protocol::Tcp, XMIT, false, true),
-    preset("UDP_STREAM", TestName::UdpStream, Protocol::Udp, XMIT, false, false),
+    // netperf 2.7.1 gives UDP_STREAM no direction: it becomes a send test
+    // only when no -c made it a connection test (`-- -c` runs direction 0).
+    preset("UDP_STREAM", TestName::UdpStream, Protocol::Udp, 0, false, false),
     preset("TCP_RR", TestName::TcpRr, Protocol::Tcp, XMIT | RECV, false, false),
     preset("UDP_RR", TestName::UdpRr, Protocol::Udp, XMIT | RECV, false, false),
     preset("TCP_CRR", TestName::TcpCrr, Protocol::Tcp, XMIT | RECV, true, false),
@@ -165,6 +167,9 @@ pub struct TestSpec {
     pub keepalive: bool,
     /// Data connection addressing.
     pub data_family: Family,
+    /// The family `-L`'s name resolves in: the test's -4/-6 or `-L
+    /// name,fam`; Unspec takes the data connection's.
+    pub data_local_family: Family,
     pub data_host: String,
     pub data_local: Option<String>,
     pub local_data_port: u16,
@@ -202,6 +207,17 @@ pub struct TestSpec {
     pub pacing_rate: Option<u32>,
     /// TCP_MAXSEG for the local data socket (-G).
     pub maxseg: Option<i32>,
+    /// netperf's test options that travel as request flags and fields:
+    /// -a (TCP_DEFER_ACCEPT), -B (IP_PKTINFO), -f (IP_MTU_DISCOVER), -F
+    /// (TCP fast open), -V (copy avoidance).
+    pub defer_accept: bool,
+    pub use_pktinfo: bool,
+    pub mtu_discover: bool,
+    pub fastopen: bool,
+    pub copy_avoidance: bool,
+    /// -T named a protocol netperf 2.7.1 does not know: it asks for
+    /// protocol 0 (IPPROTO_IP), the socket type's own.
+    pub protocol_unnamed: bool,
     /// netperf-ng extensions asked for on the command line (both ends).
     pub extension: netperf_wire::extension::Extension,
     /// Keep each flow's work per interval (`--flow-samples`, with `--flows`).
@@ -293,7 +309,9 @@ fn kernel_has_sctp() -> bool {
 impl TestSpec {
     /// The IP protocol number of the data connection.
     pub fn ip_protocol(&self) -> u32 {
-        if self.udp_lite {
+        if self.protocol_unnamed {
+            0
+        } else if self.udp_lite {
             IPPROTO_UDPLITE
         } else {
             self.protocol.ipproto()

@@ -132,6 +132,10 @@ fn data_socket_options(r: &OmniRequest, protocol: Protocol, ext: &Extension) -> 
         max_pacing_rate: None,
         udp_segment,
         udp_gro,
+        mtu_discover: r.flags & omni::flag::USE_MTU_DISCOVER != 0,
+        fastopen: r.flags & omni::flag::FASTOPEN != 0,
+        defer_accept: r.flags & omni::flag::WANT_DEFER_ACCEPT != 0,
+        protocol_unnamed: false,
     }
 }
 

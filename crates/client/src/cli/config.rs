@@ -102,6 +102,9 @@ pub struct GlobalOptions {
     /// -T lcpu,rcpu: CPU binding (-1 = none).
     pub local_cpu_bind: i32,
     pub remote_cpu_bind: i32,
+    /// -T was given at all (netperf's cpu_binding_requested): the banner
+    /// says " : cpu bind" then, even for `-T -1` or `-T ,`.
+    pub cpu_bind_requested: bool,
     /// -y local,remote: SO_PRIORITY (-1 = unset).
     pub local_socket_prio: i32,
     pub remote_socket_prio: i32,
@@ -151,10 +154,17 @@ pub struct TestOptions {
     pub remote_nodelay: bool,
     /// -e seconds: receive timeout (UDP_RR loss recovery).
     pub receive_timeout: Option<i32>,
-    /// -f: IP_MTU_DISCOVER.
+    /// -f: IP_MTU_DISCOVER (IP_PMTUDISC_DO) on the data sockets.
     pub mtu_discover: bool,
     /// -F: TCP fast open.
     pub fastopen: bool,
+    /// -a: TCP_DEFER_ACCEPT on netserver's listening data socket.
+    pub defer_accept: bool,
+    /// -B: IP_PKTINFO on netserver's UDP data socket.
+    pub use_pktinfo: bool,
+    /// -T with a name netperf 2.7.1 does not know: it asks for protocol 0
+    /// (IPPROTO_IP), which the kernel reads as the socket type's own.
+    pub protocol_unnamed: bool,
     /// -g / -G: transport-level options kept for omni (-G sets the TCP_MAXSEG).
     pub maxseg: Option<i32>,
     /// `-H name[/mask][,fam]` / `-L ...`: data connection target / source. The
@@ -352,6 +362,7 @@ impl Default for GlobalOptions {
             keepalive: false,
             local_cpu_bind: -1,
             remote_cpu_bind: -1,
+            cpu_bind_requested: false,
             local_socket_prio: -1,
             remote_socket_prio: -1,
             local_socket_tos: -1,

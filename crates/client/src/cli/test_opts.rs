@@ -7,7 +7,6 @@ use super::checked::{self, Notes};
 use super::config::{Config, TestOptions};
 use super::error::{CliError, OptionName, Section};
 use super::getopt::{OptionTable, ValueKind};
-use super::global_setters::ring_width;
 use super::sizespec::{self, split_pair, split_pair_explicit, split_pair_explicit_sep};
 use super::values;
 use netperf_data::net::resolve::Family;
@@ -79,9 +78,7 @@ pub const UNIX_TEST_OPTIONS: &OptionTable = &[
 
 /// Options netperf accepts that this build does not implement, and what
 /// netperf would do with them (for the reader; the binary only warns).
-const UNSUPPORTED_LETTERS: [(char, &str); 9] = [
-    ('a', "TCP_DEFER_ACCEPT on the listening data socket"),
-    ('B', "IP_PKTINFO on UDP data sockets"),
+const UNSUPPORTED_LETTERS: [(char, &str); 7] = [
     ('g', "SO_DEBUG on the data socket"),
     (
         'i',
@@ -97,6 +94,11 @@ const UNSUPPORTED_LETTERS: [(char, &str); 9] = [
 /// The test name whose test options netperf reads with omni's own rules
 /// (for every other name `-d` is ignored and the direction is the preset's).
 const NATIVE_OMNI_TEST: &str = "OMNI";
+
+/// What netperf 2.7.1's sockets parser (TCP_CC, TCP_SENDFILE, TCP_MSS)
+/// prints for `-V` on Linux.
+const NO_COPY_AVOIDANCE_TEXT: &str =
+    "Local send copy avoidance not available.\nLocal recv copy avoidance not available.\n";
 
 /// Longest UUID netperf keeps (its buffer holds 37 characters).
 const UUID_MAX: usize = 37;
@@ -127,6 +129,8 @@ pub fn apply_test(config: &mut Config, letter: char, value: Option<&str>) -> Res
     match letter {
         '4' => set_data_family(test, Family::Inet),
         '6' => set_data_family(test, Family::Inet6),
+        'a' => test.defer_accept = true,
+        'B' => test.use_pktinfo = true,
         'b' => test.first_burst = checked::atoi(option, text, notes),
         'c' => test.connection_test = true,
         'C' => test.cork = true,
@@ -180,11 +184,17 @@ pub fn apply_test(config: &mut Config, letter: char, value: Option<&str>) -> Res
         't' => apply_socket_type(test, option, text)?,
         'T' => apply_protocol(test, option, text, notes),
         'u' => test.uuid = Some(uuid(option, text, notes)),
-        'V' => test.copy_avoidance = true,
+        'V' => {
+            test.copy_avoidance = true;
+            // netperf's sockets parser says so on stdout: Linux has no
+            // SO_SND_COPYAVOID or SO_RCV_COPYAVOID (its omni parser is silent).
+            if super::usage::sockets_parser(&config.global.test_name) {
+                config.stdout_text.push_str(NO_COPY_AVOIDANCE_TEXT);
+            }
+        }
         // netperf's omni -W shares the global send ring width.
         'W' => {
-            let width = checked::convert(option, text, notes);
-            config.global.send_width = ring_width(option, text, width)?;
+            config.global.send_width = checked::convert(option, text, notes) as u32;
         }
         _ => return Err(CliError::UnknownOption { letter, section }),
     }
@@ -387,10 +397,12 @@ fn apply_socket_type(
 fn apply_protocol(test: &mut TestOptions, option: OptionName, text: &str, notes: &mut Notes) {
     let Some((protocol, implied_type)) = values::parse_protocol(text) else {
         notes.push(format!(
-            "{option} '{text}' is no protocol netperf 2.7.1 knows: it runs the socket type's own"
+            "{option} '{text}' is no protocol netperf 2.7.1 knows: it runs protocol 0, the socket type's own"
         ));
+        test.protocol_unnamed = true;
         return;
     };
+    test.protocol_unnamed = false;
     // netperf-ng's `-T mptcp` is TCP over MPTCP sockets: `--mptcp`.
     let protocol = match protocol {
         values::MPTCP => {
@@ -748,10 +760,12 @@ mod tests {
         let t = run("-- -a -B -g -G 100 -i 1 -I -j 2 -l 5 -q 1000 -U -w 10").test;
         assert_eq!(
             t.unsupported,
-            ["-a", "-B", "-g", "-i 1", "-I", "-j 2", "-l 5", "-U", "-w 10"]
+            ["-g", "-i 1", "-I", "-j 2", "-l 5", "-U", "-w 10"]
                 .map(String::from)
                 .to_vec()
         );
+        // -a and -B go to netserver as request flags, as netperf sends them
+        assert!(t.defer_accept && t.use_pktinfo);
         assert!(super::unsupported_purpose('g').is_some());
         assert!(super::unsupported_purpose('m').is_none());
         assert_eq!(t.pacing_rate, Some(1000));

@@ -39,7 +39,7 @@ impl Config {
         let (request_size, response_size) = rr_sizes(t, preset.rr_sizes, direction, both);
         // The Unix-domain tests check their sizes against their own limit.
         if !preset.test.is_unix() {
-            check_local_sizes(t, direction, both)?;
+            check_local_sizes(g, t, direction, both)?;
         }
         let shape = Shape {
             test: preset.test,
@@ -130,6 +130,7 @@ impl Config {
             routing_allowed,
             keepalive: g.keepalive,
             data_family,
+            data_local_family: t.data_local_family,
             data_host: t.data_host.clone().unwrap_or_else(|| g.host.clone()),
             // netperf binds the data connection to the global -L's host
             // unless the test names its own data endpoints (-H or -L).
@@ -165,6 +166,12 @@ impl Config {
             local_cong_control: t.local_cong_control.clone(),
             keep_histogram,
             maxseg: t.maxseg,
+            defer_accept: t.defer_accept,
+            use_pktinfo: t.use_pktinfo,
+            mtu_discover: t.mtu_discover,
+            fastopen: t.fastopen,
+            copy_avoidance: t.copy_avoidance,
+            protocol_unnamed: t.protocol_unnamed,
             pacing_rate: t.pacing_rate,
             udp_lite: shape.udp_lite,
             extension: netperf_wire::extension::Extension {
@@ -286,25 +293,43 @@ fn local_size(size: Option<u32>) -> u32 {
     size.map_or(0, |bits| (bits as i32).max(0) as u32)
 }
 
-/// The local message sizes stock netperf cannot run with: below -1 (its
-/// "default") where the test uses the size (it aborts or fails to
-/// allocate), and from [`MESSAGE_LIMIT`](super::checked::MESSAGE_LIMIT) on
-/// wherever it is given (it allocates some rings it does not use).
-fn check_local_sizes(t: &TestOptions, direction: u32, both: bool) -> Result<(), SpecError> {
+/// The local message sizes and ring widths stock netperf cannot run with,
+/// where the test uses them (an RR test ignores -m and -M, a receiving
+/// one its send ring: stock sends its request and runs): a size from
+/// [`MESSAGE_LIMIT`](super::checked::MESSAGE_LIMIT) on (-r's sizes too
+/// wherever that end sends or receives: a positive one sizes its buffers),
+/// below -1 (its "default"; it aborts or fails to allocate) for -m, -M and
+/// a request/response test's -r, and a width below 0 (it aborts).
+fn check_local_sizes(
+    g: &GlobalOptions,
+    t: &TestOptions,
+    direction: u32,
+    both: bool,
+) -> Result<(), SpecError> {
+    let (sends, receives) = (direction & XMIT != 0, direction & RECV != 0);
+    // (option, size, whether this end uses it, whether below -1 fails)
     let given = [
-        ("-m", t.local_send_size, direction & XMIT != 0 && !both),
-        ("-M", t.local_recv_size, direction & RECV != 0 && !both),
-        ("-r", t.request_size, both),
-        ("-r", t.response_size, both),
+        ("-m", t.local_send_size, sends && !both, true),
+        ("-M", t.local_recv_size, receives && !both, true),
+        ("-r", t.request_size, sends, both),
+        ("-r", t.response_size, receives, both),
     ];
-    for (option, size, is_used) in given {
-        let Some(bytes) = size.map(|bits| bits as i32) else {
+    for (option, size, is_used, negative_fails) in given {
+        let Some(bytes) = size.map(|bits| bits as i32).filter(|_| is_used) else {
             continue;
         };
-        if bytes >= super::checked::MESSAGE_LIMIT || (is_used && bytes < -1) {
+        if bytes >= super::checked::MESSAGE_LIMIT || (negative_fails && bytes < -1) {
             return Err(SpecError::Invalid(format!(
                 "test option {option}: netperf 2.7.1 cannot run with messages of {bytes} bytes (this end takes -1 to {})",
                 super::checked::MESSAGE_LIMIT - 1
+            )));
+        }
+    }
+    for (width, is_used) in [(g.send_width, sends), (g.recv_width, receives)] {
+        let width = width as i32;
+        if is_used && width < 0 {
+            return Err(SpecError::Invalid(format!(
+                "-W: a ring of {width} buffers; netperf 2.7.1 aborts on a ring of fewer than 0 buffers"
             )));
         }
     }
@@ -517,6 +542,37 @@ mod tests {
         };
         cfg.global.test_name = name.into();
         cfg.test_spec().unwrap()
+    }
+
+    /// The spec (or its refusal) of a whole command line.
+    fn line(words: &str) -> Result<TestSpec, SpecError> {
+        crate::cli::test_support::run(words).test_spec()
+    }
+
+    #[test]
+    fn sizes_and_widths_are_refused_only_where_the_test_uses_them() {
+        // an RR test ignores -m; a receiving test makes no send ring
+        assert!(line("-t TCP_CRR -- -m 10g").is_ok());
+        assert!(line("-t TCP_MAERTS -- -W -7").is_ok());
+        assert!(line("-t TCP_MAERTS -W -7,").is_ok());
+        // one value sets both rings, and MAERTS receives
+        assert!(line("-t TCP_MAERTS -W -7").is_err());
+        assert!(line("-t TCP_STREAM -- -W -7").is_err());
+        assert!(line("-t TCP_MAERTS -W ,-7").is_err());
+        assert!(line("-t TCP_STREAM -- -m 10g").is_err());
+        // a positive -r sizes a stream test's buffers (stock mallocs it)
+        assert!(line("-t UDP_STREAM -- -r 2147483647").is_err());
+        assert!(line("-t UDP_STREAM -- -r -5").is_ok());
+        // -M gives the netserver's size first
+        assert!(line("-t TCP_MAERTS -- -M 10g").is_ok());
+        assert!(line("-t TCP_MAERTS -- -M ,10g").is_err());
+    }
+
+    #[test]
+    fn udp_stream_with_c_is_a_connection_test_of_no_direction() {
+        let s = line("-t UDP_STREAM -- -c").unwrap();
+        assert!(s.connection && s.direction == 0);
+        assert_eq!(line("-t UDP_STREAM").unwrap().direction, XMIT);
     }
 
     #[test]

@@ -182,12 +182,18 @@ pub const UNIX_USAGE: &str = concat!(
 /// BSD sockets parser (its `scan_sockets_args`) rather than the omni one.
 const SOCKETS_PARSER_TESTS: [&str; 3] = ["TCP_CC", "TCP_MSS", "TCP_SENDFILE"];
 
+/// Whether netperf 2.7.1 reads `test_name`'s test-specific options with
+/// its classic BSD sockets parser (upper case, as the parser stores it).
+pub fn sockets_parser(test_name: &str) -> bool {
+    SOCKETS_PARSER_TESTS.contains(&test_name)
+}
+
 /// The text `netperf -t <test_name> -- -h` prints; `test_name` is upper case
 /// as the parser stores it.
 pub fn test_usage(test_name: &str) -> &'static str {
     if netperf_wire::unix::UnixTest::lookup(test_name).is_some() {
         UNIX_USAGE
-    } else if SOCKETS_PARSER_TESTS.contains(&test_name) {
+    } else if sockets_parser(test_name) {
         SOCKETS_USAGE
     } else {
         OMNI_USAGE

@@ -165,9 +165,12 @@ pub fn data_endpoints(spec: &TestSpec) -> Result<(SocketAddr, Option<SocketAddr>
         .map_err(data_error(spec.remote_data_port))?[0];
     let local = match &spec.data_local {
         Some(h) => {
-            let fam = match remote {
-                SocketAddr::V4(_) => Family::Inet,
-                SocketAddr::V6(_) => Family::Inet6,
+            // In the family the test gave its source, as netperf resolves
+            // it: `-L 0.0.0.0,6` fails there as here.
+            let fam = match (spec.data_local_family, remote) {
+                (Family::Unspec, SocketAddr::V4(_)) => Family::Inet,
+                (Family::Unspec, SocketAddr::V6(_)) => Family::Inet6,
+                (given, _) => given,
             };
             let mut l = resolve::resolve(h, None, fam, datagram)
                 .map_err(data_error(spec.local_data_port))?[0];

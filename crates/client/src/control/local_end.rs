@@ -44,6 +44,16 @@ fn bind_local(
     Ok(())
 }
 
+/// Whether netperf binds the data socket before it connects: for a local
+/// port (`-P`, `--data-ports`, a connection test's next port) or a
+/// datagram socket, never for a stream test's `-L` address alone.
+fn must_bind(spec: &TestSpec) -> bool {
+    spec.protocol == netperf_data::spec::Protocol::Udp
+        || spec.connection
+        || spec.local_data_port != 0
+        || spec.local_data_ports.is_some()
+}
+
 /// The local data socket as set up before netserver is asked: where the
 /// data connection goes and from where, and the buffers, sizes and rings
 /// settled on.
@@ -57,6 +67,9 @@ pub(super) struct LocalData {
     pub(super) dest: SocketAddr,
     /// Where `-L`, `-P` or `--data-ports` bind it, if anywhere.
     bind: Option<SocketAddr>,
+    /// `-L`'s address where it does not bind (a TCP socket without a
+    /// port): what the banner names.
+    named: Option<SocketAddr>,
     /// The socket's own address.
     pub(super) addr: SocketAddr,
     /// The socket's send and receive buffers as created.
@@ -74,6 +87,14 @@ impl LocalData {
         run: &RunOptions,
     ) -> Result<(socket2::Socket, LocalData), ClientError> {
         let (resolved, mut bind) = data_endpoints(spec)?;
+        // netperf binds its data socket only for a port or a datagram
+        // socket: a TCP test's `-L addr` names its source in the banner,
+        // and the kernel picks the one it connects from (so netperf's
+        // request carries no address of its own either).
+        let named = bind.filter(|_| !must_bind(spec));
+        if named.is_some() {
+            bind = None;
+        }
         let opts = local_socket_options(spec);
         let sock = socket::create(&resolved, &opts)
             .map_err(|e| ClientError::Setup(format!("unable to create data socket: {e}")))?;
@@ -90,6 +111,7 @@ impl LocalData {
             resolved,
             dest: resolved,
             bind,
+            named,
             addr,
             send_buf,
             recv_buf,
@@ -224,7 +246,7 @@ impl LocalData {
     /// The data connection's addresses as the banner and results name them.
     pub(super) fn endpoints(&self) -> Endpoints {
         Endpoints {
-            local: self.bind.unwrap_or(self.addr),
+            local: self.bind.or(self.named).unwrap_or(self.addr),
             remote: self.resolved,
         }
     }

@@ -47,6 +47,13 @@ pub fn local_socket_options(spec: &TestSpec) -> SocketOptions {
         max_pacing_rate: spec.pacing_rate,
         udp_segment,
         udp_gro,
+        mtu_discover: spec.mtu_discover,
+        // netperf's -F sends its first message with the SYN: a test whose
+        // client only receives (TCP_MAERTS) would never send one, so it
+        // connects as without -F.
+        fastopen: spec.fastopen && spec.xmit(),
+        defer_accept: false,
+        protocol_unnamed: spec.protocol_unnamed,
     }
 }
 
@@ -64,13 +71,32 @@ pub fn local_sizes(spec: &TestSpec, lss: i32, lsr: i32) -> LocalSizes {
     } else {
         i32::MAX
     };
-    let send = choose(
+    let mut send = choose(
         spec.request_size,
         spec.send_size as i32,
         spec.send_width,
         lss,
         udp_cap,
     );
+    // netperf caps a stream's default send size at the largest datagram
+    // for IPPROTO_UDP only: for UDP-Lite it takes the socket buffer's size,
+    // which no datagram carries. Ours sends the capped size, and makes (and
+    // asks for) the ring width netperf's size gives.
+    if spec.udp_lite {
+        let uncapped = choose(
+            spec.request_size,
+            spec.send_size as i32,
+            spec.send_width,
+            lss,
+            i32::MAX,
+        );
+        send.width = uncapped.width;
+    }
+    // netperf's sending stream end makes a ring of one buffer two, given
+    // (-W 1) or not; its receiving end and netserver keep a given 1.
+    if spec.request_size <= 0 && send.width == 1 {
+        send.width = 2;
+    }
     let recv = choose(
         spec.response_size,
         spec.recv_size as i32,
@@ -196,6 +222,10 @@ pub fn build_request(
     let mut flags = 0;
     let table = [
         (spec.remote_nodelay, omni::flag::NO_DELAY),
+        (spec.fastopen, omni::flag::FASTOPEN),
+        (spec.use_pktinfo, omni::flag::USE_PKTINFO),
+        (spec.defer_accept, omni::flag::WANT_DEFER_ACCEPT),
+        (spec.mtu_discover, omni::flag::USE_MTU_DISCOVER),
         (spec.connection, omni::flag::CONNECT_TEST),
         (run.remote_cpu, omni::flag::MEASURE_CPU),
         (spec.routing_allowed, omni::flag::ROUTING_ALLOWED),
@@ -216,7 +246,9 @@ pub fn build_request(
     }
     let test_length = match spec.limit {
         Limit::Seconds(s) => s.min(i32::MAX as u32) as i32,
-        Limit::Units(n) => -(n.min(i32::MAX as u64) as i32),
+        // netperf's `test_trans * -1` in an int: a count of 2^31 (-l
+        // -2147483648) goes out as itself, -2^31.
+        Limit::Units(n) => (-(n.min(1 << 31) as i64)) as i32,
     };
     OmniRequest {
         interval_usecs: run.remote_interval_usecs,
@@ -237,8 +269,8 @@ pub fn build_request(
         flags,
         cpu_rate: run.remote_cpu_rate,
         test_length,
-        so_rcvavoid: 0,
-        so_sndavoid: 0,
+        so_rcvavoid: u32::from(spec.copy_avoidance),
+        so_sndavoid: u32::from(spec.copy_avoidance),
         send_dirty_count: -1,
         recv_dirty_count: -1,
         recv_clean_count: -1,
@@ -262,5 +294,55 @@ pub fn build_request(
         socket_tos: spec.remote_socket_tos,
         cong_control: spec.remote_cong_control.clone(),
         fill_file: run.remote_fill_file.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::test_support::run;
+
+    /// The request our netperf sends for `words`, with socket buffers of
+    /// `buf` bytes each way, from 127.0.0.1:5000 to 127.0.0.1.
+    fn request(words: &str, buf: i32) -> OmniRequest {
+        let config = run(words);
+        let spec = config.test_spec().unwrap();
+        let options = RunOptions::from_global(&config.global);
+        let sizes = local_sizes(&spec, buf, buf);
+        let local: SocketAddr = "127.0.0.1:5000".parse().unwrap();
+        let remote: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        build_request(&spec, &options, &sizes, &local, &remote, false)
+    }
+
+    #[test]
+    fn ring_widths_as_netperf_asks_for_them() {
+        // a sending stream's ring of one is two; a receiver keeps its one
+        assert_eq!(request("-t TCP_STREAM -W 1", 16384).send_width, 2);
+        assert_eq!(request("-t TCP_MAERTS -W 1,1", 16384).recv_width, 1);
+        assert_eq!(request("-t TCP_RR -W 1", 16384).send_width, 1);
+        // an unused width goes out as netperf's int
+        assert_eq!(
+            request("-t TCP_MAERTS -- -W -7", 16384).send_width,
+            -7i32 as u32
+        );
+        // UDP-Lite's width follows netperf's uncapped send size
+        assert_eq!(request("-t UDP_STREAM -- -T udplite", 212992).send_width, 2);
+        assert_eq!(request("-t UDP_STREAM", 212992).send_width, 4);
+    }
+
+    #[test]
+    fn stock_request_flags_and_fields() {
+        let r = request("-t TCP_STREAM -- -a -B -f -F -V", 16384);
+        let wanted = omni::flag::WANT_DEFER_ACCEPT
+            | omni::flag::USE_PKTINFO
+            | omni::flag::USE_MTU_DISCOVER
+            | omni::flag::FASTOPEN;
+        assert_eq!(r.flags & wanted, wanted);
+        assert_eq!((r.so_rcvavoid, r.so_sndavoid), (1, 1));
+        assert_eq!(request("-t TCP_RR -- -T bogus", 16384).protocol, 0);
+        assert_eq!(request("-t TCP_RR -- -T tcp", 16384).protocol, 6);
+        // netperf's test_trans * -1 in an int
+        assert_eq!(request("-l -2147483648", 16384).test_length, i32::MIN);
+        assert_eq!(request("-l -5", 16384).test_length, -5);
     }
 }

@@ -47,7 +47,21 @@ pub struct SocketOptions {
     /// UDP_GRO: receives may return datagrams the kernel kept together
     /// (netperf-ng `--gro`, on a UDP stream receiver).
     pub udp_gro: bool,
+    /// IP_MTU_DISCOVER set to IP_PMTUDISC_DO (netperf's test option -f).
+    pub mtu_discover: bool,
+    /// TCP fast open (netperf's test option -F): TCP_FASTOPEN_CONNECT on a
+    /// connecting socket, a TCP_FASTOPEN queue on a listening one.
+    pub fastopen: bool,
+    /// TCP_DEFER_ACCEPT on a listening socket (netperf's test option -a).
+    pub defer_accept: bool,
+    /// Create the socket with protocol 0 (IPPROTO_IP), as netperf does for
+    /// a `-T` name it does not know: the kernel takes the type's own.
+    pub protocol_unnamed: bool,
 }
+
+/// The queue length and seconds netserver gives TCP_FASTOPEN and
+/// TCP_DEFER_ACCEPT: its listen() backlog, 5, as netserver 2.7.1 does.
+const NETSERVER_BACKLOG: i32 = 5;
 
 /// Linux socket option numbers the libc crate does not export for every
 /// architecture (asm-generic values, used by x86_64 and aarch64).
@@ -70,7 +84,7 @@ pub fn create(family_of: &SocketAddr, opts: &SocketOptions) -> io::Result<Socket
     } else {
         (Type::STREAM, SockProto::TCP)
     };
-    let s = Socket::new(domain, ty, Some(proto))?;
+    let s = Socket::new(domain, ty, (!opts.protocol_unnamed).then_some(proto))?;
     // 0 is a request too (the kernel's smallest buffer), as netperf makes it.
     if opts.send_buf >= 0 {
         s.set_send_buffer_size(opts.send_buf as usize)?;
@@ -144,6 +158,37 @@ pub fn create(family_of: &SocketAddr, opts: &SocketOptions) -> io::Result<Socket
         if opts.recv_buf < 0 {
             grow_recv_buffer(&s, GRO_RECV_BUF);
         }
+    }
+    // As netperf, a kernel that refuses these runs the test without them.
+    if opts.mtu_discover {
+        let _ = match family_of {
+            SocketAddr::V4(_) => set_int(
+                &s,
+                libc::IPPROTO_IP,
+                libc::IP_MTU_DISCOVER,
+                libc::IP_PMTUDISC_DO,
+            ),
+            SocketAddr::V6(_) => set_int(
+                &s,
+                libc::IPPROTO_IPV6,
+                libc::IPV6_MTU_DISCOVER,
+                libc::IP_PMTUDISC_DO,
+            ),
+        };
+    }
+    // Each of these is inert on a socket of the other role (connecting or
+    // listening), so whichever this one becomes keeps its own.
+    if opts.fastopen && !opts.udp {
+        let _ = set_int(&s, libc::IPPROTO_TCP, libc::TCP_FASTOPEN_CONNECT, 1);
+        let _ = set_int(&s, libc::IPPROTO_TCP, libc::TCP_FASTOPEN, NETSERVER_BACKLOG);
+    }
+    if opts.defer_accept && !opts.udp {
+        let _ = set_int(
+            &s,
+            libc::IPPROTO_TCP,
+            libc::TCP_DEFER_ACCEPT,
+            NETSERVER_BACKLOG,
+        );
     }
     if opts.priority >= 0 {
         s.set_priority(opts.priority as u32)?;
