@@ -196,6 +196,27 @@ fn the_banner_names_the_global_l_address() {
     }
 }
 
+/// A stream test's `-- -L addr` without a port: the banner names it, as
+/// stock's does, but (like stock) the data socket is not bound to it: the
+/// connection comes from the kernel's choice, and stderr says so.
+#[test]
+fn a_test_l_address_without_a_port_is_named_and_not_bound() {
+    // A netserver that drops data connections from anywhere but 127.0.0.1:
+    // a data socket bound to 127.0.0.2 would not be served.
+    let server = Server::start_with("127.0.0.1", &["--allow", "127.0.0.1/32"]);
+    let out = netperf(
+        &server,
+        &["-t", "TCP_RR", "-l", "1", "--", "-L", "127.0.0.2"],
+    );
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(first_line(&stdout).contains("from 127.0.0.2 "), "{stdout}");
+    assert!(
+        stderr.contains("note: -- -L '127.0.0.2' without a port does not bind"),
+        "{stderr}"
+    );
+}
+
 /// TCP_MSS as netperf prints it at each level: packet_byte_script reads
 /// `-P 0 -v 0`'s "32741 " (the segment size is the machine's: masked).
 #[test]

@@ -97,6 +97,13 @@ pub(super) fn prepare(config: &Config) -> Result<Option<PendingStore>, i32> {
 /// Run the test and print its result; returns the exit status.
 pub fn run(config: &Config, spec: &TestSpec) -> i32 {
     let g = &config.global;
+    // netperf 2.7.1 names `-- -L addr` in its banner but binds a stream
+    // test's data socket only for a port: the kernel picks the source.
+    if let Some(local) = config.test.data_local.as_deref() {
+        if !netperf_client::control::must_bind(spec) {
+            eprintln!("netperf: note: -- -L '{local}' without a port does not bind the data socket, as netperf 2.7.1 does not: the kernel picks the source address; a local port (-- -P PORT,) binds it");
+        }
+    }
     let omni = match super::omni::choose(config, spec) {
         Ok(o) => o,
         Err(e) => {

@@ -47,7 +47,7 @@ fn bind_local(
 /// Whether netperf binds the data socket before it connects: for a local
 /// port (`-P`, `--data-ports`, a connection test's next port) or a
 /// datagram socket, never for a stream test's `-L` address alone.
-fn must_bind(spec: &TestSpec) -> bool {
+pub fn must_bind(spec: &TestSpec) -> bool {
     spec.protocol == netperf_data::spec::Protocol::Udp
         || spec.connection
         || spec.local_data_port != 0

@@ -13,6 +13,7 @@ pub mod error;
 pub mod flows;
 pub mod interim;
 mod local_end;
+pub use local_end::must_bind;
 pub mod offload;
 pub mod remote_tcp;
 pub mod request;
