@@ -686,3 +686,43 @@ fn no_request_field_lifts_an_operators_limit() {
     );
     still_serves(&server);
 }
+
+/// A stream test whose client never opens its data connection ends, at the
+/// test's clock (length and netserver's pad), in an error for the client
+/// (ETIMEDOUT), as stock netserver's interrupted accept does — never in a
+/// result of zero bytes that netperf would print as a rate of 0.00.
+#[test]
+fn a_stream_test_without_its_data_connection_is_an_error_not_zeros() {
+    use netperf_ng::wire::legacy::{TcpStreamRequest, TcpStreamResults};
+    let server = Server::start("127.0.0.1");
+    let legacy = TcpStreamRequest {
+        cpu_bind: -1,
+        send_buf_size: -1,
+        recv_buf_size: -1,
+        test_length: 1,
+        ipfamily: omni::NF_INET as i32,
+        ..Default::default()
+    };
+    let requests = [
+        ("omni", omni_request("TCP_STREAM", 1).encode()),
+        ("legacy", legacy.encode()),
+    ];
+    for (which, request) in requests {
+        let mut s = connect(&server);
+        send_message(&mut s, &request).expect("send the request");
+        let Reply::Message(response) = read_reply(&mut s, Duration::from_secs(30)) else {
+            panic!("{which}: no response");
+        };
+        assert_eq!(response.serv_errno(), 0, "{which}: refused");
+        // 1 s and the 4 s pad, with room for a busy machine.
+        let Reply::Message(results) = read_reply(&mut s, Duration::from_secs(60)) else {
+            panic!("{which}: no results");
+        };
+        let errno = match which {
+            "omni" => results.serv_errno(),
+            _ => TcpStreamResults::decode(&results).serv_errno,
+        };
+        assert_eq!(errno, libc::ETIMEDOUT, "{which}: results without an error");
+    }
+    still_serves(&server);
+}

@@ -254,18 +254,28 @@ pub fn serve_tcp_stream(
         let (limit, _) = timer_for(r.test_length.max(1), limits);
         let fd = d.as_raw_fd();
         let measured = phase.measured(fd, limit, PAD_TIME, || {
-            engine::stream::recv(fd, &mut ring, &phase.stop, None, None, None).unwrap_or_default()
+            engine::stream::recv(fd, &mut ring, &phase.stop, None, None, None)
         });
         let _ = d.shutdown(std::net::Shutdown::Write);
         measured
     };
     let finish = |listener: &Socket, response: &TcpStreamResponse| {
-        let got = phase
-            .accept(listener)
-            .ok()
-            .flatten()
-            .map_or_else(Served::default, |d| receive(d, response));
         let left = TcpStreamResults::left_over_from(response);
+        // No connection, or a receive that failed: an error for netperf,
+        // never a count of zero bytes it would print as 0.00.
+        let got = match phase.accept(listener) {
+            Ok(Some(d)) => receive(d, response),
+            Ok(None) => return failed(left, super::omni::no_data_connection()),
+            Err(e) => return failed(left, e),
+        };
+        let got = match got.value {
+            Ok(counters) => Served {
+                value: counters,
+                elapsed: got.elapsed,
+                usage: got.usage,
+            },
+            Err(e) => return failed(left, e.into_io()),
+        };
         let (cpu_util, cpu_method, num_cpus) = got.cpu(response.measure_cpu, left.cpu_util);
         let results = TcpStreamResults {
             bytes_received: got.value.bytes_received as f64,
@@ -285,6 +295,20 @@ pub fn serve_tcp_stream(
     let asked = check_tcp_stream(&r, limits);
     let encode = TcpStreamResponse::encode;
     serve(chan, &phase, asked, encode, respond, finish)
+}
+
+/// TCP_SENDFILE's results when its data phase failed: `e`'s errno, which
+/// netperf reports as the remote error, and the reason for the log.
+fn failed(left: TcpStreamResults, e: std::io::Error) -> (Message, String) {
+    let errno = e.raw_os_error().unwrap_or(libc::EIO);
+    let results = TcpStreamResults {
+        serv_errno: errno,
+        ..left
+    };
+    (
+        results.encode(),
+        format!("TCP_STREAM (legacy) test failed: {e}"),
+    )
 }
 
 /// TCP_CC's server half: accept and close until the timer or the count.
@@ -309,9 +333,28 @@ pub fn serve_tcp_cc(chan: &mut Channel, m: &Message, caller: Caller) -> Result<(
         let got = phase.measured(listener.as_raw_fd(), limit, PAD_TIME, || {
             let (send, recv) = (&mut empty.0, &mut empty.1);
             engine::connect::server(listener, send, recv, &phase.stop, count, permit)
-                .map_or_else(|_| Counters::default(), |(counters, _)| counters)
         });
         let left = TcpCcResults::left_over_from(response);
+        // A failed accept is an error for netperf, not a count of zero.
+        let got = match got.value {
+            Ok((counters, _)) => Served {
+                value: counters,
+                elapsed: got.elapsed,
+                usage: got.usage,
+            },
+            Err(e) => {
+                let e = e.into_io();
+                let errno = e.raw_os_error().unwrap_or(libc::EIO);
+                let results = TcpCcResults {
+                    serv_errno: errno,
+                    ..left
+                };
+                return (
+                    results.encode(),
+                    format!("TCP_CC (legacy) test failed: {e}"),
+                );
+            }
+        };
         let (cpu_util, _, num_cpus) = got.cpu(response.measure_cpu, left.cpu_util);
         let results = TcpCcResults {
             bytes_received: 0,

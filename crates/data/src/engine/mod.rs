@@ -74,6 +74,15 @@ pub enum DataError {
     Connect(std::io::Error),
 }
 
+impl DataError {
+    /// The system's error behind it.
+    pub fn into_io(self) -> std::io::Error {
+        match self {
+            DataError::Send(e) | DataError::Recv(e) | DataError::Connect(e) => e,
+        }
+    }
+}
+
 /// Optional per-operation timing: only touched when the user asked for it
 /// (-v 2 or -j), so the default path reads no clock.
 pub type Histogram = crate::measure::histogram::Histogram;
