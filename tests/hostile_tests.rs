@@ -693,7 +693,7 @@ fn no_request_field_lifts_an_operators_limit() {
 /// result of zero bytes that netperf would print as a rate of 0.00.
 #[test]
 fn a_stream_test_without_its_data_connection_is_an_error_not_zeros() {
-    use netperf_ng::wire::legacy::{TcpStreamRequest, TcpStreamResults};
+    use netperf_ng::wire::legacy::TcpStreamRequest;
     let server = Server::start("127.0.0.1");
     let legacy = TcpStreamRequest {
         cpu_bind: -1,
@@ -707,22 +707,33 @@ fn a_stream_test_without_its_data_connection_is_an_error_not_zeros() {
         ("omni", omni_request("TCP_STREAM", 1).encode()),
         ("legacy", legacy.encode()),
     ];
-    for (which, request) in requests {
-        let mut s = connect(&server);
-        send_message(&mut s, &request).expect("send the request");
-        let Reply::Message(response) = read_reply(&mut s, Duration::from_secs(30)) else {
-            panic!("{which}: no response");
-        };
-        assert_eq!(response.serv_errno(), 0, "{which}: refused");
-        // 1 s and the 4 s pad, with room for a busy machine.
-        let Reply::Message(results) = read_reply(&mut s, Duration::from_secs(60)) else {
-            panic!("{which}: no results");
-        };
-        let errno = match which {
-            "omni" => results.serv_errno(),
-            _ => TcpStreamResults::decode(&results).serv_errno,
-        };
-        assert_eq!(errno, libc::ETIMEDOUT, "{which}: results without an error");
-    }
+    // Both at once: each waits out its clock.
+    std::thread::scope(|scope| {
+        for (which, request) in &requests {
+            let server = &server;
+            scope.spawn(move || expect_no_connection_error(server, which, request));
+        }
+    });
     still_serves(&server);
+}
+
+/// Send `request`, take its response, never connect: the results must say
+/// ETIMEDOUT.
+fn expect_no_connection_error(server: &Server, which: &str, request: &Message) {
+    use netperf_ng::wire::legacy::TcpStreamResults;
+    let mut s = connect(server);
+    send_message(&mut s, request).expect("send the request");
+    let Reply::Message(response) = read_reply(&mut s, Duration::from_secs(30)) else {
+        panic!("{which}: no response");
+    };
+    assert_eq!(response.serv_errno(), 0, "{which}: refused");
+    // 1 s and the 4 s pad, with room for a busy machine.
+    let Reply::Message(results) = read_reply(&mut s, Duration::from_secs(60)) else {
+        panic!("{which}: no results");
+    };
+    let errno = match which {
+        "omni" => results.serv_errno(),
+        _ => TcpStreamResults::decode(&results).serv_errno,
+    };
+    assert_eq!(errno, libc::ETIMEDOUT, "{which}: results without an error");
 }

@@ -225,9 +225,9 @@ fn every_classic_test_ends_in_time_with_a_result_on_a_busy_machine() {
     if stock.is_none() {
         skip("stock netperf against our netserver: set NETPERF_STOCK_DIR to a stock netperf 2.7.1 build");
     }
-    // A few hundred runs (320): ours alone gets them all; with stock, half
+    // A few hundred runs (256): ours alone gets them all; with stock, half
     // each.
-    let rounds = if stock.is_some() { 20 } else { 40 };
+    let rounds = if stock.is_some() { 16 } else { 32 };
     let mut all = jobs("ours to ours", &NETPERF, server.port, rounds);
     if let Some(dir) = &stock {
         let stock_netperf = format!("{dir}/netperf");
