@@ -9,5 +9,6 @@ pub mod agg;
 pub mod args;
 pub mod experiment;
 pub mod matrix;
+pub mod mesh;
 pub mod redraw;
 pub mod responsiveness;
