@@ -507,11 +507,12 @@ pub fn message(text: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    /// The SVG parses; its text nodes, one a line.
-    fn texts(svg: &str) -> Vec<String> {
+    /// The SVG parses; its text nodes, one a line (the heatmap's tests
+    /// read theirs with it too).
+    pub(crate) fn texts(svg: &str) -> Vec<String> {
         let doc = roxmltree::Document::parse(svg).expect("the SVG parses");
         doc.descendants()
             .filter_map(|n| n.text())

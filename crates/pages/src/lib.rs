@@ -1,12 +1,14 @@
-//! Self-contained HTML pages: netagg's report, the experiment's and the
-//! matrix's, and one test's interim series (`netperf -- --report`). One
-//! style sheet that reads at 1280 px, on a phone and on paper; escaping;
-//! the one page builder (`page`) and the one chart builder (`chart`) with
-//! its tick labels; and the run context every page opens with and its JSON
-//! carries. No script, no external resource.
+//! Self-contained HTML pages: netagg's report, the experiment's, the
+//! matrix's and the mesh's, and one test's interim series (`netperf --
+//! --report`). One style sheet that reads at 1280 px, on a phone and on
+//! paper; escaping; the one page builder (`page`), the one chart builder
+//! (`chart`) with its tick labels, and the mesh's heatmap (`heatmap`); and
+//! the run context every page opens with and its JSON carries. No script,
+//! no external resource.
 
 pub mod chart;
 pub mod context;
+pub mod heatmap;
 pub mod html;
 pub mod page;
 pub mod rate;
