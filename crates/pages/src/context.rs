@@ -261,11 +261,19 @@ impl RunContext {
 
     /// The page's closing section: how to run it again.
     pub fn add_reproduce_to(&self, page: &mut Page) {
+        self.add_reproduce_with(page, &[]);
+    }
+
+    /// How to run it again, then the `more` steps (explanation, command),
+    /// such as drawing the page again from its saved run.
+    pub fn add_reproduce_with(&self, page: &mut Page, more: &[(&str, &str)]) {
         let with = format!(
             "With netperf-ng {} (git {}) on the same hosts:",
             self.version, self.revision
         );
-        page.reproduce(&[(&with, &self.reproduce)]);
+        let first = [(with.as_str(), self.reproduce.as_str())];
+        let steps: Vec<(&str, &str)> = first.iter().chain(more).copied().collect();
+        page.reproduce(&steps);
     }
 }
 

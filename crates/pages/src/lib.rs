@@ -10,6 +10,7 @@ pub mod chart;
 pub mod context;
 pub mod heatmap;
 pub mod html;
+pub mod mesh;
 pub mod page;
 pub mod rate;
 pub mod series;
