@@ -94,7 +94,7 @@ fn broken_manifests_are_caught() {
     }
     let dir = std::env::temp_dir().join(format!("ngk8s-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("base")).unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
     let job = std::fs::read_to_string(format!("{MANIFESTS}/base/netagg-job.yaml")).unwrap();
     // A misspelt field: the schema refuses it.
     let misspelt = dir.join("misspelt.yaml");
@@ -109,52 +109,39 @@ fn broken_manifests_are_caught() {
     let daemonset =
         std::fs::read_to_string(format!("{MANIFESTS}/base/netserver-daemonset.yaml")).unwrap();
     let narrowed = daemonset.replace("42424-42431", "42424-42432");
-    std::fs::write(dir.join("base/netserver-daemonset.yaml"), &narrowed).unwrap();
-    std::fs::write(
-        dir.join("base/kustomization.yaml"),
-        "resources:\n  - netserver-daemonset.yaml\n",
-    )
-    .unwrap();
+    let (ok, said) = checked(
+        &dir.join("base"),
+        &[
+            ("netserver-daemonset.yaml", &narrowed),
+            (
+                "kustomization.yaml",
+                "resources:\n  - netserver-daemonset.yaml\n",
+            ),
+        ],
+    );
     assert!(validate(&dir.join("base/netserver-daemonset.yaml"))
         .status
         .success());
-    let out = run_with_limit(
-        "python3",
-        &[CHECKER, dir.join("base").to_str().unwrap()],
-        Duration::from_secs(60),
-    );
-    let said = text(&out.stdout);
-    assert!(
-        !out.status.success() && said.contains("unlike --data-ports"),
-        "{said}"
-    );
+    assert!(!ok && said.contains("unlike --data-ports"), "{said}");
     // netagg --k8s-selector with a selector no netserver pod carries, and a
     // service account no Role lets list pods: valid YAML, caught by our checks.
     let rbac = std::fs::read_to_string(format!("{MANIFESTS}/base/netagg-rbac.yaml")).unwrap();
-    let k8s = dir.join("k8s");
-    std::fs::create_dir_all(&k8s).unwrap();
-    for (name, body) in [
-        ("netserver-daemonset.yaml", daemonset.as_str()),
-        (
-            "netagg-rbac.yaml",
-            &rbac.replace("\"pods\", \"services\"", "\"services\""),
-        ),
-        (
-            "netagg-job.yaml",
-            &job.replace("app.kubernetes.io/name=netserver", "app=netserver"),
-        ),
-    ] {
-        std::fs::write(k8s.join(name), body).unwrap();
-    }
-    let out = run_with_limit(
-        "python3",
-        &[CHECKER, k8s.to_str().unwrap()],
-        Duration::from_secs(60),
+    let (ok, said) = checked(
+        &dir.join("k8s"),
+        &[
+            ("netserver-daemonset.yaml", &daemonset),
+            (
+                "netagg-rbac.yaml",
+                &rbac.replace("\"pods\", \"services\"", "\"services\""),
+            ),
+            (
+                "netagg-job.yaml",
+                &job.replace("app.kubernetes.io/name=netserver", "app=netserver"),
+            ),
+        ],
     );
-    let said = text(&out.stdout);
     assert!(
-        !out.status.success()
-            && said.contains("--k8s-selector app=netserver picks no netserver")
+        !ok && said.contains("--k8s-selector app=netserver picks no netserver")
             && said.contains("service account netagg may not list pods"),
         "{said}"
     );
@@ -164,27 +151,18 @@ fn broken_manifests_are_caught() {
     let broken = matrix
         .replace("(netserver,netserver-hostnet)", "(netserver-typo)")
         .replace("mountPath: /tmp", "mountPath: /scratch");
-    let m = dir.join("matrix");
-    std::fs::create_dir_all(&m).unwrap();
-    for (name, body) in [
-        ("netserver-daemonset.yaml", daemonset.as_str()),
-        ("netagg-rbac.yaml", rbac.as_str()),
-        ("matrix-job.yaml", broken.as_str()),
-    ] {
-        std::fs::write(m.join(name), body).unwrap();
-    }
-    let out = run_with_limit(
-        "python3",
-        &[CHECKER, m.to_str().unwrap()],
-        Duration::from_secs(60),
+    let (ok, said) = checked(
+        &dir.join("matrix"),
+        &[
+            ("netserver-daemonset.yaml", &daemonset),
+            ("netagg-rbac.yaml", &rbac),
+            ("matrix-job.yaml", &broken),
+        ],
     );
-    let said = text(&out.stdout);
     assert!(
-        !out.status.success()
-            && said.contains(
-                "--k8s-selector app.kubernetes.io/name in (netserver-typo) picks no netserver"
-            )
-            && said.contains("no writable /tmp"),
+        !ok && said.contains(
+            "--k8s-selector app.kubernetes.io/name in (netserver-typo) picks no netserver"
+        ) && said.contains("no writable /tmp"),
         "{said}"
     );
     // The mesh: a usable key in the example Secret, peers of every
@@ -192,52 +170,45 @@ fn broken_manifests_are_caught() {
     // netservers without the opt-in, a CronJob that may run two meshes at
     // once and a netserver with the key but no peers: each caught.
     let mesh_file = |name: &str| std::fs::read_to_string(format!("{MANIFESTS}/{name}")).unwrap();
-    let m = dir.join("mesh");
-    std::fs::create_dir_all(&m).unwrap();
     let mesh_daemonset = mesh_file("mesh/netserver-mesh-daemonset.yaml");
-    for (name, body) in [
-        ("netserver-daemonset.yaml", daemonset.clone()),
-        ("netagg-rbac.yaml", rbac.clone()),
-        (
-            "mesh-key-secret-example.yaml",
-            mesh_file("mesh/mesh-key-secret-example.yaml")
-                .replace("\"REPLACE-ME\"", "\"a key anyone can read here\""),
-        ),
-        (
-            "mesh-peers-configmap.yaml",
-            mesh_file("mesh/mesh-peers-configmap.yaml").replace("10.244.0.0/16", "0.0.0.0/0"),
-        ),
-        (
-            "netserver-mesh-daemonset.yaml",
-            mesh_daemonset.replace("defaultMode: 0440", "defaultMode: 0444"),
-        ),
-        (
-            "netserver-half-daemonset.yaml",
-            mesh_daemonset
-                .replace("\"--mesh-peers\", \"$(MESH_PEERS)\",", "")
-                .replace("name: netserver-mesh\n", "name: netserver-half\n"),
-        ),
-        (
-            "mesh-job.yaml",
-            mesh_file("mesh/mesh-job.yaml").replace(
-                "app.kubernetes.io/name=netserver-mesh",
-                "app.kubernetes.io/name=netserver",
+    let (ok, said) = checked(
+        &dir.join("mesh"),
+        &[
+            ("netserver-daemonset.yaml", &daemonset),
+            ("netagg-rbac.yaml", &rbac),
+            (
+                "mesh-key-secret-example.yaml",
+                &mesh_file("mesh/mesh-key-secret-example.yaml")
+                    .replace("\"REPLACE-ME\"", "\"a key anyone can read here\""),
             ),
-        ),
-        (
-            "mesh-cronjob.yaml",
-            mesh_file("mesh-nightly/mesh-cronjob.yaml")
-                .replace("concurrencyPolicy: Forbid", "concurrencyPolicy: Allow"),
-        ),
-    ] {
-        std::fs::write(m.join(name), body).unwrap();
-    }
-    let out = run_with_limit(
-        "python3",
-        &[CHECKER, m.to_str().unwrap()],
-        Duration::from_secs(60),
+            (
+                "mesh-peers-configmap.yaml",
+                &mesh_file("mesh/mesh-peers-configmap.yaml").replace("10.244.0.0/16", "0.0.0.0/0"),
+            ),
+            (
+                "netserver-mesh-daemonset.yaml",
+                &mesh_daemonset.replace("defaultMode: 0440", "defaultMode: 0444"),
+            ),
+            (
+                "netserver-half-daemonset.yaml",
+                &mesh_daemonset
+                    .replace("\"--mesh-peers\", \"$(MESH_PEERS)\",", "")
+                    .replace("name: netserver-mesh\n", "name: netserver-half\n"),
+            ),
+            (
+                "mesh-job.yaml",
+                &mesh_file("mesh/mesh-job.yaml").replace(
+                    "app.kubernetes.io/name=netserver-mesh",
+                    "app.kubernetes.io/name=netserver",
+                ),
+            ),
+            (
+                "mesh-cronjob.yaml",
+                &mesh_file("mesh-nightly/mesh-cronjob.yaml")
+                    .replace("concurrencyPolicy: Forbid", "concurrencyPolicy: Allow"),
+            ),
+        ],
     );
-    let said = text(&out.stdout);
     let _ = std::fs::remove_dir_all(&dir);
     for problem in [
         "holds a usable key",
@@ -247,11 +218,23 @@ fn broken_manifests_are_caught() {
         "--k8s-selector app.kubernetes.io/name=netserver picks no netserver with the mesh opt-in",
         "without concurrencyPolicy: Forbid",
     ] {
-        assert!(
-            !out.status.success() && said.contains(problem),
-            "{problem}: {said}"
-        );
+        assert!(!ok && said.contains(problem), "{problem}: {said}");
     }
+}
+
+/// Our checks over `files` (name, text) written in a new directory `dir`:
+/// whether they passed, and the problems they printed.
+fn checked(dir: &Path, files: &[(&str, &str)]) -> (bool, String) {
+    std::fs::create_dir_all(dir).unwrap();
+    for (name, body) in files {
+        std::fs::write(dir.join(name), body).unwrap();
+    }
+    let out = run_with_limit(
+        "python3",
+        &[CHECKER, dir.to_str().unwrap()],
+        Duration::from_secs(60),
+    );
+    (out.status.success(), text(&out.stdout))
 }
 
 /// Every overlay builds with kustomize (kubectl's), and the matrix overlay

@@ -62,14 +62,19 @@ pub fn up(name: &str, lgs: u32, env: &[&str]) -> (Testbed, std::process::Output)
         "--netserver",
         &NETSERVER,
     ]);
-    let up = run_with_limit("env", &args, Duration::from_secs(60));
+    (bed, succeeds("env", &args, Duration::from_secs(60)))
+}
+
+/// `program args`, which must succeed within `limit`; its output.
+fn succeeds(program: &str, args: &[&str], limit: Duration) -> std::process::Output {
+    let out = run_with_limit(program, args, limit);
     assert!(
-        up.status.success(),
-        "{}{}",
-        text(&up.stdout),
-        text(&up.stderr)
+        out.status.success(),
+        "{program} {args:?}: {}{}",
+        text(&out.stdout),
+        text(&out.stderr)
     );
-    (bed, up)
+    out
 }
 
 /// A mesh testbed (`scripts/testbed mesh`): node namespaces NAME-n1..,
@@ -93,14 +98,7 @@ impl MeshTestbed {
     pub fn run(&self, command: &str, args: &[&str]) -> std::process::Output {
         let mut all = vec!["mesh", command, "--name", &self.name];
         all.extend(args);
-        let out = run_with_limit(TESTBED, &all, Duration::from_secs(60));
-        assert!(
-            out.status.success(),
-            "testbed mesh {command} {args:?}: {}{}",
-            text(&out.stdout),
-            text(&out.stderr)
-        );
-        out
+        succeeds(TESTBED, &all, Duration::from_secs(60))
     }
 
     /// Where `up` wrote remote_hosts, endpoints, inventory.toml and each
@@ -155,12 +153,5 @@ pub fn mesh_up(
         "--",
     ];
     args.extend(server_args);
-    let up = run_with_limit(TESTBED, &args, Duration::from_secs(120));
-    assert!(
-        up.status.success(),
-        "{}{}",
-        text(&up.stdout),
-        text(&up.stderr)
-    );
-    (bed, up)
+    (bed, succeeds(TESTBED, &args, Duration::from_secs(120)))
 }

@@ -52,6 +52,16 @@ def pod_spec(doc):
         spec = spec["jobTemplate"].get("spec", {})
     return spec.get("template", {}).get("spec") if "template" in spec else None
 
+def workloads():
+    """Every resource with a pod spec: (path, doc, its pod spec, namespace,
+    where, the way problems name it)."""
+    for path, items in docs.items():
+        for doc in items:
+            spec = pod_spec(doc)
+            if spec is not None:
+                yield (path, doc, spec, doc["metadata"].get("namespace"),
+                       f"{path}: {doc['kind']}/{doc['metadata']['name']}")
+
 def data_ports(args):
     if "--data-ports" not in args:
         return None
@@ -160,43 +170,37 @@ netserver_labels = [doc["spec"]["template"]["metadata"].get("labels", {})
                     if doc.get("kind") == "DaemonSet"
                     and any(c.get("args", [""])[0] == "netserver"
                             for c in doc["spec"]["template"]["spec"].get("containers", []))]
-for path, items in docs.items():
-    for doc in items:
-        spec = pod_spec(doc)
-        if spec is None:
+for path, doc, spec, ns, where in workloads():
+    account = spec.get("serviceAccountName", "default")
+    if spec.get("automountServiceAccountToken") is not False and account == "default":
+        problems.append(f"{where}: mounts the default service account's token")
+    if account != "default" and (ns, account) not in kinds.get("ServiceAccount", {}):
+        problems.append(f"{where}: service account {account} is not here")
+    for c in spec.get("containers", []):
+        args = c.get("args", [])
+        if args[:2] in (["netagg", "matrix"], ["netagg", "experiment"]):
+            # The root is read-only; a multi-stream cell writes its
+            # streams' latency histograms in the temporary directory.
+            mounts = {m["mountPath"] for m in c.get("volumeMounts", [])}
+            if "/tmp" not in mounts:
+                problems.append(f"{where}: no writable /tmp for the streams' latency histograms")
+        option = next((o for o in ("--k8s-selector", "--hosts-k8s") if o in args), None)
+        if not args or args[0] != "netagg" or option is None:
             continue
-        ns = doc["metadata"].get("namespace")
-        where = f"{path}: {doc['kind']}/{doc['metadata']['name']}"
-        account = spec.get("serviceAccountName", "default")
-        if spec.get("automountServiceAccountToken") is not False and account == "default":
-            problems.append(f"{where}: mounts the default service account's token")
-        if account != "default" and (ns, account) not in kinds.get("ServiceAccount", {}):
-            problems.append(f"{where}: service account {account} is not here")
-        for c in spec.get("containers", []):
-            args = c.get("args", [])
-            if args[:2] in (["netagg", "matrix"], ["netagg", "experiment"]):
-                # The root is read-only; a multi-stream cell writes its
-                # streams' latency histograms in the temporary directory.
-                mounts = {m["mountPath"] for m in c.get("volumeMounts", [])}
-                if "/tmp" not in mounts:
-                    problems.append(f"{where}: no writable /tmp for the streams' latency histograms")
-            option = next((o for o in ("--k8s-selector", "--hosts-k8s") if o in args), None)
-            if not args or args[0] != "netagg" or option is None:
-                continue
-            selector = args[args.index(option) + 1]
-            if not any(selects(selector, labels) for labels in netserver_labels):
-                problems.append(f"{where}: {option} {selector} picks no netserver DaemonSet's pods")
-            if spec.get("automountServiceAccountToken") is not True:
-                problems.append(f"{where}: {option} without a service-account token")
-            granted = grants.get((ns, account), set())
-            for resource, verb in (("pods", "list"), ("pods", "get"), ("services", "list")):
-                if (ns, resource, verb) not in granted and (None, resource, verb) not in granted:
-                    problems.append(f"{where}: service account {account} may not {verb} {resource}")
-            fields = {e["name"]: e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
-                      for e in c.get("env", [])}
-            for name, field in (("NODE_NAME", "spec.nodeName"), ("POD_NAME", "metadata.name")):
-                if fields.get(name) != field:
-                    problems.append(f"{where}: {name} is not {field} from the downward API")
+        selector = args[args.index(option) + 1]
+        if not any(selects(selector, labels) for labels in netserver_labels):
+            problems.append(f"{where}: {option} {selector} picks no netserver DaemonSet's pods")
+        if spec.get("automountServiceAccountToken") is not True:
+            problems.append(f"{where}: {option} without a service-account token")
+        granted = grants.get((ns, account), set())
+        for resource, verb in (("pods", "list"), ("pods", "get"), ("services", "list")):
+            if (ns, resource, verb) not in granted and (None, resource, verb) not in granted:
+                problems.append(f"{where}: service account {account} may not {verb} {resource}")
+        fields = {e["name"]: e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
+                  for e in c.get("env", [])}
+        for name, field in (("NODE_NAME", "spec.nodeName"), ("POD_NAME", "metadata.name")):
+            if fields.get(name) != field:
+                problems.append(f"{where}: {name} is not {field} from the downward API")
 
 # The mesh opt-in: the key from a Secret, the peers the cluster's networks.
 KEY_MIN = 16  # netserver refuses a shorter key (bytes, trailing whitespace off)
@@ -267,68 +271,52 @@ def peers_value(where, ns, container, value):
     return data[key["key"]]
 
 mesh_labels, mesh_secrets = [], set()
-for path, items in docs.items():
-    for doc in items:
-        spec = pod_spec(doc)
-        if spec is None:
+for path, doc, spec, ns, where in workloads():
+    for c in spec.get("containers", []):
+        args = c.get("args", [])
+        if not args or args[0] != "netserver":
             continue
-        ns = doc["metadata"].get("namespace")
-        for c in spec.get("containers", []):
-            args = c.get("args", [])
-            where = f"{path}: {doc['kind']}/{doc['metadata']['name']} container {c['name']}"
-            if not args or args[0] != "netserver":
+        key, peers = option(args, "--mesh-key"), option(args, "--mesh-peers")
+        if key is None and peers is None:
+            continue
+        if key is None or peers is None:
+            problems.append(f"{where}: --mesh-key and --mesh-peers go together (netserver refuses either alone)")
+            continue
+        secret = key_secret(where, spec, c, key)
+        if secret:
+            mesh_secrets.add((ns, secret))
+        if doc.get("kind") == "DaemonSet":
+            mesh_labels.append(doc["spec"]["template"]["metadata"].get("labels", {}))
+        nets = peers_value(where, ns, c, peers)
+        for net in nets.split(",") if nets is not None else []:
+            try:
+                network = ipaddress.ip_network(net.strip(), strict=False)
+            except ValueError:
+                problems.append(f"{where}: --mesh-peers {net!r} is not an address or CIDR")
                 continue
-            key, peers = option(args, "--mesh-key"), option(args, "--mesh-peers")
-            if key is None and peers is None:
-                continue
-            if key is None or peers is None:
-                problems.append(f"{where}: --mesh-key and --mesh-peers go together (netserver refuses either alone)")
-                continue
-            secret = key_secret(where, spec, c, key)
-            if secret:
-                mesh_secrets.add((ns, secret))
-            if doc.get("kind") == "DaemonSet":
-                mesh_labels.append(doc["spec"]["template"]["metadata"].get("labels", {}))
-            nets = peers_value(where, ns, c, peers)
-            for net in (nets or "").split(",") if nets is not None else []:
-                try:
-                    network = ipaddress.ip_network(net.strip(), strict=False)
-                except ValueError:
-                    problems.append(f"{where}: --mesh-peers {net!r} is not an address or CIDR")
-                    continue
-                if network.prefixlen == 0:
-                    problems.append(f"{where}: --mesh-peers {net} allows every address: name the pod and node CIDRs")
+            if network.prefixlen == 0:
+                problems.append(f"{where}: --mesh-peers {net} allows every address: name the pod and node CIDRs")
 
-for path, items in docs.items():
-    for doc in items:
-        spec = pod_spec(doc)
-        if spec is None:
-            continue
-        ns = doc["metadata"].get("namespace")
-        where = f"{path}: {doc['kind']}/{doc['metadata']['name']}"
-        for c in spec.get("containers", []):
-            args = c.get("args", [])
-            if args[:2] != ["netagg", "mesh"]:
-                continue
-            key = option(args, "--mesh-key")
-            if key is None:
-                problems.append(f"{where}: netagg mesh without --mesh-key")
-            else:
-                secret = key_secret(where, spec, c, key)
-                if secret and (ns, secret) not in mesh_secrets:
-                    problems.append(f"{where}: --mesh-key from Secret {secret}, which no mesh netserver reads")
-            selector = option(args, "--k8s-selector")
-            if selector is not None:
-                if not any(selects(selector, labels) for labels in mesh_labels):
-                    problems.append(f"{where}: --k8s-selector {selector} picks no netserver with the mesh opt-in")
-                account = spec.get("serviceAccountName", "default")
-                granted = grants.get((ns, account), set())
-                if (None, "nodes", "list") not in granted:
-                    problems.append(f"{where}: service account {account} may not list nodes (their zones)")
-        if doc.get("kind") == "CronJob" and any(c.get("args", [])[:2] == ["netagg", "mesh"]
-                                                 for c in spec.get("containers", [])):
-            if doc["spec"].get("concurrencyPolicy") != "Forbid":
-                problems.append(f"{where}: a mesh CronJob without concurrencyPolicy: Forbid (two meshes disturb each other)")
+for path, doc, spec, ns, where in workloads():
+    coordinators = [c for c in spec.get("containers", []) if c.get("args", [])[:2] == ["netagg", "mesh"]]
+    for c in coordinators:
+        args = c["args"]
+        key = option(args, "--mesh-key")
+        if key is None:
+            problems.append(f"{where}: netagg mesh without --mesh-key")
+        else:
+            secret = key_secret(where, spec, c, key)
+            if secret and (ns, secret) not in mesh_secrets:
+                problems.append(f"{where}: --mesh-key from Secret {secret}, which no mesh netserver reads")
+        selector = option(args, "--k8s-selector")
+        if selector is not None:
+            if not any(selects(selector, labels) for labels in mesh_labels):
+                problems.append(f"{where}: --k8s-selector {selector} picks no netserver with the mesh opt-in")
+            account = spec.get("serviceAccountName", "default")
+            if (None, "nodes", "list") not in grants.get((ns, account), set()):
+                problems.append(f"{where}: service account {account} may not list nodes (their zones)")
+    if coordinators and doc.get("kind") == "CronJob" and doc["spec"].get("concurrencyPolicy") != "Forbid":
+        problems.append(f"{where}: a mesh CronJob without concurrencyPolicy: Forbid (two meshes disturb each other)")
 
 for p in problems:
     print(p)
