@@ -5,7 +5,11 @@
 //! limit, netserver's --data-ports exactly what the pods and Services
 //! expose, its limits set, RBAC read-only and bound to what exists, netagg
 //! and the matrix picking netserver pods (--k8s-selector) with a
-//! service account allowed to list them, a writable /tmp for the matrix).
+//! service account allowed to list them, a writable /tmp for the matrix;
+//! the mesh's opt-in: key from a Secret only the container's group reads,
+//! peers no wider than the cluster, no usable key in the repository, the
+//! coordinator picking netservers with the opt-in, a nightly CronJob never
+//! running two meshes at once).
 //! A broken copy must fail both, so the checks are known to bite; and every
 //! overlay must build with kustomize where kubectl is installed. Skipped,
 //! saying so, where the validator cannot be installed (in the fast tier,
@@ -90,7 +94,7 @@ fn broken_manifests_are_caught() {
     }
     let dir = std::env::temp_dir().join(format!("ngk8s-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("base")).unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
     let job = std::fs::read_to_string(format!("{MANIFESTS}/base/netagg-job.yaml")).unwrap();
     // A misspelt field: the schema refuses it.
     let misspelt = dir.join("misspelt.yaml");
@@ -105,52 +109,39 @@ fn broken_manifests_are_caught() {
     let daemonset =
         std::fs::read_to_string(format!("{MANIFESTS}/base/netserver-daemonset.yaml")).unwrap();
     let narrowed = daemonset.replace("42424-42431", "42424-42432");
-    std::fs::write(dir.join("base/netserver-daemonset.yaml"), &narrowed).unwrap();
-    std::fs::write(
-        dir.join("base/kustomization.yaml"),
-        "resources:\n  - netserver-daemonset.yaml\n",
-    )
-    .unwrap();
+    let (ok, said) = checked(
+        &dir.join("base"),
+        &[
+            ("netserver-daemonset.yaml", &narrowed),
+            (
+                "kustomization.yaml",
+                "resources:\n  - netserver-daemonset.yaml\n",
+            ),
+        ],
+    );
     assert!(validate(&dir.join("base/netserver-daemonset.yaml"))
         .status
         .success());
-    let out = run_with_limit(
-        "python3",
-        &[CHECKER, dir.join("base").to_str().unwrap()],
-        Duration::from_secs(60),
-    );
-    let said = text(&out.stdout);
-    assert!(
-        !out.status.success() && said.contains("unlike --data-ports"),
-        "{said}"
-    );
+    assert!(!ok && said.contains("unlike --data-ports"), "{said}");
     // netagg --k8s-selector with a selector no netserver pod carries, and a
     // service account no Role lets list pods: valid YAML, caught by our checks.
     let rbac = std::fs::read_to_string(format!("{MANIFESTS}/base/netagg-rbac.yaml")).unwrap();
-    let k8s = dir.join("k8s");
-    std::fs::create_dir_all(&k8s).unwrap();
-    for (name, body) in [
-        ("netserver-daemonset.yaml", daemonset.as_str()),
-        (
-            "netagg-rbac.yaml",
-            &rbac.replace("\"pods\", \"services\"", "\"services\""),
-        ),
-        (
-            "netagg-job.yaml",
-            &job.replace("app.kubernetes.io/name=netserver", "app=netserver"),
-        ),
-    ] {
-        std::fs::write(k8s.join(name), body).unwrap();
-    }
-    let out = run_with_limit(
-        "python3",
-        &[CHECKER, k8s.to_str().unwrap()],
-        Duration::from_secs(60),
+    let (ok, said) = checked(
+        &dir.join("k8s"),
+        &[
+            ("netserver-daemonset.yaml", &daemonset),
+            (
+                "netagg-rbac.yaml",
+                &rbac.replace("\"pods\", \"services\"", "\"services\""),
+            ),
+            (
+                "netagg-job.yaml",
+                &job.replace("app.kubernetes.io/name=netserver", "app=netserver"),
+            ),
+        ],
     );
-    let said = text(&out.stdout);
     assert!(
-        !out.status.success()
-            && said.contains("--k8s-selector app=netserver picks no netserver")
+        !ok && said.contains("--k8s-selector app=netserver picks no netserver")
             && said.contains("service account netagg may not list pods"),
         "{said}"
     );
@@ -160,30 +151,90 @@ fn broken_manifests_are_caught() {
     let broken = matrix
         .replace("(netserver,netserver-hostnet)", "(netserver-typo)")
         .replace("mountPath: /tmp", "mountPath: /scratch");
-    let m = dir.join("matrix");
-    std::fs::create_dir_all(&m).unwrap();
-    for (name, body) in [
-        ("netserver-daemonset.yaml", daemonset.as_str()),
-        ("netagg-rbac.yaml", rbac.as_str()),
-        ("matrix-job.yaml", broken.as_str()),
+    let (ok, said) = checked(
+        &dir.join("matrix"),
+        &[
+            ("netserver-daemonset.yaml", &daemonset),
+            ("netagg-rbac.yaml", &rbac),
+            ("matrix-job.yaml", &broken),
+        ],
+    );
+    assert!(
+        !ok && said.contains(
+            "--k8s-selector app.kubernetes.io/name in (netserver-typo) picks no netserver"
+        ) && said.contains("no writable /tmp"),
+        "{said}"
+    );
+    // The mesh: a usable key in the example Secret, peers of every
+    // address, a key file others may read, the coordinator picking the
+    // netservers without the opt-in, a CronJob that may run two meshes at
+    // once and a netserver with the key but no peers: each caught.
+    let mesh_file = |name: &str| std::fs::read_to_string(format!("{MANIFESTS}/{name}")).unwrap();
+    let mesh_daemonset = mesh_file("mesh/netserver-mesh-daemonset.yaml");
+    let (ok, said) = checked(
+        &dir.join("mesh"),
+        &[
+            ("netserver-daemonset.yaml", &daemonset),
+            ("netagg-rbac.yaml", &rbac),
+            (
+                "mesh-key-secret-example.yaml",
+                &mesh_file("mesh/mesh-key-secret-example.yaml")
+                    .replace("\"REPLACE-ME\"", "\"a key anyone can read here\""),
+            ),
+            (
+                "mesh-peers-configmap.yaml",
+                &mesh_file("mesh/mesh-peers-configmap.yaml").replace("10.244.0.0/16", "0.0.0.0/0"),
+            ),
+            (
+                "netserver-mesh-daemonset.yaml",
+                &mesh_daemonset.replace("defaultMode: 0440", "defaultMode: 0444"),
+            ),
+            (
+                "netserver-half-daemonset.yaml",
+                &mesh_daemonset
+                    .replace("\"--mesh-peers\", \"$(MESH_PEERS)\",", "")
+                    .replace("name: netserver-mesh\n", "name: netserver-half\n"),
+            ),
+            (
+                "mesh-job.yaml",
+                &mesh_file("mesh/mesh-job.yaml").replace(
+                    "app.kubernetes.io/name=netserver-mesh",
+                    "app.kubernetes.io/name=netserver",
+                ),
+            ),
+            (
+                "mesh-cronjob.yaml",
+                &mesh_file("mesh-nightly/mesh-cronjob.yaml")
+                    .replace("concurrencyPolicy: Forbid", "concurrencyPolicy: Allow"),
+            ),
+        ],
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    for problem in [
+        "holds a usable key",
+        "--mesh-peers 0.0.0.0/0 allows every address",
+        "the mesh key is readable by others",
+        "--mesh-key and --mesh-peers go together",
+        "--k8s-selector app.kubernetes.io/name=netserver picks no netserver with the mesh opt-in",
+        "without concurrencyPolicy: Forbid",
     ] {
-        std::fs::write(m.join(name), body).unwrap();
+        assert!(!ok && said.contains(problem), "{problem}: {said}");
+    }
+}
+
+/// Our checks over `files` (name, text) written in a new directory `dir`:
+/// whether they passed, and the problems they printed.
+fn checked(dir: &Path, files: &[(&str, &str)]) -> (bool, String) {
+    std::fs::create_dir_all(dir).unwrap();
+    for (name, body) in files {
+        std::fs::write(dir.join(name), body).unwrap();
     }
     let out = run_with_limit(
         "python3",
-        &[CHECKER, m.to_str().unwrap()],
+        &[CHECKER, dir.to_str().unwrap()],
         Duration::from_secs(60),
     );
-    let said = text(&out.stdout);
-    let _ = std::fs::remove_dir_all(&dir);
-    assert!(
-        !out.status.success()
-            && said.contains(
-                "--k8s-selector app.kubernetes.io/name in (netserver-typo) picks no netserver"
-            )
-            && said.contains("no writable /tmp"),
-        "{said}"
-    );
+    (out.status.success(), text(&out.stdout))
 }
 
 /// Every overlay builds with kustomize (kubectl's), and the matrix overlay
@@ -194,7 +245,7 @@ fn every_overlay_builds_with_kustomize() {
     if !install::runs("kubectl", &["version", "--client"]) {
         return skip("no kubectl to run kustomize");
     }
-    for overlay in ["base", "hostnetwork", "matrix"] {
+    for overlay in ["base", "hostnetwork", "matrix", "mesh", "mesh-nightly"] {
         let out = run_with_limit(
             "kubectl",
             &["kustomize", &format!("{MANIFESTS}/{overlay}")],
@@ -202,15 +253,41 @@ fn every_overlay_builds_with_kustomize() {
         );
         let built = text(&out.stdout);
         assert!(out.status.success(), "{overlay}: {}", text(&out.stderr));
-        let jobs: Vec<&str> = built
-            .split("\n---\n")
-            .filter(|doc| doc.contains("kind: Job\n"))
-            .filter_map(|doc| doc.lines().find(|l| l.starts_with("  name: ")))
-            .collect();
+        let jobs = names_of(&built, "Job");
         let want: &[&str] = match overlay {
             "matrix" => &["  name: netagg-matrix"],
+            "mesh" => &["  name: netagg-mesh"],
+            "mesh-nightly" => &[],
             _ => &["  name: netagg"],
         };
         assert_eq!(jobs, want, "{overlay}:\n{built}");
+        // The mesh overlays run the mesh netservers only (the base's own
+        // netserver left out), never apply the example key, and the
+        // nightly one runs the mesh as a CronJob.
+        if overlay.starts_with("mesh") {
+            let daemonsets = names_of(&built, "DaemonSet");
+            assert_eq!(
+                daemonsets,
+                ["  name: netserver-mesh"],
+                "{overlay}:\n{built}"
+            );
+            assert!(names_of(&built, "Secret").is_empty(), "{overlay}:\n{built}");
+            let cronjobs: &[&str] = match overlay {
+                "mesh-nightly" => &["  name: netagg-mesh-nightly"],
+                _ => &[],
+            };
+            assert_eq!(names_of(&built, "CronJob"), cronjobs, "{overlay}:\n{built}");
+        }
     }
+}
+
+/// The names of the `kind` resources in kustomize's output (its documents
+/// list metadata, and so its name, before anything else with that indent).
+fn names_of<'a>(built: &'a str, kind: &str) -> Vec<&'a str> {
+    let kind = format!("kind: {kind}\n");
+    built
+        .split("\n---\n")
+        .filter(|doc| doc.contains(&kind))
+        .filter_map(|doc| doc.lines().find(|l| l.starts_with("  name: ")))
+        .collect()
 }

@@ -43,6 +43,11 @@
 //! capabilities, limits.memory (and requests.memory as a soft limit),
 //! restartPolicy, hostNetwork, args, volumeMounts.
 //!
+//! The mesh's pod specs (deploy/kubernetes/mesh) are checked as the script
+//! would play them (--print: a DaemonSet as several pods, the Secret as a
+//! directory, the ConfigMap's peers in the args), not played: that waits
+//! for an image with netserver's mesh opt-in and `netagg mesh`.
+//!
 //! Skipped, saying why, as tests/container_tests.rs is: where podman
 //! cannot run; and where PyYAML (which the script needs) is missing and pip
 //! cannot install it.
@@ -56,6 +61,7 @@ use std::time::{Duration, Instant};
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/kube-play");
 const BASE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/kubernetes/base");
 const HOSTNET: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/kubernetes/hostnetwork");
+const MESH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/kubernetes/mesh");
 const SCRIPT_LIMIT: Duration = Duration::from_secs(180);
 
 /// What the test played, removed when it ends, also on failure: the
@@ -118,6 +124,11 @@ fn script(podman: &Podman, args: &[&str]) -> Output {
 fn printed_pods(podman: &Podman, args: &[&str]) -> Vec<serde_json::Value> {
     let printed = script(podman, &[&["--print"], args].concat());
     assert!(printed.status.success(), "{}", text(&printed.stderr));
+    yaml_documents(&printed.stdout)
+}
+
+/// YAML documents as JSON values, read by PyYAML.
+fn yaml_documents(yaml: &[u8]) -> Vec<serde_json::Value> {
     let mut python = Command::new("python3")
         .args([
             "-c",
@@ -127,7 +138,7 @@ fn printed_pods(podman: &Podman, args: &[&str]) -> Vec<serde_json::Value> {
         .stdout(Stdio::piped())
         .spawn()
         .expect("python3");
-    std::io::Write::write_all(&mut python.stdin.take().unwrap(), &printed.stdout).unwrap();
+    std::io::Write::write_all(&mut python.stdin.take().unwrap(), yaml).unwrap();
     let out = python.wait_with_output().unwrap();
     serde_json::from_slice(&out.stdout).expect("the printed pods as JSON")
 }
@@ -488,4 +499,95 @@ fn hostnetwork_pod_serves(podman: &Podman, played: &mut Played, image: &str) {
         theirs.to_string_lossy(),
         format!("net:[{}]", std::os::unix::fs::MetadataExt::ino(&made_here))
     );
+}
+
+/// The mesh's pod specs as the script plays them, printed (no engine
+/// needed): the DaemonSet as three pods standing in for three nodes, each
+/// with the peers from the ConfigMap in its args and the key, given with
+/// --secret-file, as a directory in place of the Secret volume (written
+/// only when played); the Job's --k8s-selector played as --hosts-dns of
+/// the mesh's headless Service, after the subcommand. The mesh is not
+/// played under podman here: that needs an image whose netserver has the
+/// opt-in and whose netagg has `mesh`.
+#[test]
+fn mesh_pod_specs_as_played() {
+    if let Err(why) = install::ensure(install::From::Pip, "pyyaml", || {
+        install::python_imports("yaml")
+    }) {
+        return skip(format!("python3 has no PyYAML: {why}"));
+    }
+    let key = std::env::temp_dir().join(format!("ngkube-mesh-{}.key", std::process::id()));
+    std::fs::write(&key, "a key of more than sixteen bytes\n").unwrap();
+    let secret = format!("netperf-ng-mesh-key/key={}", key.display());
+    let prefix = format!("kubemesh-{}-", std::process::id());
+    let printed = run_with_limit(
+        SCRIPT,
+        &[
+            "--print",
+            "--prefix",
+            &prefix,
+            "--replicas",
+            "netserver-mesh=3",
+            "--secret-file",
+            &secret,
+            MESH,
+        ],
+        SCRIPT_LIMIT,
+    );
+    let _ = std::fs::remove_file(&key);
+    assert!(printed.status.success(), "{}", text(&printed.stderr));
+    let pods = yaml_documents(&printed.stdout);
+    let names: Vec<&str> = pods
+        .iter()
+        .map(|p| p["metadata"]["name"].as_str().unwrap())
+        .collect();
+    let want: Vec<String> = [
+        "netserver-mesh-1",
+        "netserver-mesh-2",
+        "netserver-mesh-3",
+        "netagg-mesh",
+    ]
+    .iter()
+    .map(|n| format!("{prefix}{n}"))
+    .collect();
+    assert_eq!(names, want);
+    let peers = std::fs::read_to_string(format!("{MESH}/mesh-peers-configmap.yaml")).unwrap();
+    for pod in &pods {
+        let name = pod["metadata"]["name"].as_str().unwrap();
+        let volume = pod["spec"]["volumes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == "mesh-key")
+            .unwrap_or_else(|| panic!("{pod}"));
+        let dir = volume["hostPath"]["path"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{pod}"));
+        assert!(volume.get("secret").is_none() && dir.ends_with(&format!("{name}-mesh-key")));
+        assert!(!std::path::Path::new(dir).exists(), "--print wrote {dir}");
+        let args: Vec<&str> = pod["spec"]["containers"][0]["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        if name.ends_with("netagg-mesh") {
+            assert_eq!(
+                args[..4],
+                [
+                    "netagg",
+                    "mesh",
+                    "--hosts-dns",
+                    "netserver-mesh.netperf-ng.svc.cluster.local"
+                ]
+            );
+            assert!(!args.contains(&"--k8s-selector"), "{args:?}");
+        } else {
+            let given = args[args.iter().position(|a| *a == "--mesh-peers").unwrap() + 1];
+            assert!(
+                !given.contains("$(") && peers.contains(&format!("peers: \"{given}\"")),
+                "{given}"
+            );
+        }
+    }
 }

@@ -7,7 +7,18 @@ binds what exists; a pod holding a service-account token runs as its own
 account; netagg and matrix --k8s-selector (or the old --hosts-k8s) have a selector that
 picks netserver pods, a service account allowed to list them, and their node
 and pod name from the downward API; and a matrix or experiment Job has a
-writable /tmp. Prints one line per problem; exit status 1 if there is any."""
+writable /tmp. The mesh: netserver's --mesh-key and --mesh-peers come
+together, the key from a read-only Secret volume readable by the
+container's group only, the peers CIDRs (from a ConfigMap that is here) and
+none of them every address; `netagg mesh` reads the netservers' Secret and
+picks netservers with the opt-in, with a service account that may list
+nodes (the zones); a mesh CronJob never runs two at once; and no Secret
+here holds a usable key. A file named *-example.yaml is an example: it is
+checked, and must not be in its kustomization (applying it would replace
+what the operator made). Prints one line per problem; exit status 1 if
+there is any."""
+import base64
+import ipaddress
 import pathlib
 import re
 import sys
@@ -24,15 +35,32 @@ for path in sorted(root.rglob("*.yaml")):
 
 for path, items in docs.items():
     for doc in items:
-        if doc.get("kind") == "Kustomization":
+        if doc.get("kind") == "Kustomization" or path.name == "kustomization.yaml":
             listed = {str((path.parent / r).resolve()) for r in doc.get("resources", [])}
             for sibling in path.parent.glob("*.yaml"):
-                if sibling.name != "kustomization.yaml" and str(sibling.resolve()) not in listed:
+                example = sibling.name.endswith("-example.yaml")
+                if sibling.name == "kustomization.yaml":
+                    continue
+                if example and str(sibling.resolve()) in listed:
+                    problems.append(f"{sibling}: an example in {path} (applying it replaces the operator's own)")
+                elif not example and str(sibling.resolve()) not in listed:
                     problems.append(f"{sibling}: not in {path}")
 
 def pod_spec(doc):
     spec = doc.get("spec", {})
+    if "jobTemplate" in spec:
+        spec = spec["jobTemplate"].get("spec", {})
     return spec.get("template", {}).get("spec") if "template" in spec else None
+
+def workloads():
+    """Every resource with a pod spec: (path, doc, its pod spec, namespace,
+    where, the way problems name it)."""
+    for path, items in docs.items():
+        for doc in items:
+            spec = pod_spec(doc)
+            if spec is not None:
+                yield (path, doc, spec, doc["metadata"].get("namespace"),
+                       f"{path}: {doc['kind']}/{doc['metadata']['name']}")
 
 def data_ports(args):
     if "--data-ports" not in args:
@@ -142,43 +170,153 @@ netserver_labels = [doc["spec"]["template"]["metadata"].get("labels", {})
                     if doc.get("kind") == "DaemonSet"
                     and any(c.get("args", [""])[0] == "netserver"
                             for c in doc["spec"]["template"]["spec"].get("containers", []))]
+for path, doc, spec, ns, where in workloads():
+    account = spec.get("serviceAccountName", "default")
+    if spec.get("automountServiceAccountToken") is not False and account == "default":
+        problems.append(f"{where}: mounts the default service account's token")
+    if account != "default" and (ns, account) not in kinds.get("ServiceAccount", {}):
+        problems.append(f"{where}: service account {account} is not here")
+    for c in spec.get("containers", []):
+        args = c.get("args", [])
+        if args[:2] in (["netagg", "matrix"], ["netagg", "experiment"]):
+            # The root is read-only; a multi-stream cell writes its
+            # streams' latency histograms in the temporary directory.
+            mounts = {m["mountPath"] for m in c.get("volumeMounts", [])}
+            if "/tmp" not in mounts:
+                problems.append(f"{where}: no writable /tmp for the streams' latency histograms")
+        option = next((o for o in ("--k8s-selector", "--hosts-k8s") if o in args), None)
+        if not args or args[0] != "netagg" or option is None:
+            continue
+        selector = args[args.index(option) + 1]
+        if not any(selects(selector, labels) for labels in netserver_labels):
+            problems.append(f"{where}: {option} {selector} picks no netserver DaemonSet's pods")
+        if spec.get("automountServiceAccountToken") is not True:
+            problems.append(f"{where}: {option} without a service-account token")
+        granted = grants.get((ns, account), set())
+        for resource, verb in (("pods", "list"), ("pods", "get"), ("services", "list")):
+            if (ns, resource, verb) not in granted and (None, resource, verb) not in granted:
+                problems.append(f"{where}: service account {account} may not {verb} {resource}")
+        fields = {e["name"]: e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
+                  for e in c.get("env", [])}
+        for name, field in (("NODE_NAME", "spec.nodeName"), ("POD_NAME", "metadata.name")):
+            if fields.get(name) != field:
+                problems.append(f"{where}: {name} is not {field} from the downward API")
+
+# The mesh opt-in: the key from a Secret, the peers the cluster's networks.
+KEY_MIN = 16  # netserver refuses a shorter key (bytes, trailing whitespace off)
+config_maps = {(doc["metadata"].get("namespace"), doc["metadata"]["name"]): doc.get("data", {})
+               for items in docs.values() for doc in items if doc.get("kind") == "ConfigMap"}
 for path, items in docs.items():
     for doc in items:
-        spec = pod_spec(doc)
-        if spec is None:
+        if doc.get("kind") != "Secret":
             continue
-        ns = doc["metadata"].get("namespace")
-        where = f"{path}: {doc['kind']}/{doc['metadata']['name']}"
-        account = spec.get("serviceAccountName", "default")
-        if spec.get("automountServiceAccountToken") is not False and account == "default":
-            problems.append(f"{where}: mounts the default service account's token")
-        if account != "default" and (ns, account) not in kinds.get("ServiceAccount", {}):
-            problems.append(f"{where}: service account {account} is not here")
-        for c in spec.get("containers", []):
-            args = c.get("args", [])
-            if args[:2] in (["netagg", "matrix"], ["netagg", "experiment"]):
-                # The root is read-only; a multi-stream cell writes its
-                # streams' latency histograms in the temporary directory.
-                mounts = {m["mountPath"] for m in c.get("volumeMounts", [])}
-                if "/tmp" not in mounts:
-                    problems.append(f"{where}: no writable /tmp for the streams' latency histograms")
-            option = next((o for o in ("--k8s-selector", "--hosts-k8s") if o in args), None)
-            if not args or args[0] != "netagg" or option is None:
+        values = dict(doc.get("stringData") or {})
+        for key, value in (doc.get("data") or {}).items():
+            try:
+                values[key] = base64.b64decode(value).decode("utf-8", "replace")
+            except ValueError:
+                values[key] = ""
+        for key, value in values.items():
+            if len(str(value).rstrip().encode()) >= KEY_MIN:
+                problems.append(f"{path}: Secret/{doc['metadata']['name']} holds a usable {key}: "
+                                "anyone with this repository has it (keep a placeholder netserver refuses)")
+
+def option(args, name):
+    return args[args.index(name) + 1] if name in args[:-1] else None
+
+def key_secret(where, spec, container, key_path):
+    """The Secret a --mesh-key file comes from, or None with the problem said."""
+    volumes = {v["name"]: v for v in spec.get("volumes", [])}
+    for mount in container.get("volumeMounts", []):
+        prefix = mount["mountPath"].rstrip("/") + "/"
+        if not key_path.startswith(prefix):
+            continue
+        secret = volumes.get(mount["name"], {}).get("secret")
+        if secret is None:
+            problems.append(f"{where}: --mesh-key {key_path} is not on a Secret volume")
+            return None
+        if not mount.get("readOnly"):
+            problems.append(f"{where}: the mesh key's volume is not mounted readOnly")
+        mode = secret.get("defaultMode", 0o644)
+        if mode & 0o007:
+            problems.append(f"{where}: the mesh key is readable by others (defaultMode {mode:#o})")
+        fs_group = (spec.get("securityContext") or {}).get("fsGroup")
+        if not mode & 0o040 or fs_group is None:
+            problems.append(f"{where}: the mesh key is not readable by the container's non-root user "
+                            "(defaultMode group-readable and the pod's fsGroup set)")
+        items = {i["path"]: i["key"] for i in secret.get("items", [])}
+        name = key_path[len(prefix):]
+        if items and name not in items:
+            problems.append(f"{where}: --mesh-key {key_path}: the Secret's items have no {name}")
+        return secret.get("secretName")
+    problems.append(f"{where}: --mesh-key {key_path} is on no volume (the root is read-only; a Secret)")
+    return None
+
+def peers_value(where, ns, container, value):
+    """--mesh-peers as written, or through $(VAR) from a ConfigMap here."""
+    ref = re.fullmatch(r"\$\((\w+)\)", value)
+    if not ref:
+        return value
+    env = {e["name"]: e for e in container.get("env", [])}.get(ref.group(1), {})
+    if "value" in env:
+        return env["value"]
+    key = env.get("valueFrom", {}).get("configMapKeyRef")
+    if key is None:
+        problems.append(f"{where}: --mesh-peers {value}: no such variable with a value or a ConfigMap key")
+        return None
+    data = config_maps.get((ns, key["name"]))
+    if data is None or key["key"] not in data:
+        problems.append(f"{where}: --mesh-peers {value}: ConfigMap {key['name']} with key {key['key']} is not here")
+        return None
+    return data[key["key"]]
+
+mesh_labels, mesh_secrets = [], set()
+for path, doc, spec, ns, where in workloads():
+    for c in spec.get("containers", []):
+        args = c.get("args", [])
+        if not args or args[0] != "netserver":
+            continue
+        key, peers = option(args, "--mesh-key"), option(args, "--mesh-peers")
+        if key is None and peers is None:
+            continue
+        if key is None or peers is None:
+            problems.append(f"{where}: --mesh-key and --mesh-peers go together (netserver refuses either alone)")
+            continue
+        secret = key_secret(where, spec, c, key)
+        if secret:
+            mesh_secrets.add((ns, secret))
+        if doc.get("kind") == "DaemonSet":
+            mesh_labels.append(doc["spec"]["template"]["metadata"].get("labels", {}))
+        nets = peers_value(where, ns, c, peers)
+        for net in nets.split(",") if nets is not None else []:
+            try:
+                network = ipaddress.ip_network(net.strip(), strict=False)
+            except ValueError:
+                problems.append(f"{where}: --mesh-peers {net!r} is not an address or CIDR")
                 continue
-            selector = args[args.index(option) + 1]
-            if not any(selects(selector, labels) for labels in netserver_labels):
-                problems.append(f"{where}: {option} {selector} picks no netserver DaemonSet's pods")
-            if spec.get("automountServiceAccountToken") is not True:
-                problems.append(f"{where}: {option} without a service-account token")
-            granted = grants.get((ns, account), set())
-            for resource, verb in (("pods", "list"), ("pods", "get"), ("services", "list")):
-                if (ns, resource, verb) not in granted and (None, resource, verb) not in granted:
-                    problems.append(f"{where}: service account {account} may not {verb} {resource}")
-            fields = {e["name"]: e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
-                      for e in c.get("env", [])}
-            for name, field in (("NODE_NAME", "spec.nodeName"), ("POD_NAME", "metadata.name")):
-                if fields.get(name) != field:
-                    problems.append(f"{where}: {name} is not {field} from the downward API")
+            if network.prefixlen == 0:
+                problems.append(f"{where}: --mesh-peers {net} allows every address: name the pod and node CIDRs")
+
+for path, doc, spec, ns, where in workloads():
+    coordinators = [c for c in spec.get("containers", []) if c.get("args", [])[:2] == ["netagg", "mesh"]]
+    for c in coordinators:
+        args = c["args"]
+        key = option(args, "--mesh-key")
+        if key is None:
+            problems.append(f"{where}: netagg mesh without --mesh-key")
+        else:
+            secret = key_secret(where, spec, c, key)
+            if secret and (ns, secret) not in mesh_secrets:
+                problems.append(f"{where}: --mesh-key from Secret {secret}, which no mesh netserver reads")
+        selector = option(args, "--k8s-selector")
+        if selector is not None:
+            if not any(selects(selector, labels) for labels in mesh_labels):
+                problems.append(f"{where}: --k8s-selector {selector} picks no netserver with the mesh opt-in")
+            account = spec.get("serviceAccountName", "default")
+            if (None, "nodes", "list") not in grants.get((ns, account), set()):
+                problems.append(f"{where}: service account {account} may not list nodes (their zones)")
+    if coordinators and doc.get("kind") == "CronJob" and doc["spec"].get("concurrencyPolicy") != "Forbid":
+        problems.append(f"{where}: a mesh CronJob without concurrencyPolicy: Forbid (two meshes disturb each other)")
 
 for p in problems:
     print(p)
