@@ -44,6 +44,21 @@ pub const TESTS: [&str; 6] = [
     "UDP_RR",
     "UDP_STREAM",
 ];
+/// The `-J` selection of the record a netserver sends back: a stream test's
+/// throughput, and a request/response test's rate and latency too.
+const STREAM_SELECTION: &str = "THROUGHPUT,THROUGHPUT_UNITS,ELAPSED_TIME";
+const RR_SELECTION: &str = "THROUGHPUT,THROUGHPUT_UNITS,ELAPSED_TIME,TRANSACTION_RATE,\
+MEAN_LATENCY,MIN_LATENCY,MAX_LATENCY,P50_LATENCY,P90_LATENCY,P99_LATENCY,STDDEV_LATENCY";
+
+/// The selectors of `test`'s record (None for a test not in `TESTS`).
+pub fn selection(test: &str) -> Option<&'static str> {
+    match test {
+        "TCP_STREAM" | "TCP_MAERTS" | "UDP_STREAM" => Some(STREAM_SELECTION),
+        "TCP_RR" | "TCP_CRR" | "UDP_RR" => Some(RR_SELECTION),
+        _ => None,
+    }
+}
+
 /// The longest result text sent back (a `-J` record is about 1 KB).
 pub const MAX_RESULT_LEN: usize = 64 * 1024;
 /// The longest wait before a test starts (`start_in_ms`).

@@ -242,3 +242,16 @@ fn hostile_result_sequences_are_refused() {
     m[0].set_data_u32(4, (CHUNK_LEN + 1) as u32);
     assert!(read_all(&m).is_err());
 }
+
+#[test]
+fn every_test_has_its_selection() {
+    for test in TESTS {
+        assert!(
+            selection(test).unwrap().starts_with("THROUGHPUT,"),
+            "{test}"
+        );
+    }
+    assert!(selection("TCP_RR").unwrap().contains("P99_LATENCY"));
+    assert!(!selection("TCP_STREAM").unwrap().contains("LATENCY"));
+    assert_eq!(selection("TCP_SENDFILE"), None);
+}
