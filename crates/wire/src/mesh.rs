@@ -359,6 +359,17 @@ impl SignedOrigin {
     pub fn verify(&self, key: &[u8], nonce: &[u8; NONCE_LEN]) -> bool {
         self.origin.mac(key, nonce).verify_slice(&self.mac).is_ok()
     }
+
+    /// The message again, as it was signed (for a relay, or a replay in
+    /// a test): `decode(encode(s)) == s`.
+    pub fn encode(&self) -> Message {
+        let mut m = Message::new(kind::NG_MESH_ORIGIN, 0);
+        let d = data_mut(&mut m);
+        d[..SIGNED_END].copy_from_slice(&self.origin.canonical());
+        d[ORIGIN_NONCE_AT..ORIGIN_NONCE_AT + NONCE_LEN].copy_from_slice(&self.nonce);
+        d[ORIGIN_MAC_AT..ORIGIN_MAC_AT + MAC_LEN].copy_from_slice(&self.mac);
+        m
+    }
 }
 
 /// What came of a request: the record, or why not.

@@ -43,6 +43,7 @@ fn a_signed_request_round_trips_and_verifies_only_with_its_key_and_nonce() {
     assert_eq!(read.origin, origin());
     assert_eq!(read.nonce, NONCE);
     assert!(read.verify(KEY, &NONCE));
+    assert_eq!(read.encode(), m);
     assert!(!read.verify(b"0123456789abcdef0123456789abcdeF", &NONCE));
     let mut other = NONCE;
     other[31] ^= 1;
