@@ -82,7 +82,7 @@ impl MeshSession {
         let what = describe(&request);
         let admitted = allowed(&request, enabled)
             .and_then(|()| gate::admit(enabled.concurrency, enabled.rate_per_minute));
-        let _slot = match admitted {
+        let slot = match admitted {
             Ok(slot) => slot,
             Err(why) => {
                 audit(caller, &format!("refused {what}: {why}"));
@@ -103,6 +103,9 @@ impl MeshSession {
                 Outcome::Failed(why)
             }
         };
+        // The test is over: its place is free before the coordinator hears
+        // so, which may ask for the next one at once.
+        drop(slot);
         send(chan, &outcome, signer)
     }
 }
