@@ -52,6 +52,8 @@ fn mesh_server(name: &str, extra: &[&str]) -> (Server, PathBuf) {
     ];
     args.extend_from_slice(extra);
     let server = Server::start_logging("127.0.0.1", &args, &[], Some(&log));
+    // Read once at start: the file is not needed any more.
+    let _ = std::fs::remove_file(&key);
     (server, log)
 }
 
@@ -139,6 +141,25 @@ fn a_test_runs_from_the_netserver_and_its_record_comes_back() {
         other => panic!("{other:?}"),
     }
     let _ = std::fs::remove_file(log);
+}
+
+#[test]
+fn a_test_toward_an_ipv6_peer_runs() {
+    if std::net::TcpListener::bind("[::1]:0").is_err() {
+        return skip("no IPv6 loopback (::1) here");
+    }
+    let destination = Server::start("::1");
+    let (source, log) = mesh_server("ipv6", &["--mesh-peers", "::1"]);
+    let mut ask = request("TCP_RR", &destination, 1);
+    ask.destination = "::1".parse().unwrap();
+    let record = run_origin(control(&source), &key(), &ask, LIMIT).unwrap();
+    assert!(record["results"]["THROUGHPUT"]["value"].as_f64().unwrap() > 0.0);
+    // ::1 was added to 127.0.0.0/8, not put in its place.
+    ask.destination = "::2".parse().unwrap();
+    refused(
+        run_origin(control(&source), &key(), &ask, LIMIT),
+        "::2 is outside",
+    );
 }
 
 #[test]

@@ -61,6 +61,9 @@ pub fn selection(test: &str) -> Option<&'static str> {
 
 /// The longest result text sent back (a `-J` record is about 1 KB).
 pub const MAX_RESULT_LEN: usize = 64 * 1024;
+/// How long past its length a netserver lets its netperf run before it
+/// kills it (a coordinator waits at least this long for the record).
+pub const GRACE_SECS: u32 = 30;
 /// The longest wait before a test starts (`start_in_ms`).
 pub const MAX_START_MS: u32 = 600_000;
 /// Shortest and longest key (bytes of the key file, trailing whitespace off).

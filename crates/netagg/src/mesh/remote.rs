@@ -50,6 +50,18 @@ pub struct OriginRequest {
     pub start_in_ms: u32,
 }
 
+impl OriginRequest {
+    /// The longest a whole exchange can take with a netserver that works:
+    /// the start delay, the test, the time past its length after which
+    /// netserver kills its netperf (`GRACE_SECS`), and as long again for
+    /// connecting and answering. A `timeout` for `run_origin` that never
+    /// cuts a test short.
+    pub fn longest_wait(&self) -> Duration {
+        let secs = u64::from(self.duration_secs) + 2 * u64::from(wire::GRACE_SECS);
+        Duration::from_millis(u64::from(self.start_in_ms)) + Duration::from_secs(secs)
+    }
+}
+
 /// Why there is no record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RemoteError {
@@ -214,6 +226,18 @@ mod tests {
             matches!(&e, RemoteError::Refused(why) if why.contains("TCP_SENDFILE")),
             "{e}"
         );
+    }
+
+    #[test]
+    fn the_longest_wait_covers_the_test_and_netservers_grace() {
+        let request = OriginRequest {
+            test: "TCP_RR".into(),
+            destination: "127.0.0.1".parse().unwrap(),
+            port: 12865,
+            duration_secs: 3,
+            start_in_ms: 1500,
+        };
+        assert_eq!(request.longest_wait(), Duration::from_millis(64_500));
     }
 
     #[test]

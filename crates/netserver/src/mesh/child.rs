@@ -10,8 +10,6 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// How long past its length a child may run before it is killed.
-pub const GRACE: Duration = Duration::from_secs(30);
 const POLL: Duration = Duration::from_millis(20);
 /// The most of the child's stderr kept for a failure's reason.
 const STDERR_KEPT: usize = 4096;
@@ -51,7 +49,7 @@ pub fn run(netperf: &Path, origin: &Origin) -> Result<String, String> {
         .map_err(|e| format!("cannot run {}: {e}", netperf.display()))?;
     let stdout = drain(child.stdout.take(), wire::MAX_RESULT_LEN);
     let stderr = drain(child.stderr.take(), STDERR_KEPT);
-    let limit = Duration::from_secs(u64::from(origin.duration_secs)) + GRACE;
+    let limit = Duration::from_secs(u64::from(origin.duration_secs) + u64::from(wire::GRACE_SECS));
     let status = wait_at_most(&mut child, limit);
     let out = stdout.join().unwrap_or_default();
     let err = stderr.join().unwrap_or_default();
@@ -149,5 +147,14 @@ mod tests {
         // /bin/echo prints its arguments: not a record.
         let not_json = run(Path::new("/bin/echo"), &origin()).unwrap_err();
         assert!(not_json.contains("not one JSON record"), "{not_json}");
+    }
+
+    #[test]
+    fn a_child_past_its_time_is_killed() {
+        let mut sleeper = Command::new("sleep").arg("60").spawn().unwrap();
+        let why = wait_at_most(&mut sleeper, Duration::from_millis(100)).unwrap_err();
+        assert_eq!(why, "killed after 0 s");
+        // Reaped: nothing left to wait for.
+        assert!(sleeper.try_wait().unwrap().is_some());
     }
 }
