@@ -8,6 +8,7 @@ use netperf_ng::fuzzing::script::{self, Step};
 use netperf_ng::fuzzing::{decode, session, templates};
 use netperf_ng::wire::extension::Extension;
 use netperf_ng::wire::legacy;
+use netperf_ng::wire::mesh;
 use netperf_ng::wire::offload::Offload;
 use netperf_ng::wire::offload::{
     OffloadBits, OffloadOp, OffloadRequest, OffloadResponse, OffloadStatus,
@@ -274,7 +275,33 @@ fn encoded_messages() -> Vec<(&'static str, Message)> {
             "ng-cpu-calibrate-response",
             wire::encode_cpu_calibrate_response(100.0, 8),
         ),
+        ("ng-mesh-hello", mesh::encode_hello()),
+        (
+            "ng-mesh-challenge",
+            mesh::Challenge::Nonce([7; mesh::NONCE_LEN]).encode(),
+        ),
+        ("ng-mesh-origin", mesh_origin("TCP_RR", [127, 0, 0, 1])),
+        (
+            "ng-mesh-result",
+            mesh::encode_result(
+                &mesh::Outcome::Record("{\"test\":\"TCP_RR\"}".into()),
+                Some((b"a key that is long enough", &[7; mesh::NONCE_LEN])),
+            )
+            .remove(0),
+        ),
     ]
+}
+
+/// A signed mesh request, as a coordinator sends it.
+fn mesh_origin(test: &str, destination: [u8; 4]) -> Message {
+    mesh::Origin {
+        test: test.into(),
+        destination: destination.into(),
+        port: 12865,
+        duration_secs: 3,
+        start_in_ms: 250,
+    }
+    .sign(b"a key that is long enough", &[7; mesh::NONCE_LEN])
 }
 
 /// What a hostile client sends: offload changes of interfaces beyond its
@@ -315,6 +342,14 @@ fn hostile_messages() -> Vec<(&'static str, Message)> {
         (
             "ng-offload-request-unterminated-name",
             offload_set_naming(b"0123456789abcdef"),
+        ),
+        (
+            "ng-mesh-origin-unknown-test",
+            mesh_origin("TCP_SENDFILE", [127, 0, 0, 1]),
+        ),
+        (
+            "ng-mesh-origin-broadcast",
+            mesh_origin("TCP_STREAM", [255, 255, 255, 255]),
         ),
         (
             "ng-omni-request-fill-escape",

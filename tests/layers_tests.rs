@@ -485,8 +485,8 @@ fn the_programs_stay_lean() {
         Err(why) => return common::skip(why),
     };
     assert!(
-        netserver.len() <= 40,
-        "netserver now builds from {} crates (docs/architecture.md says 31, the goal at most 40): {netserver:?}",
+        netserver.len() <= 45,
+        "netserver now builds from {} crates (docs/architecture.md says 40, the goal at most 45): {netserver:?}",
         netserver.len()
     );
     let lean = tree(&["--package", "netperf", "--no-default-features"]).expect("cargo tree");

@@ -1,6 +1,7 @@
 //! The `decode_message` target: any bytes, as one control message, through
 //! every decoder of netperf-ng and the server's request checks (omni
-//! validation, fill file names, the offload opt-in's rule).
+//! validation, fill file names, the offload opt-in's rule, the mesh opt-in's
+//! messages).
 //! Nothing may panic, and a decoded value must come back unchanged from
 //! encode → decode, with an encoding that is then stable: a value we can
 //! read is one we can write, so a relayed or re-sent message means the same.
@@ -10,7 +11,9 @@ use crate::server::offload_scope::OffloadScope;
 use crate::server::omni_checks::validate;
 use crate::wire::extension::Extension;
 use crate::wire::unix::{self, Role, UnixTest};
-use crate::wire::{self, legacy, offload, omni, system_facts, tcp_series, Message, MESSAGE_LEN};
+use crate::wire::{
+    self, legacy, mesh, offload, omni, system_facts, tcp_series, Message, MESSAGE_LEN,
+};
 use std::fmt::Debug;
 
 /// The message a fuzz input stands for: its first 656 bytes, zero-padded.
@@ -66,6 +69,7 @@ pub fn check_message(data: &[u8]) {
     );
     check_blocks(m);
     check_offload_messages(m);
+    check_mesh_messages(m);
     round_trip(
         "passphrase",
         wire::decode_passphrase(m),
@@ -144,6 +148,48 @@ fn check_offload_messages(m: &Message) {
             response,
             |r| r.encode(),
             |out| offload::OffloadResponse::decode(out).expect("a re-encoded response decodes"),
+        );
+    }
+}
+
+/// netperf-ng's mesh messages: a request netserver reads passes its own
+/// checks and is the same request encoded again (MAC and nonce included); a
+/// challenge reads back as itself; a result part never panics the reader
+/// and never makes it hold more than the bound.
+fn check_mesh_messages(m: &Message) {
+    match mesh::SignedOrigin::decode(m) {
+        Ok(signed) => {
+            assert!(
+                signed.origin.check().is_ok(),
+                "{signed:?} decoded unchecked"
+            );
+            round_trip(
+                "SignedOrigin",
+                signed,
+                |s| s.encode(),
+                |out| mesh::SignedOrigin::decode(out).expect("a re-encoded request decodes"),
+            )
+        }
+        Err(reason) => assert!(!reason.is_empty(), "a refusal says why"),
+    }
+    if let Ok(challenge) = mesh::Challenge::decode(m) {
+        round_trip(
+            "Challenge",
+            challenge,
+            |c| c.encode(),
+            |out| mesh::Challenge::decode(out).expect("a re-encoded challenge decodes"),
+        );
+    }
+    if let Ok(Some(read)) = mesh::ResultReader::default().push(m) {
+        let text_len = match &read.outcome {
+            mesh::Outcome::Record(t)
+            | mesh::Outcome::Refused(t)
+            | mesh::Outcome::Failed(t)
+            | mesh::Outcome::NotEnabled(t) => t.len(),
+        };
+        assert!(
+            text_len <= mesh::CHUNK_LEN,
+            "one part held {text_len} bytes"
         );
     }
 }

@@ -6,7 +6,9 @@
 //! legacy tests stock netperf still sends (`legacy`) and of the Unix-domain
 //! tests (`unix`); read and, where the
 //! operator allows it (`offload_scope`), change offloads for a client
-//! (`offload`); the test mode that stalls answers once (`test_pause`).
+//! (`offload`); run tests toward peers for a mesh coordinator, where the
+//! operator opted in (`mesh`); the test mode that stalls answers once
+//! (`test_pause`).
 
 pub mod allow;
 pub mod fill;
@@ -14,6 +16,7 @@ pub mod flows;
 pub mod legacy;
 pub mod limits;
 pub mod log;
+pub mod mesh;
 pub mod offload;
 pub mod offload_scope;
 pub mod omni;

@@ -251,6 +251,22 @@ const OPERATION_OPTIONS: &[(&str, &str)] = &[
         "--allow-offload-changes=IF",
         "... and of IF too (IF[,IF...])",
     ),
+    (
+        "--mesh-key file",
+        "Run mesh tests for coordinators with this key",
+    ),
+    (
+        "--mesh-peers net[,net...]",
+        "... toward these networks only (both needed)",
+    ),
+    ("--mesh-max-duration secs", "Longest mesh test (60)"),
+    ("--mesh-concurrency n", "Mesh tests at once (1)"),
+    ("--mesh-rate n", "Mesh tests per minute (60)"),
+    (
+        "--mesh-netperf path",
+        "The netperf mesh tests run (default: the one",
+    ),
+    ("", "beside netserver, else PATH's)"),
 ];
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 
 use super::allow::AllowList;
 use super::limits::{self, Limits};
+use super::mesh::{self, MeshOptions};
 use super::offload_scope::OffloadScope;
 use netperf_data::net::port_range::PortRange;
 use netperf_data::net::resolve::Family;
@@ -47,6 +48,9 @@ pub struct ServerOptions {
     /// free port of this range (a Service or firewall names it); none = the
     /// kernel's ephemeral ports.
     pub data_ports: Option<PortRange>,
+    /// --mesh-* (netperf-ng): the operator's opt-in to tests this netserver
+    /// originates toward its peers, for a coordinator holding the key.
+    pub mesh: MeshOptions,
 }
 
 impl Default for ServerOptions {
@@ -69,6 +73,7 @@ impl Default for ServerOptions {
             log_json: false,
             offload_changes: OffloadScope::Off,
             data_ports: None,
+            mesh: MeshOptions::new(),
         }
     }
 }
@@ -249,6 +254,7 @@ pub fn parse_netserver(args: &[String]) -> Result<ServerInvocation, ServerArgErr
         } // netserver ignores stray operands
     }
     check_data_ports(&o)?;
+    o.mesh.finish().map_err(ServerArgError::Long)?;
     Ok(ServerInvocation::Run(Box::new(o)))
 }
 
@@ -276,6 +282,13 @@ fn parse_long(
         }
         Some(Long::Inline(set)) => set(o, inline),
         Some(Long::Value(what, set)) => set(o, value(what)?),
+        None if mesh::OPTIONS.iter().any(|(n, _)| *n == name) => {
+            let what = mesh::OPTIONS
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map_or("", |o| o.1);
+            o.mesh.set(name, &value(what)?)
+        }
         None if limits::is_limit_option(name) => {
             limits::set_limit(&mut o.limits, name, &value("a value")?)
         }

@@ -1,6 +1,7 @@
 //! One control connection on the netserver side: check the passphrase, then
 //! serve requests until the client closes, goes silent, or misbehaves.
 
+use super::mesh::serve::MeshSession;
 use super::offload::SessionOffloads;
 use super::options::ServerOptions;
 use super::phase::Caller;
@@ -70,10 +71,11 @@ pub fn run(stream: TcpStream, peer: SocketAddr, opts: &ServerOptions) {
     }
     // Whatever this connection changes is put back when it ends, however.
     let mut offloads = SessionOffloads::new(peer);
+    let mut mesh = MeshSession::default();
     loop {
         // A peer that closes between messages ends the session silently.
         let failed = match chan.recv_within(opts.limits.idle_timeout, opts.limits.silent_timeout) {
-            Ok(m) => dispatch(&mut chan, &m, caller, &mut offloads).err(),
+            Ok(m) => dispatch(&mut chan, &m, caller, &mut offloads, &mut mesh).err(),
             Err(ChannelError::Closed) => break,
             Err(e) => Some(e),
         };
@@ -93,6 +95,7 @@ fn dispatch(
     m: &Message,
     caller: Caller,
     offloads: &mut SessionOffloads,
+    mesh: &mut MeshSession,
 ) -> Result<(), ChannelError> {
     let opts = caller.opts;
     let is_test = matches!(
@@ -141,6 +144,7 @@ fn dispatch(
             chan.send(&r)
         }
         kind::DO_NG_OFFLOADS => offloads.serve(chan, m, opts),
+        kind::NG_MESH_HELLO | kind::NG_MESH_ORIGIN => mesh.serve(chan, m, caller),
         // A passphrase we did not ask for is ignored, as stock netserver does.
         kind::PASSPHRASE => Ok(()),
         other => {

@@ -2,13 +2,15 @@
 //! (`message`), the omni test (`omni`), the legacy BSD tests that stock
 //! netperf still sends for TCP_SENDFILE and TCP_CC (`legacy`), and the small
 //! messages below; the Unix-domain tests (`unix`); netperf-ng's own offload
-//! control (`offload`); netserver's TCP_INFO per interval (`tcp_series`); the macro that defines the fixed word layouts of the
+//! control (`offload`); the mesh opt-in's challenge, signed request and
+//! result (`mesh`); netserver's TCP_INFO per interval (`tcp_series`); the macro that defines the fixed word layouts of the
 //! legacy and Unix-domain messages (`layout`). Encoding and decoding only; no
 //! I/O.
 
 pub mod extension;
 pub mod layout;
 pub mod legacy;
+pub mod mesh;
 pub mod message;
 pub mod offload;
 pub mod omni;

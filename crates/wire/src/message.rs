@@ -34,6 +34,12 @@ pub mod kind {
     /// netperf-ng's TCP_INFO series (`wire::tcp_series`), after the omni
     /// results, only to a client that asked for it.
     pub const NG_TCP_SERIES: u32 = 20_002;
+    /// netperf-ng's mesh tests (`wire::mesh`): a challenge, a signed request
+    /// to run a test from the netserver to a peer, its result record.
+    pub const NG_MESH_HELLO: u32 = 20_010;
+    pub const NG_MESH_CHALLENGE: u32 = 20_011;
+    pub const NG_MESH_ORIGIN: u32 = 20_012;
+    pub const NG_MESH_RESULT: u32 = 20_013;
 }
 
 /// One control message as it travels on the wire.
