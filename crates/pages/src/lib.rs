@@ -7,6 +7,7 @@
 
 pub mod chart;
 pub mod context;
+pub mod heatmap;
 pub mod html;
 pub mod page;
 pub mod rate;
