@@ -64,9 +64,10 @@ pub fn finding_text(mesh: &Mesh, f: &Finding) -> String {
     let (label, _) = grid_of(mesh, &f.metric);
     let way = if f.effect < 0.0 { "lower" } else { "higher" };
     format!(
-        "{place}: {label} {} {way} than the rest of the mesh predicts ({} cells; noise {}, score {:.1})",
+        "{place}: {label} {} {way} than the rest of the mesh predicts ({} cell{}; noise {}, score {:.1})",
         percent(f.effect.abs()),
         f.cells,
+        if f.cells == 1 { "" } else { "s" },
         percent(f.noise),
         f.score
     )
@@ -104,7 +105,7 @@ fn ended<'a>(mesh: &'a Mesh, word: &'a str) -> impl Iterator<Item = &'a PairRun>
 
 const NOTHING: &str = "Findings: none. No node, path or zone link stands out beyond the noise.";
 const INTERRUPTED: &str =
-    "Interrupted: stopped by a signal; the pairs above are those that finished, the missing ones are listed.";
+    "Interrupted: stopped by a signal; every pair that finished is kept, the missing ones are listed.";
 
 /// The findings, then failures and missing pairs, then (few endpoints)
 /// each metric's grid.
