@@ -52,17 +52,26 @@ fn endpoints(n: usize, key: &str) -> Vec<Server> {
         .collect()
 }
 
-fn host_args(servers: &[Server]) -> Vec<String> {
-    servers
-        .iter()
-        .flat_map(|s| ["--host".to_string(), format!("127.0.0.1:{}", s.port)])
-        .collect()
+/// `netagg mesh` over `servers` (`--host 127.0.0.1:PORT` each) with the
+/// key, the tests and the length, into `dir`.
+fn mesh_args(
+    servers: &[Server],
+    key: &str,
+    tests: &str,
+    duration: &str,
+    dir: &Path,
+) -> Vec<String> {
+    let mut args = vec!["mesh".to_string()];
+    for s in servers {
+        args.extend(["--host".to_string(), format!("127.0.0.1:{}", s.port)]);
+    }
+    args.extend(["--mesh-key", key, "--tests", tests, "--duration", duration].map(String::from));
+    args.extend(["--out".to_string(), dir.to_string_lossy().into_owned()]);
+    args
 }
 
 fn mesh(args: &[String]) -> std::process::Output {
-    let mut all = vec!["mesh".to_string()];
-    all.extend(args.iter().cloned());
-    let all: Vec<&str> = all.iter().map(String::as_str).collect();
+    let all: Vec<&str> = args.iter().map(String::as_str).collect();
     run_with_limit(&NETAGG, &all, LIMIT)
 }
 
@@ -374,23 +383,12 @@ fn a_loopback_mesh_runs_end_to_end_and_is_stored_pair_by_pair() {
     let servers = endpoints(3, &key);
     let db = TempDir::new();
     let dir = out.0.join("run");
-    let mut args = host_args(&servers);
-    args.extend(
-        [
-            "--mesh-key",
-            &key,
-            "--tests",
-            "TCP_STREAM,TCP_RR",
-            "--duration",
-            "1",
-            "--out",
-            &dir.to_string_lossy(),
-            &format!("--store={}", db.db().display()),
-            "--tag",
-            "loopback",
-        ]
-        .map(String::from),
-    );
+    let mut args = mesh_args(&servers, &key, "TCP_STREAM,TCP_RR", "1", &dir);
+    args.extend([
+        format!("--store={}", db.db().display()),
+        "--tag".into(),
+        "loopback".into(),
+    ]);
     let run = mesh(&args);
     let (stdout, stderr) = (text(&run.stdout), text(&run.stderr));
     assert!(run.status.success(), "{stdout}{stderr}");
@@ -461,20 +459,7 @@ fn a_dead_endpoint_s_pairs_fail_with_their_reason_and_the_rest_complete() {
     let mut servers = endpoints(3, &key);
     servers[2].kill();
     let dir = out.0.join("run");
-    let mut args = host_args(&servers);
-    args.extend(
-        [
-            "--mesh-key",
-            &key,
-            "--tests",
-            "TCP_STREAM",
-            "--duration",
-            "1",
-            "--out",
-            &dir.to_string_lossy(),
-        ]
-        .map(String::from),
-    );
+    let args = mesh_args(&servers, &key, "TCP_STREAM", "1", &dir);
     let run = mesh(&args);
     let (stdout, stderr) = (text(&run.stdout), text(&run.stderr));
     assert!(run.status.success(), "{stdout}{stderr}");
@@ -500,18 +485,7 @@ fn an_interrupt_keeps_the_finished_pairs_and_names_the_missing() {
     let dir = out.0.join("run");
     let log = out.0.join("stderr");
     let mut child = Command::new(NETAGG.path())
-        .arg("mesh")
-        .args(host_args(&servers))
-        .args([
-            "--mesh-key",
-            &key,
-            "--tests",
-            "TCP_STREAM",
-            "--duration",
-            "2",
-            "--out",
-            &dir.to_string_lossy(),
-        ])
+        .args(mesh_args(&servers, &key, "TCP_STREAM", "2", &dir))
         .stdout(Stdio::piped())
         .stderr(Stdio::from(std::fs::File::create(&log).unwrap()))
         .spawn()
