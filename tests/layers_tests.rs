@@ -34,9 +34,10 @@ const CRATES: &[(&str, &[&str])] = &[
             "agg",
             "matrix",
             "responsiveness",
+            "mesh",
             "redraw",
         ],
-    ), // netagg: shared options, experiments, ramps, the matrix, latency under load, saved runs drawn again
+    ), // netagg: shared options, experiments, ramps, the matrix, latency under load, the mesh, saved runs drawn again
 ];
 
 /// Crates on one level that must not name each other (the two ends of the

@@ -21,7 +21,7 @@ pub struct Metric {
     pub label: &'static str,
     /// Its unit when the record names none.
     pub unit: &'static str,
-    pub better: Better,
+    pub higher_is_better: bool,
     /// Shown when the record has it, never required, never localised (a
     /// count that is mostly zero has no scale to judge on).
     pub optional: bool,
@@ -33,7 +33,7 @@ const fn metric(
     selectors: &'static [&'static str],
     label: &'static str,
     unit: &'static str,
-    better: Better,
+    higher_is_better: bool,
 ) -> Metric {
     Metric {
         id,
@@ -41,13 +41,22 @@ const fn metric(
         selectors,
         label,
         unit,
-        better,
+        higher_is_better,
         optional: false,
     }
 }
 
 const RATE: &[&str] = &["TRANSACTION_RATE", "THROUGHPUT"];
-use Better::{Higher, Lower};
+/// Which way is better, as the table reads.
+const HIGHER: bool = true;
+const LOWER: bool = false;
+
+/// A finding's least relative effect, and how many noise scales it must
+/// exceed.
+const SETTINGS: Settings = Settings {
+    min_effect: 0.10,
+    sigmas: 4.0,
+};
 
 /// Every metric, in the order the outputs show them.
 pub const METRICS: [Metric; 8] = [
@@ -57,7 +66,7 @@ pub const METRICS: [Metric; 8] = [
         &["THROUGHPUT"],
         "TCP_STREAM throughput",
         "10^6bits/s",
-        Higher,
+        HIGHER,
     ),
     metric(
         "tcp_rr_p50_latency",
@@ -65,7 +74,7 @@ pub const METRICS: [Metric; 8] = [
         &["P50_LATENCY"],
         "TCP_RR P50 latency",
         "us",
-        Lower,
+        LOWER,
     ),
     metric(
         "tcp_rr_p99_latency",
@@ -73,7 +82,7 @@ pub const METRICS: [Metric; 8] = [
         &["P99_LATENCY"],
         "TCP_RR P99 latency",
         "us",
-        Lower,
+        LOWER,
     ),
     metric(
         "tcp_rr_rate",
@@ -81,7 +90,7 @@ pub const METRICS: [Metric; 8] = [
         RATE,
         "TCP_RR rate",
         "Trans/s",
-        Higher,
+        HIGHER,
     ),
     metric(
         "udp_rr_p50_latency",
@@ -89,7 +98,7 @@ pub const METRICS: [Metric; 8] = [
         &["P50_LATENCY"],
         "UDP_RR P50 latency",
         "us",
-        Lower,
+        LOWER,
     ),
     metric(
         "udp_rr_p99_latency",
@@ -97,7 +106,7 @@ pub const METRICS: [Metric; 8] = [
         &["P99_LATENCY"],
         "UDP_RR P99 latency",
         "us",
-        Lower,
+        LOWER,
     ),
     metric(
         "udp_rr_rate",
@@ -105,7 +114,7 @@ pub const METRICS: [Metric; 8] = [
         RATE,
         "UDP_RR rate",
         "Trans/s",
-        Higher,
+        HIGHER,
     ),
     Metric {
         optional: true,
@@ -115,7 +124,7 @@ pub const METRICS: [Metric; 8] = [
             &["RR_TIMEOUTS"],
             "UDP_RR lost requests",
             "requests",
-            Lower,
+            LOWER,
         )
     },
 ];
@@ -235,11 +244,7 @@ const FINDING_KINDS: [(FindingKind, &str); 3] = [
     (FindingKind::ZoneLink, "zone-link"),
 ];
 
-const SIDES: [(Side, &str); 3] = [
-    (Side::Sending, "sending"),
-    (Side::Receiving, "receiving"),
-    (Side::Both, "both"),
-];
+const SIDES: [&str; 3] = ["sending", "receiving", "both"];
 
 impl FindingKind {
     pub fn word(self) -> &'static str {
@@ -251,11 +256,20 @@ impl FindingKind {
 }
 
 /// The word of a node finding's side.
-pub fn side_word(side: Side) -> &'static str {
-    SIDES
-        .iter()
-        .find(|(s, _)| *s == side)
-        .map_or("", |(_, w)| w)
+pub fn side_word(side: &Side) -> &'static str {
+    match side {
+        Side::Sending => SIDES[0],
+        Side::Receiving => SIDES[1],
+        Side::Both => SIDES[2],
+    }
+}
+
+/// The localisation's direction of a metric.
+fn better(m: &Metric) -> Better {
+    match m.higher_is_better {
+        true => Better::Higher,
+        false => Better::Lower,
+    }
 }
 
 /// One finding as the saved run holds it.
@@ -332,7 +346,7 @@ pub fn read_record(test: &str, record: &Value) -> Result<Vec<Figure>, String> {
                 ))
             }
         };
-        if value == 0.0 && m.better == Higher {
+        if value == 0.0 && m.higher_is_better {
             return Err(format!("{selector} is 0: nothing moved"));
         }
         let unit = field.get("unit").and_then(Value::as_str).unwrap_or(m.unit);
@@ -365,8 +379,8 @@ impl Mesh {
                     unit.get_or_insert_with(|| f.unit.clone());
                 }
             }
-            let analysis = (!m.optional)
-                .then(|| localise::localise(n, &values, &zones, m.better, &Settings::default()));
+            let analysis =
+                (!m.optional).then(|| localise::localise(n, &values, &zones, better(m), &SETTINGS));
             if let Some(a) = &analysis {
                 let named: Vec<Finding> = a.findings.iter().map(|f| self.finding(m, f)).collect();
                 self.findings.extend(named);
@@ -376,7 +390,7 @@ impl Mesh {
                 test: m.test.into(),
                 label: m.label.into(),
                 unit: unit.unwrap_or_else(|| m.unit.into()),
-                higher_is_better: m.better == Higher,
+                higher_is_better: m.higher_is_better,
                 noise: analysis.map(|a| a.noise),
                 values,
             });
@@ -391,7 +405,7 @@ impl Mesh {
                 FindingKind::Node,
                 vec![name(*endpoint)],
                 vec![],
-                Some(side_word(*side).to_string()),
+                Some(side_word(side).to_string()),
             ),
             Place::Path { src, dst } => (
                 FindingKind::Path,
@@ -699,7 +713,7 @@ fn read_finding(mesh: &Mesh, f: &Value) -> Result<Finding, String> {
         ));
     }
     let side = maybe_text(f, "side")?;
-    if kind == FindingKind::Node && !SIDES.iter().any(|(_, w)| Some(*w) == side.as_deref()) {
+    if kind == FindingKind::Node && !SIDES.iter().any(|w| Some(*w) == side.as_deref()) {
         return Err("a node finding's side is not sending, receiving or both".into());
     }
     Ok(Finding {

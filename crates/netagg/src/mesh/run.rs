@@ -22,7 +22,7 @@ const LEAD_MAX_MS: u64 = 10_000;
 const ANSWER_GRACE: Duration = Duration::from_secs(45);
 /// What a test costs beyond its length and lead: the netperf set-up and
 /// the answer (for the time printed before the start).
-const OVERHEAD_SECS: f64 = 1.0;
+const OVERHEAD_SECS: f64 = 0.5;
 /// How often the wait for answers looks at the stop flag.
 const POLL: Duration = Duration::from_millis(100);
 
