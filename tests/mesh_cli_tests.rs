@@ -137,6 +137,14 @@ fn options_it_cannot_use_are_refused_before_any_traffic() {
     let empty = out.0.join("empty.key");
     std::fs::write(&empty, "\n").unwrap();
     let empty = empty.to_string_lossy().into_owned();
+    let inventory = out.0.join("inventory.toml");
+    std::fs::write(
+        &inventory,
+        "[[endpoint]]\nname = \"pod-a\"\naddress = \"127.0.0.1\"\nzone = \"z1\"\nnetwork = \"pod\"\n\n\
+         [[endpoint]]\nname = \"svc\"\naddress = \"127.0.0.9\"\nnetwork = \"service\"\n",
+    )
+    .unwrap();
+    let inventory = inventory.to_string_lossy().into_owned();
     let dir = out.0.join("never");
     let dir = dir.to_string_lossy();
     let two = ["--host", "127.0.0.1:9", "--host", "127.0.0.2:9"];
@@ -167,6 +175,18 @@ fn options_it_cannot_use_are_refused_before_any_traffic() {
         (
             [&two[..], &["--mesh-key", &key, "--pairs", "node=nobody"]].concat(),
             "nobody",
+        ),
+        (
+            [&two[..], &["--mesh-key", &key, "--pairs", "same-zone"]].concat(),
+            "--pairs same-zone",
+        ),
+        (
+            vec!["--inventory", &inventory, "--mesh-key", &key],
+            "svc is a Service, not an endpoint on a node: left out",
+        ),
+        (
+            vec!["--inventory", &inventory, "--mesh-key", &key],
+            "one endpoint (pod-a): a mesh needs two or more",
         ),
         (
             [&two[..], &["--mesh-key", &key, "--duration", "0"]].concat(),
