@@ -330,6 +330,10 @@ fn a_saved_mesh_has_its_shape_and_is_drawn_again_byte_for_byte() {
         "{txt}"
     );
     assert!(txt.find("Findings").unwrap() < txt.find("TCP_STREAM throughput, ").unwrap());
+    assert!(
+        txt.contains("node e (") && txt.contains("node node-e"),
+        "{txt}"
+    );
     common::saved::redraws_identically(
         &out.0.join("mesh.json"),
         &["mesh.txt", "mesh.csv", "mesh.html"],
@@ -356,6 +360,20 @@ fn a_saved_mesh_has_its_shape_and_is_drawn_again_byte_for_byte() {
         assert!(good.contains(from), "{from}");
         common::saved::refused(&out.0, &good.replacen(from, to, 1), why);
     }
+}
+
+#[test]
+fn many_unfinished_pairs_are_told_by_reason() {
+    let mut mesh = synthetic();
+    let why = "c: this netserver does not run mesh tests";
+    for p in &mut mesh.pairs {
+        p.outcome = Outcome::Failed(why.into());
+    }
+    mesh.analyse();
+    let txt = netperf_ng::mesh::output::text(&mesh);
+    assert!(txt.contains("Failed (30):\n  30 pairs (a -> b TCP_STREAM, a -> c TCP_STREAM, a -> d TCP_STREAM, ...): c: this netserver"), "{txt}");
+    assert_eq!(txt.matches(why).count(), 1, "{txt}");
+    assert!(txt.contains("Findings: none"), "{txt}");
 }
 
 fn write_all(dir: &Path, files: &[(String, String)]) {

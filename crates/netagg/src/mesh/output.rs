@@ -50,14 +50,28 @@ fn grid_of<'a>(mesh: &'a Mesh, metric: &'a str) -> (&'a str, &'a str) {
         .map_or((metric, ""), |g| (g.label.as_str(), g.unit.as_str()))
 }
 
+/// Where an endpoint runs, as far as known: "node N", "zone Z".
+fn placed(e: &super::model::Endpoint) -> Vec<String> {
+    [("node", &e.node), ("zone", &e.zone)]
+        .iter()
+        .filter_map(|(what, v)| v.as_ref().map(|v| format!("{what} {v}")))
+        .collect()
+}
+
 /// One finding in words.
 pub fn finding_text(mesh: &Mesh, f: &Finding) -> String {
     let place = match f.kind {
-        FindingKind::Node => format!(
-            "node {} ({})",
-            f.endpoints.join(""),
-            f.side.as_deref().unwrap_or("")
-        ),
+        FindingKind::Node => {
+            let place = mesh
+                .index(&f.endpoints[0])
+                .map_or(Vec::new(), |i| placed(&mesh.endpoints[i]));
+            let side = f.side.as_deref().unwrap_or("");
+            format!(
+                "node {} ({})",
+                f.endpoints[0],
+                [vec![side.to_string()], place].concat().join("; ")
+            )
+        }
         FindingKind::Path => format!("path {} -> {}", f.endpoints[0], f.endpoints[1]),
         FindingKind::ZoneLink => format!("zone link {} -> {}", f.zones[0], f.zones[1]),
     };
@@ -103,6 +117,42 @@ fn ended<'a>(mesh: &'a Mesh, word: &'a str) -> impl Iterator<Item = &'a PairRun>
     mesh.pairs.iter().filter(move |p| p.outcome.word() == word)
 }
 
+/// Most unfinished pairs listed one by one; beyond, they are told by
+/// reason (every one is in mesh.json and mesh.csv).
+const LISTED_MAX: usize = 20;
+/// Pairs named as examples of a reason.
+const EXAMPLES: usize = 3;
+
+/// Unfinished pairs as (which, why): one line each, or for many, one line
+/// per reason, the most common first, with a few examples.
+fn told(mesh: &Mesh, list: &[&PairRun]) -> Vec<(String, String)> {
+    let why = |p: &PairRun| p.outcome.reason().unwrap_or("").to_string();
+    if list.len() <= LISTED_MAX {
+        return list.iter().map(|p| (pair_name(mesh, p), why(p))).collect();
+    }
+    let mut by_reason: BTreeMap<String, Vec<&PairRun>> = BTreeMap::new();
+    for p in list {
+        by_reason.entry(why(p)).or_default().push(p);
+    }
+    let mut groups: Vec<(String, Vec<&PairRun>)> = by_reason.into_iter().collect();
+    groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()));
+    groups
+        .into_iter()
+        .map(|(reason, pairs)| {
+            let examples: Vec<String> = pairs
+                .iter()
+                .take(EXAMPLES)
+                .map(|p| pair_name(mesh, p))
+                .collect();
+            let more = if pairs.len() > EXAMPLES { ", ..." } else { "" };
+            (
+                format!("{} pairs ({}{more})", pairs.len(), examples.join(", ")),
+                reason,
+            )
+        })
+        .collect()
+}
+
 const NOTHING: &str = "Findings: none. No node, path or zone link stands out beyond the noise.";
 const INTERRUPTED: &str =
     "Interrupted: stopped by a signal; every pair that finished is kept, the missing ones are listed.";
@@ -137,13 +187,8 @@ pub fn text(mesh: &Mesh) -> String {
         let list: Vec<&PairRun> = ended(mesh, word).collect();
         if !list.is_empty() {
             let _ = writeln!(out, "\n{heading} ({}):", list.len());
-            for p in list {
-                let _ = writeln!(
-                    out,
-                    "  {}: {}",
-                    pair_name(mesh, p),
-                    p.outcome.reason().unwrap_or("")
-                );
+            for (who, why) in told(mesh, &list) {
+                let _ = writeln!(out, "  {who}: {why}");
             }
         }
     }
@@ -350,20 +395,22 @@ pub fn page(mesh: &Mesh) -> String {
             p.figure(&heatmap(mesh, grid), &caption);
         }
     });
-    let unfinished: Vec<&PairRun> = mesh
-        .pairs
-        .iter()
-        .filter(|p| p.outcome.reason().is_some())
+    let unfinished: Vec<(&str, Vec<&PairRun>)> = ["failed", "missing"]
+        .into_iter()
+        .map(|word| (word, ended(mesh, word).collect::<Vec<_>>()))
+        .filter(|(_, list)| !list.is_empty())
         .collect();
     if !unfinished.is_empty() {
         page.section("failures", "Failed and missing pairs", |p| {
-            let mut table = Table::new(["pair", "outcome", "why"]).of_words();
-            for pair in unfinished {
-                table.row([
-                    Cell::label(pair_name(mesh, pair)),
-                    Cell::text(pair.outcome.word()),
-                    Cell::new("reason", pair.outcome.reason().unwrap_or("")),
-                ]);
+            let mut table = Table::new(["pairs", "outcome", "why"]).of_words();
+            for (word, list) in &unfinished {
+                for (who, why) in told(mesh, list) {
+                    table.row([
+                        Cell::label(who),
+                        Cell::text(*word),
+                        Cell::new("reason", why),
+                    ]);
+                }
             }
             p.table(&table);
         });
@@ -373,10 +420,7 @@ pub fn page(mesh: &Mesh) -> String {
             .endpoints
             .iter()
             .map(|e| {
-                let place: Vec<String> = [("node", &e.node), ("zone", &e.zone)]
-                    .iter()
-                    .filter_map(|(what, v)| v.as_ref().map(|v| format!("{what} {v}")))
-                    .collect();
+                let place = placed(e);
                 match place.is_empty() {
                     true => format!("{} ({} port {})", e.name, e.address, e.port),
                     false => format!(
