@@ -135,7 +135,7 @@ fn told(mesh: &Mesh, list: &[&PairRun]) -> Vec<(String, String)> {
         by_reason.entry(why(p)).or_default().push(p);
     }
     let mut groups: Vec<(String, Vec<&PairRun>)> = by_reason.into_iter().collect();
-    groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()));
+    groups.sort_by_key(|g| std::cmp::Reverse(g.1.len()));
     groups
         .into_iter()
         .map(|(reason, pairs)| {
