@@ -21,6 +21,9 @@ const DEFAULT_TESTS: &str = "TCP_STREAM,TCP_RR";
 const MAX_DURATION: u32 = 3600;
 /// Most endpoints one mesh takes.
 const MAX_ENDPOINTS: usize = 4096;
+/// The longest test a netserver runs for a mesh unless its operator set
+/// --mesh-max-duration: longer ones are told before the start.
+const NETSERVER_MAX_DURATION: u32 = 60;
 /// Exit status of options refused or a mesh that cannot start.
 const EXIT_USAGE: u8 = 2;
 
@@ -290,6 +293,11 @@ pub fn run(args: &MeshArgs, command_line: Vec<String>) -> ExitCode {
         plan.duration,
         span_text(plan.expected_seconds())
     ));
+    if plan.duration > NETSERVER_MAX_DURATION {
+        say(&format!(
+            "note: a netserver refuses mesh tests longer than its --mesh-max-duration ({NETSERVER_MAX_DURATION} s unless set)"
+        ));
+    }
     let stop = crate::experiment::interrupt::install();
     let mesh = run::run(plan, command_line.join(" "), stop, &mut |line| say(line));
     // Drawn from the JSON as written, so `netagg report` draws the same.

@@ -516,7 +516,25 @@ impl Mesh {
             .iter()
             .map(read_endpoint)
             .collect::<Result<Vec<_>, _>>()?;
-        let mut mesh = Mesh {
+        let mut names = Names::with_capacity(endpoints.len());
+        for (k, e) in endpoints.iter().enumerate() {
+            if names.insert(e.name.as_str(), k).is_some() {
+                return Err(format!("endpoint {:?} is named twice", e.name));
+            }
+        }
+        let pairs = list(doc, "pairs")?
+            .iter()
+            .map(|p| read_pair(&names, p))
+            .collect::<Result<_, _>>()?;
+        let grids = list(doc, "grids")?
+            .iter()
+            .map(|g| read_grid(endpoints.len(), g))
+            .collect::<Result<_, _>>()?;
+        let findings = list(doc, "findings")?
+            .iter()
+            .map(|f| read_finding(&names, f))
+            .collect::<Result<_, _>>()?;
+        Ok(Mesh {
             started: text(doc, "started")?,
             start_epoch: number(doc, "start_epoch")?,
             command_line: text(doc, "command_line")?,
@@ -528,31 +546,13 @@ impl Mesh {
                 Some(_) => Some(count(doc, "concurrency")?),
             },
             rounds: count(doc, "rounds")?,
-            elapsed: number(doc, "elapsed")?,
+            elapsed: netperf_base::saved::seconds(doc, "elapsed")?,
             interrupted: flag(doc, "interrupted")?,
             endpoints,
-            pairs: Vec::new(),
-            grids: Vec::new(),
-            findings: Vec::new(),
-        };
-        for (k, e) in mesh.endpoints.iter().enumerate() {
-            if mesh.index(&e.name) != Some(k) {
-                return Err(format!("endpoint {:?} is named twice", e.name));
-            }
-        }
-        mesh.pairs = list(doc, "pairs")?
-            .iter()
-            .map(|p| read_pair(&mesh, p))
-            .collect::<Result<_, _>>()?;
-        mesh.grids = list(doc, "grids")?
-            .iter()
-            .map(|g| read_grid(mesh.endpoints.len(), g))
-            .collect::<Result<_, _>>()?;
-        mesh.findings = list(doc, "findings")?
-            .iter()
-            .map(|f| read_finding(&mesh, f))
-            .collect::<Result<_, _>>()?;
-        Ok(mesh)
+            pairs,
+            grids,
+            findings,
+        })
     }
 }
 
@@ -599,10 +599,15 @@ fn read_endpoint(e: &Value) -> Result<Endpoint, String> {
     })
 }
 
-fn read_pair(mesh: &Mesh, p: &Value) -> Result<PairRun, String> {
+/// Each endpoint's index by name (a saved mesh may hold millions of pairs).
+type Names<'a> = std::collections::HashMap<&'a str, usize>;
+
+fn read_pair(names: &Names, p: &Value) -> Result<PairRun, String> {
     let end = |key: &str| -> Result<usize, String> {
         let name = text(p, key)?;
-        mesh.index(&name)
+        names
+            .get(name.as_str())
+            .copied()
             .ok_or_else(|| format!("a pair's {key} {name:?} is not an endpoint"))
     };
     let (src, dst) = (end("src")?, end("dst")?);
@@ -690,7 +695,7 @@ fn read_grid(n: usize, g: &Value) -> Result<Grid, String> {
     })
 }
 
-fn read_finding(mesh: &Mesh, f: &Value) -> Result<Finding, String> {
+fn read_finding(names: &Names, f: &Value) -> Result<Finding, String> {
     let word = text(f, "kind")?;
     let kind = FINDING_KINDS
         .iter()
@@ -698,7 +703,7 @@ fn read_finding(mesh: &Mesh, f: &Value) -> Result<Finding, String> {
         .map(|(k, _)| *k)
         .ok_or_else(|| format!("a finding's kind {word:?} is not node, path or zone-link"))?;
     let endpoints = strings(f, "endpoints")?;
-    if let Some(stranger) = endpoints.iter().find(|e| mesh.index(e).is_none()) {
+    if let Some(stranger) = endpoints.iter().find(|e| !names.contains_key(e.as_str())) {
         return Err(format!("a finding names {stranger:?}, not an endpoint"));
     }
     let wanted = match kind {
