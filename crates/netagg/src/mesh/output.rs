@@ -58,9 +58,9 @@ fn placed(e: &super::model::Endpoint) -> Vec<String> {
         .collect()
 }
 
-/// One finding in words.
-pub fn finding_text(mesh: &Mesh, f: &Finding) -> String {
-    let place = match f.kind {
+/// What a finding names, in words.
+fn finding_place(mesh: &Mesh, f: &Finding) -> String {
+    match f.kind {
         FindingKind::Node => {
             let place = mesh
                 .index(&f.endpoints[0])
@@ -74,7 +74,12 @@ pub fn finding_text(mesh: &Mesh, f: &Finding) -> String {
         }
         FindingKind::Path => format!("path {} -> {}", f.endpoints[0], f.endpoints[1]),
         FindingKind::ZoneLink => format!("zone link {} -> {}", f.zones[0], f.zones[1]),
-    };
+    }
+}
+
+/// One finding in words.
+pub fn finding_text(mesh: &Mesh, f: &Finding) -> String {
+    let place = finding_place(mesh, f);
     let (label, _) = grid_of(mesh, &f.metric);
     let way = if f.effect < 0.0 { "lower" } else { "higher" };
     format!(
@@ -363,12 +368,11 @@ pub fn page(mesh: &Mesh) -> String {
                 p.paragraph(NOTHING);
             }
             false => {
-                let mut table =
-                    Table::new(["finding", "metric", "effect", "noise", "score", "cells"]);
+                let mut table = Table::new(["what", "metric", "effect", "noise", "score", "cells"]);
                 for f in &mesh.findings {
                     let (label, _) = grid_of(mesh, &f.metric);
                     table.row([
-                        Cell::text(finding_text(mesh, f)),
+                        Cell::text(finding_place(mesh, f)),
                         Cell::label(label),
                         Cell::number(format!("{:+.1}%", f.effect * 100.0)),
                         Cell::number(percent(f.noise)),
@@ -405,11 +409,7 @@ pub fn page(mesh: &Mesh) -> String {
             let mut table = Table::new(["pairs", "outcome", "why"]).of_words();
             for (word, list) in &unfinished {
                 for (who, why) in told(mesh, list) {
-                    table.row([
-                        Cell::label(who),
-                        Cell::text(*word),
-                        Cell::new("reason", why),
-                    ]);
+                    table.row([Cell::label(who), Cell::label(*word), Cell::text(why)]);
                 }
             }
             p.table(&table);
