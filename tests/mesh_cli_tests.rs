@@ -137,6 +137,7 @@ fn options_it_cannot_use_are_refused_before_any_traffic() {
     let empty = out.0.join("empty.key");
     std::fs::write(&empty, "\n").unwrap();
     let empty = empty.to_string_lossy().into_owned();
+    let empty_refused = format!("--mesh-key {empty}: ");
     let inventory = out.0.join("inventory.toml");
     std::fs::write(
         &inventory,
@@ -157,9 +158,9 @@ fn options_it_cannot_use_are_refused_before_any_traffic() {
         (two.to_vec(), "--mesh-key FILE"),
         (
             [&two[..], &["--mesh-key", "/nonexistent/mesh.key"]].concat(),
-            "cannot read the mesh key",
+            "--mesh-key /nonexistent/mesh.key: ",
         ),
-        ([&two[..], &["--mesh-key", &empty]].concat(), "is empty"),
+        ([&two[..], &["--mesh-key", &empty]].concat(), &empty_refused),
         (
             [&two[..], &["--mesh-key", &key, "--tests", "TCP_RR*4"]].concat(),
             "drop the *N",

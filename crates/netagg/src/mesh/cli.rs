@@ -206,7 +206,8 @@ pub fn plan(args: &MeshArgs) -> Result<Plan, String> {
     let Some(key_file) = &args.mesh_key else {
         return Err("give the operator's key: --mesh-key FILE (the file the endpoints' netservers were started with)".into());
     };
-    let key = MeshKey::from_file(key_file)?;
+    let key = MeshKey::from_file(key_file)
+        .map_err(|e| format!("--mesh-key {}: {e}", key_file.display()))?;
     let endpoints = endpoints(args)?;
     match endpoints.len() {
         0 => return Err("no endpoints: give --host (twice or more), --hosts-file, --hosts-dns, --k8s-selector or --inventory".into()),
