@@ -36,9 +36,18 @@ pub const POST: SavedKind = first("netagg-post", "netagg post");
 pub const EXPERIMENT: SavedKind = first("netagg-experiment", "netagg experiment");
 pub const MATRIX: SavedKind = first("netagg-matrix", "netagg matrix");
 pub const RESPONSIVENESS: SavedKind = first("netagg-responsiveness", "netagg responsiveness");
+pub const MESH: SavedKind = first("netagg-mesh", "netagg mesh");
 
 /// Every kind, in the order messages name them.
-pub const KINDS: [&SavedKind; 6] = [&SERIES, &RAMP, &POST, &EXPERIMENT, &MATRIX, &RESPONSIVENESS];
+pub const KINDS: [&SavedKind; 7] = [
+    &SERIES,
+    &RAMP,
+    &POST,
+    &EXPERIMENT,
+    &MATRIX,
+    &RESPONSIVENESS,
+    &MESH,
+];
 
 /// The member naming a kind's layout.
 pub const VERSION_KEY: &str = "version";

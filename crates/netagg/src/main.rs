@@ -47,10 +47,16 @@ enum Command {
     /// inflation beyond noise, the bulk throughput, the probe's losses;
     /// text, JSON, an HTML report, the results database
     Responsiveness(Box<netagg::responsiveness::cli::ResponsivenessArgs>),
+    /// Every endpoint to every endpoint: TCP_STREAM throughput and TCP_RR
+    /// latency (by default) measured from each endpoint's own netserver
+    /// (the operator's opt-in, netserver --mesh-key) in rounds where no
+    /// endpoint is in two tests; the node, path or zone link that stands
+    /// out named first; text, CSV, JSON, heatmaps, the results database
+    Mesh(Box<netagg::mesh::cli::MeshArgs>),
     /// Draw a saved run's page and charts again from its JSON alone: a
     /// ramp's netagg_KIND.json, `netagg post`'s NAME_series.json, an
     /// experiment's or the matrix's experiment.json, `netagg
-    /// responsiveness`'s responsiveness.json, or what `netperf --
+    /// responsiveness`'s responsiveness.json, `netagg mesh`'s mesh.json, or what `netperf --
     /// --report` saved beside its page; byte for byte what the run wrote,
     /// into --out
     Report(netagg::redraw::ReportArgs),
@@ -81,6 +87,7 @@ fn main() -> ExitCode {
         }
         Some(Command::Matrix(matrix)) => netagg::matrix::cli::run(matrix, command_line),
         Some(Command::Responsiveness(args)) => netagg::responsiveness::cli::run(args, command_line),
+        Some(Command::Mesh(args)) => netagg::mesh::cli::run(args, command_line),
         Some(Command::Post(post)) => commands::post(post, command_line),
         Some(Command::Report(report)) => netagg::redraw::run(report),
         Some(Command::Results(results)) => netperf_results::cli::run(results),

@@ -1,11 +1,11 @@
 //! `netagg report FILE --out DIR`: any saved run drawn again from its JSON
 //! alone — a `netperf -- --report` series, a netagg ramp, a `netagg post`,
-//! an experiment, the matrix or a responsiveness run — byte for byte the page (and charts,
+//! an experiment, the matrix, a responsiveness run or a mesh — byte for byte the page (and charts,
 //! tables) it wrote when it ran. The JSON's "format" says which drawer
 //! reads it; anything else is refused with the reason, exit 2.
 
 use netperf_base::saved::{
-    identify, read_document, write_files, SavedKind, EXPERIMENT, MATRIX, POST, RAMP,
+    identify, read_document, write_files, SavedKind, EXPERIMENT, MATRIX, MESH, POST, RAMP,
     RESPONSIVENESS, SERIES,
 };
 use serde_json::Value;
@@ -16,7 +16,7 @@ use std::process::ExitCode;
 #[derive(clap::Args, Debug)]
 pub struct ReportArgs {
     /// the saved run: netagg_KIND.json, NAME_series.json of `netagg post`,
-    /// experiment.json, responsiveness.json, or the FILE.json of `netperf --
+    /// experiment.json, responsiveness.json, mesh.json, or the FILE.json of `netperf --
     /// --report FILE.html`
     pub json: PathBuf,
     /// directory for the page and its charts
@@ -28,13 +28,14 @@ pub struct ReportArgs {
 type Drawer = fn(&Value, &str) -> Result<Vec<(String, String)>, String>;
 
 /// Which drawer reads which kind.
-const DRAWERS: [(&SavedKind, Drawer); 6] = [
+const DRAWERS: [(&SavedKind, Drawer); 7] = [
     (&SERIES, series),
     (&RAMP, ramp),
     (&POST, |doc, _| crate::agg::commands::redraw_post(doc)),
     (&EXPERIMENT, experiment),
     (&MATRIX, experiment),
     (&RESPONSIVENESS, responsiveness),
+    (&MESH, mesh),
 ];
 
 /// `netagg report`: the files drawn again, each path printed.
@@ -107,6 +108,11 @@ fn experiment(doc: &Value, _: &str) -> Result<Vec<(String, String)>, String> {
 fn responsiveness(doc: &Value, _: &str) -> Result<Vec<(String, String)>, String> {
     let run = crate::responsiveness::model::Run::from_json(doc)?;
     Ok(crate::responsiveness::draw::files(&run))
+}
+
+fn mesh(doc: &Value, _: &str) -> Result<Vec<(String, String)>, String> {
+    let mesh = crate::mesh::model::Mesh::from_json(doc)?;
+    crate::mesh::output::files(&mesh)
 }
 
 #[cfg(test)]

@@ -106,7 +106,7 @@ impl Storing {
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct OutArgs {
     /// directory for the outputs (default: the working directory for the
-    /// ramp; a new <command>-<UTC time> for experiment and matrix)
+    /// ramp; a new <command>-<UTC time> for the other commands)
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 }
@@ -138,7 +138,8 @@ fn default_out_dir(program: &str) -> PathBuf {
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct HostArgs {
     /// a netserver's host (netperf -H): the ramp's load generators (repeatable),
-    /// an experiment's one netserver; used when no --hosts-file is given
+    /// an experiment's one netserver, a mesh's endpoints; used when no
+    /// --hosts-file is given
     #[arg(long = "host", value_name = "HOST")]
     pub hosts: Vec<String>,
     /// the netservers' hosts from a remote_hosts file in the seed's format

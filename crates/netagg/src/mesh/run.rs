@@ -1,1 +1,212 @@
-//! (being written: see mod.rs)
+//! The mesh run: round after round, test after test, every pair of the
+//! round asked at once to start on one clock (`start_in_ms` to a common
+//! instant), each from its source endpoint's netserver (`remote`); the
+//! answers become the pairs' outcomes. A signal stops it between answers:
+//! what finished is kept, the rest is marked missing.
+
+use super::model::{read_record, Endpoint, Mesh, Outcome, PairRun};
+use super::remote::{run_origin, MeshKey, OriginRequest, RemoteError};
+use super::schedule::Pair;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// The lead from the requests to the round's common start: room for every
+/// source to be reached and to authenticate first; longer for a big round.
+const LEAD_MS: u64 = 1500;
+const LEAD_PER_PAIR_MS: u64 = 10;
+const LEAD_MAX_MS: u64 = 10_000;
+/// Beyond its length and lead, how long an answer is waited for (the
+/// netserver ends its child at its length + 30 s).
+const ANSWER_GRACE: Duration = Duration::from_secs(45);
+/// What a test costs beyond its length and lead: the netperf set-up and
+/// the answer (for the time printed before the start).
+const OVERHEAD_SECS: f64 = 0.5;
+/// How often the wait for answers looks at the stop flag.
+const POLL: Duration = Duration::from_millis(100);
+
+/// Everything checked, before any traffic.
+pub struct Plan {
+    pub endpoints: Vec<Endpoint>,
+    /// Each endpoint's netserver (control port), where it is asked.
+    pub controls: Vec<SocketAddr>,
+    pub tests: Vec<String>,
+    pub duration: u32,
+    pub pairs_asked: String,
+    pub concurrency: Option<usize>,
+    pub rounds: Vec<Vec<Pair>>,
+    pub key: Arc<MeshKey>,
+}
+
+fn lead(pairs: usize) -> Duration {
+    Duration::from_millis((LEAD_MS + LEAD_PER_PAIR_MS * pairs as u64).min(LEAD_MAX_MS))
+}
+
+impl Plan {
+    /// Seconds the mesh should take: every round, every test, each its
+    /// length, its lead and the overhead.
+    pub fn expected_seconds(&self) -> f64 {
+        let per_test: f64 = self
+            .rounds
+            .iter()
+            .map(|r| f64::from(self.duration) + lead(r.len()).as_secs_f64() + OVERHEAD_SECS)
+            .sum();
+        per_test * self.tests.len() as f64
+    }
+
+    fn name(&self, i: usize) -> &str {
+        &self.endpoints[i].name
+    }
+}
+
+/// One answer: the pair's index in the mesh, when it was asked and
+/// answered, and the answer.
+type Answer = (usize, f64, f64, Result<serde_json::Value, RemoteError>);
+
+/// Runs the mesh; `tell` gets the progress lines. Always returns the mesh
+/// (interrupted or not), its grids and findings made.
+pub fn run(
+    plan: Plan,
+    command_line: String,
+    stop: &AtomicBool,
+    tell: &mut dyn FnMut(&str),
+) -> Mesh {
+    let start = Instant::now();
+    let epoch = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let mut mesh = Mesh {
+        started: netperf_base::timefmt::utc_timestamp(epoch),
+        start_epoch: epoch.as_secs_f64(),
+        command_line,
+        duration: plan.duration,
+        tests: plan.tests.clone(),
+        pairs_asked: plan.pairs_asked.clone(),
+        concurrency: plan.concurrency,
+        rounds: plan.rounds.len(),
+        elapsed: 0.0,
+        endpoints: plan.endpoints.clone(),
+        pairs: Vec::new(),
+        grids: Vec::new(),
+        findings: Vec::new(),
+        interrupted: false,
+    };
+    // Every pair's test, in the order it runs, missing until it answers.
+    let mut steps: Vec<(usize, Vec<usize>)> = Vec::new();
+    for (r, round) in plan.rounds.iter().enumerate() {
+        for test in &plan.tests {
+            let first = mesh.pairs.len();
+            mesh.pairs.extend(round.iter().map(|p| PairRun {
+                src: p.src,
+                dst: p.dst,
+                test: test.clone(),
+                round: r + 1,
+                span: None,
+                outcome: Outcome::Missing("interrupted before it ran".into()),
+            }));
+            steps.push((r, (first..mesh.pairs.len()).collect()));
+        }
+    }
+    // Sources whose netserver does not run mesh tests: not asked again.
+    let mut not_mesh: Vec<Option<String>> = vec![None; plan.endpoints.len()];
+    for (r, members) in &steps {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let test = &mesh.pairs[members[0]].test;
+        let list: Vec<String> = members
+            .iter()
+            .map(|&k| {
+                format!(
+                    "{} -> {}",
+                    plan.name(mesh.pairs[k].src),
+                    plan.name(mesh.pairs[k].dst)
+                )
+            })
+            .collect();
+        tell(&format!(
+            "round {}/{} {test}: {}",
+            r + 1,
+            plan.rounds.len(),
+            list.join(", ")
+        ));
+        let clock = Instant::now() + lead(members.len());
+        let (send, answers) = mpsc::channel::<Answer>();
+        let mut waiting = 0;
+        for &k in members {
+            let pair = &mesh.pairs[k];
+            if let Some(why) = &not_mesh[pair.src] {
+                mesh.pairs[k].outcome = Outcome::Failed(why.clone());
+                continue;
+            }
+            let request = OriginRequest {
+                test: pair.test.clone(),
+                destination: plan.controls[pair.dst].ip(),
+                port: plan.controls[pair.dst].port(),
+                duration_secs: plan.duration,
+                start_in_ms: 0,
+            };
+            let (control, key, send) =
+                (plan.controls[pair.src], Arc::clone(&plan.key), send.clone());
+            let timeout =
+                lead(members.len()) + Duration::from_secs(u64::from(plan.duration)) + ANSWER_GRACE;
+            waiting += 1;
+            std::thread::spawn(move || {
+                let asked = start.elapsed().as_secs_f64();
+                let request = OriginRequest {
+                    start_in_ms: u32::try_from(
+                        clock.saturating_duration_since(Instant::now()).as_millis(),
+                    )
+                    .unwrap_or(u32::MAX),
+                    ..request
+                };
+                let answer = run_origin(control, &key, &request, timeout);
+                let _ = send.send((k, asked, start.elapsed().as_secs_f64(), answer));
+            });
+        }
+        drop(send);
+        while waiting > 0 {
+            if stop.load(Ordering::Relaxed) {
+                for &k in members {
+                    if mesh.pairs[k].span.is_none()
+                        && matches!(mesh.pairs[k].outcome, Outcome::Missing(_))
+                    {
+                        mesh.pairs[k].outcome = Outcome::Missing("interrupted while it ran".into());
+                    }
+                }
+                break;
+            }
+            let (k, asked, answered, answer) = match answers.recv_timeout(POLL) {
+                Ok(a) => a,
+                Err(mpsc::RecvTimeoutError::Timeout) => continue,
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            };
+            waiting -= 1;
+            let pair = &mut mesh.pairs[k];
+            pair.span = Some((asked, answered));
+            pair.outcome = match answer {
+                Ok(record) => match read_record(&pair.test, &record) {
+                    Ok(figures) => Outcome::Ok(figures),
+                    Err(why) => Outcome::Failed(why),
+                },
+                Err(RemoteError::NotMesh(why)) => {
+                    not_mesh[pair.src] = Some(why.clone());
+                    Outcome::Failed(why)
+                }
+                Err(e) => Outcome::Failed(e.to_string()),
+            };
+            if let Outcome::Failed(why) = &pair.outcome {
+                let (s, d) = (plan.name(pair.src), plan.name(pair.dst));
+                tell(&format!("{s} -> {d} {} failed: {why}", pair.test));
+            }
+        }
+    }
+    mesh.interrupted = mesh
+        .pairs
+        .iter()
+        .any(|p| matches!(p.outcome, Outcome::Missing(_)));
+    mesh.elapsed = start.elapsed().as_secs_f64();
+    mesh.analyse();
+    mesh
+}
