@@ -1,6 +1,6 @@
 //! Self-contained HTML pages: netagg's report, the experiment's, the
-//! matrix's and the mesh's, and one test's interim series (`netperf --
-//! --report`). One style sheet that reads at 1280 px, on a phone and on
+//! matrix's, and one test's interim series (`netperf -- --report`); the
+//! mesh's page is laid out by netagg with the builders here. One style sheet that reads at 1280 px, on a phone and on
 //! paper; escaping; the one page builder (`page`), the one chart builder
 //! (`chart`) with its tick labels, and the mesh's heatmap (`heatmap`); and
 //! the run context every page opens with and its JSON carries. No script,
@@ -10,7 +10,6 @@ pub mod chart;
 pub mod context;
 pub mod heatmap;
 pub mod html;
-pub mod mesh;
 pub mod page;
 pub mod rate;
 pub mod series;

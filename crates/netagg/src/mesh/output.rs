@@ -8,7 +8,7 @@
 
 use super::model::{metrics_of, Finding, FindingKind, Grid, Mesh, Outcome, PairRun};
 use netperf_base::timefmt::utc_timestamp;
-use netperf_pages::heatmap::{heatmap_svg, Heatmap, Mark};
+use netperf_pages::heatmap::{heatmap_svg, Heatmap, Mark, READING};
 use netperf_pages::page::{Cell, Page, Table};
 use netperf_results::model::{FactorRecord, OffloadRecord, RunRecord, RunStatus};
 use netperf_results::{Kind, StoredResult};
@@ -389,6 +389,7 @@ pub fn page(mesh: &Mesh) -> String {
         }
     });
     page.section("heatmaps", "Heatmaps", |p| {
+        p.labelled_list("reading", &READING);
         for grid in &mesh.grids {
             let caption = format!(
                 "{} ({}, {} is better): rows are the sending endpoint, columns the receiving one; the findings outlined; grey: not measured.",

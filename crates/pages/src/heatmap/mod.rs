@@ -597,5 +597,33 @@ fn draw_marks(svg: &mut String, map: &Heatmap, layout: &Layout) {
     }
 }
 
+/// What each pattern on a heatmap says, for the page and the docs.
+pub const READING: [(&str, &str); 6] = [
+    (
+        "A red row",
+        "that endpoint sends badly to every destination: its host, NIC or link in the sending direction",
+    ),
+    (
+        "A red column",
+        "that endpoint receives badly from every source",
+    ),
+    (
+        "A red cross (its row and its column)",
+        "that endpoint is bad both ways: a bad node",
+    ),
+    (
+        "A red block on a zone's rows and another's columns",
+        "the link between the two zones, in that direction",
+    ),
+    (
+        "One red cell",
+        "one path in one direction (a route, a queue, a policy on that pair)",
+    ),
+    (
+        "Hatched",
+        "no value: the pair was not asked for, failed (see Problems) or was not reached",
+    ),
+];
+
 #[cfg(test)]
 mod tests;
