@@ -14,7 +14,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// The lead from the requests to the round's common start: room for every
 /// source to be reached and to authenticate first; longer for a big round.
-const LEAD_MS: u64 = 1500;
+const LEAD_MS: u64 = 500;
 const LEAD_PER_PAIR_MS: u64 = 10;
 const LEAD_MAX_MS: u64 = 10_000;
 /// Beyond its length and lead, how long an answer is waited for (the
