@@ -332,7 +332,7 @@ fn colour(n: usize, pairs: &[Pair]) -> Vec<Vec<Pair>> {
                 .take(TRIES)
                 .collect();
             'found: for &a in &at_u {
-                for &b in &at_v {
+                'pair: for &b in &at_v {
                     // Walk from v along a, b, a, ...; v has no b edge, so
                     // this is a path, and it can reach u only at its end.
                     path.clear();
@@ -344,7 +344,7 @@ fn colour(n: usize, pairs: &[Pair]) -> Vec<Vec<Pair>> {
                         path.push(edge as usize);
                         x = other(edge as usize, x);
                         if x == u {
-                            continue 'found;
+                            continue 'pair;
                         }
                         want = if want == a { b } else { a };
                     }
