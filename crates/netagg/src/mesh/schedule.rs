@@ -302,13 +302,9 @@ fn project(rounds: &[Vec<Pair>], wanted: &[Pair]) -> Vec<Vec<Pair>> {
 /// free at the other, which frees the first at both unless the path joins
 /// the two ends (never in a bipartite graph); else a new colour.
 fn colour(n: usize, pairs: &[Pair]) -> Vec<Vec<Pair>> {
-    const NONE: u32 = u32::MAX;
     const TRIES: usize = 4;
-    // at[v][c]: the pair (index) endpoint v is in at colour c, or NONE.
-    let mut at: Vec<Vec<u32>> = vec![Vec::new(); n];
-    let mut colours = 0usize;
+    let mut slots = Slots::new(n);
     let mut colour_of = vec![0usize; pairs.len()];
-    let free = |at: &Vec<Vec<u32>>, v: usize, c: usize| at[v].get(c).is_none_or(|&e| e == NONE);
     let other = |e: usize, v: usize| {
         if pairs[e].src == v {
             pairs[e].dst
@@ -319,73 +315,127 @@ fn colour(n: usize, pairs: &[Pair]) -> Vec<Vec<Pair>> {
     let mut path: Vec<usize> = Vec::new();
     for (e, p) in pairs.iter().enumerate() {
         let (u, v) = (p.src, p.dst);
-        let mut chosen = (0..colours).find(|&c| free(&at, u, c) && free(&at, v, c));
+        let mut chosen = slots.free_at_both(u, v);
         if chosen.is_none() {
             // A few colours free at each end; the first pair of them whose
             // alternating path from v does not reach u.
-            let at_u: Vec<usize> = (0..colours)
-                .filter(|&c| free(&at, u, c))
-                .take(TRIES)
-                .collect();
-            let at_v: Vec<usize> = (0..colours)
-                .filter(|&c| free(&at, v, c))
-                .take(TRIES)
-                .collect();
+            let at_u = slots.free_at(u, TRIES);
+            let at_v = slots.free_at(v, TRIES);
             'found: for &a in &at_u {
                 'pair: for &b in &at_v {
                     // Walk from v along a, b, a, ...; v has no b edge, so
                     // this is a path, and it can reach u only at its end.
                     path.clear();
                     let (mut x, mut want) = (v, a);
-                    while let Some(&edge) = at[x].get(want) {
-                        if edge == NONE {
-                            break;
-                        }
-                        path.push(edge as usize);
-                        x = other(edge as usize, x);
+                    while let Some(edge) = slots.edge(x, want) {
+                        path.push(edge);
+                        x = other(edge, x);
                         if x == u {
                             continue 'pair;
                         }
                         want = if want == a { b } else { a };
                     }
                     for &edge in &path {
-                        let c = colour_of[edge];
-                        at[pairs[edge].src][c] = NONE;
-                        at[pairs[edge].dst][c] = NONE;
+                        slots.clear(pairs[edge], colour_of[edge]);
                     }
                     for &edge in &path {
-                        let c = if colour_of[edge] == a { b } else { a };
-                        colour_of[edge] = c;
-                        for w in [pairs[edge].src, pairs[edge].dst] {
-                            if at[w].len() <= c {
-                                at[w].resize(colours, NONE);
-                            }
-                            at[w][c] = edge as u32;
-                        }
+                        colour_of[edge] = if colour_of[edge] == a { b } else { a };
+                        slots.set(pairs[edge], colour_of[edge], edge);
                     }
                     chosen = Some(a);
                     break 'found;
                 }
             }
         }
-        let c = chosen.unwrap_or_else(|| {
-            colours += 1;
-            colours - 1
-        });
-        for w in [u, v] {
-            if at[w].len() <= c {
-                at[w].resize(colours.max(c + 1), NONE);
-            }
-            at[w][c] = e as u32;
-        }
+        let c = chosen.unwrap_or_else(|| slots.add_colour());
+        slots.set(*p, c, e);
         colour_of[e] = c;
     }
-    let mut rounds = vec![Vec::new(); colours];
+    let mut rounds = vec![Vec::new(); slots.colours];
     for (e, &c) in colour_of.iter().enumerate() {
         rounds[c].push(pairs[e]);
     }
     rounds.retain(|r| !r.is_empty());
     rounds
+}
+
+/// Which pair each endpoint is in at each colour, with a bit set per busy
+/// colour so that a free one is found a word at a time.
+struct Slots {
+    colours: usize,
+    /// at[v][c]: the pair (index) endpoint v is in at colour c.
+    at: Vec<Vec<u32>>,
+    busy: Vec<Vec<u64>>,
+}
+
+impl Slots {
+    const NONE: u32 = u32::MAX;
+
+    fn new(n: usize) -> Slots {
+        Slots {
+            colours: 0,
+            at: vec![Vec::new(); n],
+            busy: vec![Vec::new(); n],
+        }
+    }
+
+    fn add_colour(&mut self) -> usize {
+        self.colours += 1;
+        let words = self.colours.div_ceil(64);
+        for v in 0..self.at.len() {
+            self.at[v].resize(self.colours, Slots::NONE);
+            self.busy[v].resize(words, 0);
+        }
+        self.colours - 1
+    }
+
+    fn edge(&self, v: usize, c: usize) -> Option<usize> {
+        let e = self.at[v][c];
+        (e != Slots::NONE).then_some(e as usize)
+    }
+
+    fn set(&mut self, p: Pair, c: usize, e: usize) {
+        for v in [p.src, p.dst] {
+            self.at[v][c] = e as u32;
+            self.busy[v][c / 64] |= 1 << (c % 64);
+        }
+    }
+
+    fn clear(&mut self, p: Pair, c: usize) {
+        for v in [p.src, p.dst] {
+            self.at[v][c] = Slots::NONE;
+            self.busy[v][c / 64] &= !(1 << (c % 64));
+        }
+    }
+
+    /// The lowest colour free at both.
+    fn free_at_both(&self, u: usize, v: usize) -> Option<usize> {
+        let words = self.busy[u].iter().zip(&self.busy[v]);
+        for (w, (a, b)) in words.enumerate() {
+            let c = w * 64 + (!(a | b)).trailing_zeros() as usize;
+            if (a | b) != u64::MAX && c < self.colours {
+                return Some(c);
+            }
+        }
+        None
+    }
+
+    /// The lowest `most` colours free at v.
+    fn free_at(&self, v: usize, most: usize) -> Vec<usize> {
+        let mut out = Vec::with_capacity(most);
+        for (w, &word) in self.busy[v].iter().enumerate() {
+            let mut free = !word;
+            while free != 0 && out.len() < most {
+                let c = w * 64 + free.trailing_zeros() as usize;
+                if c >= self.colours {
+                    return out;
+                }
+                out.push(c);
+                free &= free - 1;
+            }
+        }
+        out
+    }
 }
 
 /// At most `cap` pairs a round: the rounds' pairs in order, each added to
