@@ -14,7 +14,6 @@
 //! form a bipartite graph (across two zones, one node against all); the
 //! circle method's rounds restricted to the set are kept when they are fewer.
 
-use std::collections::BTreeSet;
 use std::fmt;
 use std::str::FromStr;
 
@@ -157,11 +156,13 @@ fn list_some(items: &[&str]) -> String {
 /// not below `n` cannot be a test and is left out. Each round's pairs are
 /// sorted. Deterministic.
 pub fn rounds(n: usize, pairs: &[Pair], concurrency: Option<usize>) -> Vec<Vec<Pair>> {
-    let pairs: BTreeSet<Pair> = pairs
+    let mut pairs: Vec<Pair> = pairs
         .iter()
         .copied()
         .filter(|p| p.src != p.dst && p.src < n && p.dst < n)
         .collect();
+    pairs.sort_unstable();
+    pairs.dedup();
     let sets = components(n, &pairs);
     let mut set_of = vec![0usize; n];
     for (k, set) in sets.iter().enumerate() {
@@ -175,10 +176,11 @@ pub fn rounds(n: usize, pairs: &[Pair], concurrency: Option<usize>) -> Vec<Vec<P
     }
     let mut rounds = Vec::new();
     for (component, own) in sets.iter().zip(owned) {
-        let circle = project(&circle(component), &own);
+        let full = circle(component);
         let scheduled = if own.len() == component.len() * (component.len() - 1) {
-            circle
+            full
         } else {
+            let circle = project(&full, &own);
             // Coloured in the circle's order (which starts it near a good
             // colouring: for 1,000 endpoints in 4 zones, cross-zone, the
             // same rounds as the sorted order in a seventeenth of the time),
@@ -210,7 +212,7 @@ pub fn rounds(n: usize, pairs: &[Pair], concurrency: Option<usize>) -> Vec<Vec<P
 
 /// The endpoints of each connected set of pairs (direction ignored), each
 /// sorted, in order of their lowest endpoint.
-fn components(n: usize, pairs: &BTreeSet<Pair>) -> Vec<Vec<usize>> {
+fn components(n: usize, pairs: &[Pair]) -> Vec<Vec<usize>> {
     let mut parent: Vec<usize> = (0..n).collect();
     fn root(parent: &mut [usize], mut i: usize) -> usize {
         while parent[i] != i {

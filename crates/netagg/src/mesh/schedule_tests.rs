@@ -1,4 +1,5 @@
 use super::*;
+use std::collections::BTreeSet;
 
 /// Every wanted pair exactly once, nothing else, no endpoint twice in a
 /// round, no round empty or over `cap`.
