@@ -79,7 +79,7 @@ fn schedules(n: usize) {
     let start = Instant::now();
     let r = rounds(odd, &pairs, None);
     println!(
-        "| all | 0 | {} | {} | {} | {} |\n",
+        "| all, {odd} endpoints | 0 | {} | {} | {} | {} |\n",
         pairs.len(),
         r.len(),
         least(odd, &pairs),
