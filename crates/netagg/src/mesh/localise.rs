@@ -30,7 +30,10 @@
 //! What cannot be told apart: with two endpoints nothing (two values, more
 //! parameters); with three, a node from its row or column, but never a
 //! single cell (one residual degree of freedom); a zone of one endpoint is
-//! that endpoint (its node, never a link). With two zones a link is judged
+//! that endpoint (its node, never a link); a row or column of one measured
+//! cell is that cell (a path, never a node) — so in a star (`--pairs
+//! node=NAME`) the partners' paths are named, and the node itself cannot
+//! be (slow sending is there the same as everyone else slow receiving). With two zones a link is judged
 //! against the paths within the zones, so a link slower by design is named;
 //! with three or more, against the typical link, so the usual cost of
 //! crossing zones is not.
@@ -98,7 +101,8 @@ pub struct Analysis {
     /// The typical value, in the metric's unit (exp of the fitted overall
     /// log); 0 when no cell was measured.
     pub overall: f64,
-    /// Each source's effect as a relative change (0 when it has no cells).
+    /// Each source's effect as a relative change (0 when it has fewer than
+    /// two measured cells).
     pub row: Vec<f64>,
     /// Each destination's effect as a relative change.
     pub column: Vec<f64>,
@@ -120,6 +124,10 @@ const MAD_SCALE: f64 = 1.4826;
 const MEDIAN_SE: f64 = 1.2533;
 /// Below this many rows (links) their spread says little about nature.
 const SPREAD_FROM: usize = 8;
+/// A row or column with fewer measured cells has no effect of its own: with
+/// one cell, its node and its path cannot be told apart, and the cell is
+/// judged as a path (so `--pairs node=NAME`, a star, names partners' paths).
+const MIN_LINE: usize = 2;
 /// Median polish sweeps; it settles in a few.
 const SWEEPS: usize = 12;
 /// Fewer contrasts than this, and the noise comes from the residuals.
@@ -319,9 +327,12 @@ impl Grid {
         }
         for rows in [true, false] {
             let fitted: Vec<usize> = (0..self.n)
-                .filter(|&i| if rows { self.row_cells(i) } else { self.col_cells(i) } > 0)
+                .filter(|&i| if rows { self.row_cells(i) } else { self.col_cells(i) } >= MIN_LINE)
                 .collect();
             let effects = if rows { &mut fit.row } else { &mut fit.col };
+            if fitted.len() < 2 {
+                continue;
+            }
             if let Some(centre) = median_of(fitted.iter().map(|&i| effects[i]), &mut buf) {
                 fitted.iter().for_each(|&i| effects[i] -= centre);
                 fit.mu += centre;
@@ -387,7 +398,8 @@ impl Grid {
         let mut moved = 0.0;
         let mut fitted = Vec::with_capacity(n);
         for line in 0..n {
-            if let Some(m) = median_of((0..n).map(|x| fit.resid[at(line, x)]), buf) {
+            let median = median_of((0..n).map(|x| fit.resid[at(line, x)]), buf);
+            if let Some(m) = median.filter(|_| buf.len() >= MIN_LINE) {
                 let effects = if rows { &mut fit.row } else { &mut fit.col };
                 effects[line] += m;
                 (0..n).for_each(|x| fit.resid[at(line, x)] -= m);
@@ -395,10 +407,15 @@ impl Grid {
                 fitted.push(line);
             }
         }
+        // Effects are relative to the other lines: with one, there are
+        // none (and it keeps its level, which the overall value cannot
+        // hold for both a row and a column).
         let effects = if rows { &mut fit.row } else { &mut fit.col };
-        if let Some(centre) = median_of(fitted.iter().map(|&l| effects[l]), buf) {
-            fitted.iter().for_each(|&l| effects[l] -= centre);
-            fit.mu += centre;
+        if fitted.len() >= 2 {
+            if let Some(centre) = median_of(fitted.iter().map(|&l| effects[l]), buf) {
+                fitted.iter().for_each(|&l| effects[l] -= centre);
+                fit.mu += centre;
+            }
         }
         moved
     }
@@ -497,15 +514,27 @@ struct Judge {
 
 impl Judge {
     fn new(grid: &Grid, fit: &Fit, better: Better, settings: &Settings) -> Judge {
-        let rows = (0..grid.n).filter(|&i| grid.row_cells(i) > 0).count();
-        let cols = (0..grid.n).filter(|&j| grid.col_cells(j) > 0).count();
+        let rows = (0..grid.n)
+            .filter(|&i| grid.row_cells(i) >= MIN_LINE)
+            .count();
+        let cols = (0..grid.n)
+            .filter(|&j| grid.col_cells(j) >= MIN_LINE)
+            .count();
         let links = grid
             .links()
             .iter()
             .filter(|&&(a, b)| grid.block_cells(a, b) > 0)
             .count();
-        let params = (rows + cols + links).saturating_sub(1) as f64;
-        let dof = grid.cells as f64 - params;
+        // The overall value, the links, and each side's effects less the
+        // one their centring takes (none when a side has a single line).
+        let params =
+            (1 + links + rows + cols - usize::from(rows >= 2) - usize::from(cols >= 2)) as f64;
+        // Two endpoints: two values, each the other's only comparison.
+        let dof = if grid.n < 3 {
+            0.0
+        } else {
+            grid.cells as f64 - params
+        };
         let mut buf = Vec::new();
         let contrasts = contrasts(grid.n, &fit.resid);
         let sigma = if dof < 1.0 {
@@ -567,12 +596,19 @@ impl Judge {
             (0..n).map(|j| grid.col_cells(j)).collect(),
         ];
         let effects = [&fit.row, &fit.col];
-        let tests = counts.iter().flatten().filter(|&&c| c > 0).count();
+        // A side with one line has no others to stand out from.
+        let lines = |side: usize| counts[side].iter().filter(|&&c| c >= MIN_LINE).count();
+        let tests = lines(0) + lines(1);
         let sigmas = self.sigmas(tests);
         let mut named: [Vec<Option<Finding>>; 2] = [vec![None; n], vec![None; n]];
         for (side, found) in named.iter_mut().enumerate() {
             let mut buf = Vec::new();
-            let with_cells = (0..n).filter(|&i| counts[side][i] > 0);
+            let judged = if lines(side) >= 2 {
+                MIN_LINE
+            } else {
+                usize::MAX
+            };
+            let with_cells = (0..n).filter(|&i| counts[side][i] >= judged);
             let spread = if with_cells.clone().count() >= SPREAD_FROM {
                 let centre = median_of(with_cells.clone().map(|i| effects[side][i]), &mut buf)
                     .unwrap_or(0.0);

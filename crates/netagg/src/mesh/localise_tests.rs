@@ -363,3 +363,38 @@ fn the_same_grid_gives_the_same_analysis_and_findings_come_by_score() {
         a.overall
     );
 }
+
+#[test]
+fn a_star_names_its_partners_paths() {
+    // `--pairs node=NAME`: endpoint 0 to and from all, nothing else; it
+    // sends at twice the rate it receives (its row and column keep their
+    // own levels).
+    let n = 12;
+    let star = |grid: &crate::mesh::simulate::SimGrid| -> Vec<Option<f64>> {
+        let keep = |c: usize| c / n == 0 || c % n == 0;
+        let twice = |c: usize| if c / n == 0 { 2.0 } else { 1.0 };
+        (0..n * n)
+            .map(|c| grid.values[c].filter(|_| keep(c)).map(|v| v * twice(c)))
+            .collect()
+    };
+    let s = Scenario::clean(n, 0, Better::Higher);
+    let bad = [
+        fault(Place::Path { src: 0, dst: 5 }, 0.4),
+        fault(Place::Path { src: 5, dst: 0 }, 0.4),
+    ];
+    let settings = Settings::default();
+    for seed in 0..10 {
+        let grid = draw(&s, &bad, seed);
+        let a = localise(n, &star(&grid), &grid.zones, Better::Higher, &settings);
+        let mut named = places(&a);
+        named.sort_by_key(|p| format!("{p:?}"));
+        assert_eq!(
+            named,
+            [bad[0].place.clone(), bad[1].place.clone()],
+            "seed {seed}"
+        );
+        let clean = draw(&s, &[], seed);
+        let a = localise(n, &star(&clean), &clean.zones, Better::Higher, &settings);
+        assert!(a.findings.is_empty(), "seed {seed}: {:?}", a.findings);
+    }
+}
