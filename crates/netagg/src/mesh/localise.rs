@@ -11,32 +11,37 @@
 //! zones the polish runs twice, blocks first and rows first, and the fit
 //! with the smaller sum of absolute residuals (the criterion median polish
 //! approximates) is kept: blocks first find a slow link whose cells are
-//! most of its zones' rows, rows first a slow node in a small zone.
+//! most of its zones' rows, rows first a slow node in a small zone. Zones
+//! leave one choice open per zone, settled to the sparser explanation
+//! (`Grid::normalise`).
 //!
-//! Judging: the noise is the robust scale (1.4826 × median absolute value)
-//! of 2×2 contrasts of the residuals, in which row and column effects
-//! cancel (the residuals' own scale is too small: the medians pull them to
-//! 0). A row or column is
-//! judged against the noise of a median of its cells (1.2533·σ/√k) or the
-//! spread of the rows' effects when that is larger (nodes differ a little
-//! by nature); a zone link against the noise of its block's median; a cell
-//! against σ. Something is named only when it is worse (lower for Higher,
-//! higher for Lower), its relative effect is at least `min_effect`, and its
-//! log effect is at least `sigmas` × its noise — or, with many things judged
-//! at once, the one-sided Student t quantile (residual degrees of freedom)
-//! that keeps a grid's chance of naming anything by noise to 1 % per kind.
-//! A node whose row and column are both named is one finding (Side::Both).
+//! Judging: the noise σ is the robust scale (1.4826 × median absolute
+//! value) of 2×2 contrasts of the residuals, in which row and column
+//! effects cancel (the residuals' own scale is too small: the medians pull
+//! them to 0). A row or column is judged against the noise of a median of
+//! its k cells (1.2533·σ/√k), or the spread of the rows' effects when that
+//! is larger (nodes differ a little by nature); a zone link against the
+//! noise of its block's median; a cell against σ widened by its row's and
+//! column's medians. Something is named only when it is worse (lower for
+//! Higher, higher for Lower), its relative effect is at least `min_effect`,
+//! and its log effect is at least `sigmas` × its noise — or, with many
+//! things judged at once, the one-sided Student t quantile (residual
+//! degrees of freedom) that keeps a grid's chance of naming anything by
+//! noise to 1 % per kind. A node whose row and column are both named is one
+//! finding (Side::Both).
 //!
-//! What cannot be told apart: with two endpoints nothing (two values, more
-//! parameters); with three, a node from its row or column, but never a
-//! single cell (one residual degree of freedom); a zone of one endpoint is
-//! that endpoint (its node, never a link); a row or column of one measured
-//! cell is that cell (a path, never a node) — so in a star (`--pairs
-//! node=NAME`) the partners' paths are named, and the node itself cannot
-//! be (slow sending is there the same as everyone else slow receiving). With two zones a link is judged
-//! against the paths within the zones, so a link slower by design is named;
-//! with three or more, against the typical link, so the usual cost of
-//! crossing zones is not.
+//! What cannot be told apart: with two endpoints, anything (two values,
+//! each the other's only comparison): nothing is named. With three, one
+//! residual degree of freedom: the noise is barely known, so only a node
+//! far out is named, never a single cell; from five to eight a bad cell
+//! gives some of its effect to its row and column. A zone of one endpoint
+//! is that endpoint (its node, never a link); a row or column of one
+//! measured cell is that cell (a path, never a node), so in a star
+//! (`--pairs node=NAME`) the partners' paths are named, never the node
+//! (its sending slowly is there the same as all others receiving slowly).
+//! With two zones a link is judged against the paths within the zones, so
+//! a link slower by design is named; with three or more, against the
+//! typical link, so the usual cost of crossing zones is not.
 
 use netperf_results::stats::t_quantile;
 
