@@ -13,3 +13,4 @@ pub mod output;
 pub mod remote;
 pub mod run;
 pub mod schedule;
+pub mod simulate;
