@@ -1,9 +1,9 @@
 //! `netagg mesh` on the namespace testbed (`scripts/testbed mesh`): node
 //! namespaces in two zones whose every link is rate-limited with tbf, so the
 //! network and not this machine's two CPUs sets the numbers, each node
-//! running our netserver with the mesh opt-in. A fault injected there — a
-//! slow node, one slow path, a slow link between the zones — is named, and
-//! only it; a clean mesh names nothing, three times over; a node whose
+//! running our netserver with the mesh opt-in. Faults injected there — a
+//! slow node, one slow path, a slow link between the zones — are named, and
+//! only they; a clean mesh names nothing, three times over; a node whose
 //! netserver dies mid-mesh leaves its pairs failed with a reason (never a
 //! zero) and every other pair measured. Skipped, saying so, without root
 //! and in the fast tier.
@@ -110,17 +110,19 @@ fn findings(mesh: &Value) -> Vec<String> {
     said
 }
 
-/// Inject each fault in turn, run the mesh (with `extra` options), expect
-/// exactly that finding, clear it.
-fn named_and_only_it(bed: &MeshTestbed, dir: &std::path::Path, cases: &[Fault], extra: &[&str]) {
-    for (fault, clear, expected) in cases {
+/// Inject `faults` together, run the mesh (with `extra` options), expect
+/// exactly their findings — each named, nothing else — then clear them.
+fn named_and_only_they(bed: &MeshTestbed, dir: &std::path::Path, faults: &[Fault], extra: &[&str]) {
+    for (fault, _, _) in faults {
         bed.run("fault", fault);
-        let name = clear.replace(' ', "-");
-        let (code, stderr, run) = mesh_with(bed, dir, &name, extra);
-        assert_eq!(code, 0, "{expected}: {stderr}");
-        assert_eq!(findings(&run), [*expected], "{expected}: {run:#}");
-        let clear: Vec<&str> = clear.split(' ').collect();
-        bed.run("clear", &clear);
+    }
+    let (code, stderr, run) = mesh_with(bed, dir, "faults", extra);
+    assert_eq!(code, 0, "{stderr}");
+    let mut expected: Vec<&str> = faults.iter().map(|(_, _, e)| *e).collect();
+    expected.sort();
+    assert_eq!(findings(&run), expected, "{run:#}");
+    for (_, clear, _) in faults {
+        bed.run("clear", &clear.split(' ').collect::<Vec<_>>());
     }
 }
 
@@ -128,13 +130,15 @@ fn named_and_only_it(bed: &MeshTestbed, dir: &std::path::Path, cases: &[Fault], 
 /// one finding expected ("kind names side").
 type Fault = (&'static [&'static str], &'static str, &'static str);
 
+/// Three faults in one mesh (one run instead of three): a node slow both
+/// ways, another slow only sending, and one path slow in one direction.
 #[test]
-fn a_slow_node_and_a_slow_path_are_named_and_only_they() {
+fn slow_nodes_and_a_slow_path_are_named_and_only_they() {
     let Some((bed, dir)) = bed("ngmf", 6) else {
         return;
     };
     // Nodes 1..3 are zone z1, 4..6 zone z2 (scripts/testbed's layout).
-    let cases: [Fault; 3] = [
+    let faults: [Fault; 3] = [
         (
             &["node", "2", "--dir", "both"],
             "node 2",
@@ -151,7 +155,7 @@ fn a_slow_node_and_a_slow_path_are_named_and_only_they() {
             "path ngmf-n4>ngmf-n6",
         ),
     ];
-    named_and_only_it(&bed, &dir, &cases, &[]);
+    named_and_only_they(&bed, &dir, &faults, &[]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -164,7 +168,7 @@ fn a_slow_link_between_the_zones_is_named_and_only_it() {
         return;
     };
     let cases: [Fault; 1] = [(&["zone", "--dir", "1to2"], "zone", "zone-link z1>z2")];
-    named_and_only_it(&bed, &dir, &cases, &["--concurrency", "1"]);
+    named_and_only_they(&bed, &dir, &cases, &["--concurrency", "1"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
