@@ -49,14 +49,34 @@ pub const TESTS: [&str; 6] = [
 const STREAM_SELECTION: &str = "THROUGHPUT,THROUGHPUT_UNITS,ELAPSED_TIME";
 const RR_SELECTION: &str = "THROUGHPUT,THROUGHPUT_UNITS,ELAPSED_TIME,TRANSACTION_RATE,\
 MEAN_LATENCY,MIN_LATENCY,MAX_LATENCY,P50_LATENCY,P90_LATENCY,P99_LATENCY,STDDEV_LATENCY";
+/// UDP_RR's, with the requests lost (each a one-second timeout, `-e 1`).
+const UDP_RR_SELECTION: &str = "THROUGHPUT,THROUGHPUT_UNITS,ELAPSED_TIME,TRANSACTION_RATE,\
+MEAN_LATENCY,MIN_LATENCY,MAX_LATENCY,P50_LATENCY,P90_LATENCY,P99_LATENCY,STDDEV_LATENCY,\
+RR_TIMEOUTS";
+
+/// Each test a mesh runs: its `-J` selection and the test-specific options
+/// before it. A lost UDP_RR request would stall a closed loop for the rest
+/// of the test; with `-e 1` it is a timeout counted (RR_TIMEOUTS) and the
+/// loop goes on, so the mesh can report loss.
+const RUNS: [(&str, &str, &[&str]); 6] = [
+    ("TCP_STREAM", STREAM_SELECTION, &[]),
+    ("TCP_MAERTS", STREAM_SELECTION, &[]),
+    ("UDP_STREAM", STREAM_SELECTION, &[]),
+    ("TCP_RR", RR_SELECTION, &[]),
+    ("TCP_CRR", RR_SELECTION, &[]),
+    ("UDP_RR", UDP_RR_SELECTION, &["-e", "1"]),
+];
 
 /// The selectors of `test`'s record (None for a test not in `TESTS`).
 pub fn selection(test: &str) -> Option<&'static str> {
-    match test {
-        "TCP_STREAM" | "TCP_MAERTS" | "UDP_STREAM" => Some(STREAM_SELECTION),
-        "TCP_RR" | "TCP_CRR" | "UDP_RR" => Some(RR_SELECTION),
-        _ => None,
-    }
+    RUNS.iter().find(|(t, _, _)| *t == test).map(|(_, s, _)| *s)
+}
+
+/// The test-specific options `test` runs with, before its `-J`.
+pub fn test_options(test: &str) -> &'static [&'static str] {
+    RUNS.iter()
+        .find(|(t, _, _)| *t == test)
+        .map_or(&[], |(_, _, o)| *o)
 }
 
 /// The longest result text sent back (a `-J` record is about 1 KB).

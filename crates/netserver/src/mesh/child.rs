@@ -14,10 +14,12 @@ const POLL: Duration = Duration::from_millis(20);
 /// The most of the child's stderr kept for a failure's reason.
 const STDERR_KEPT: usize = 4096;
 
-/// The argument list: `-t TEST -H DST -p PORT -l SECS -P 0 -- -J SELECTION`.
+/// The argument list: `-t TEST -H DST -p PORT -l SECS -P 0 -- [-e 1] -J
+/// SELECTION` (`-e 1` for UDP_RR: `wire::mesh::test_options`).
 pub fn argv(origin: &Origin) -> Vec<String> {
     let selection = wire::selection(&origin.test).unwrap_or("THROUGHPUT");
-    [
+    let options = wire::test_options(&origin.test);
+    let head = [
         "-t",
         &origin.test,
         "-H",
@@ -29,12 +31,12 @@ pub fn argv(origin: &Origin) -> Vec<String> {
         "-P",
         "0",
         "--",
-        "-J",
-        selection,
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect()
+    ];
+    head.iter()
+        .chain(options)
+        .chain(&["-J", selection])
+        .map(|s| s.to_string())
+        .collect()
 }
 
 /// Run the test; the record (a JSON object's text) or why there is none.
@@ -133,6 +135,19 @@ mod tests {
             argv(&origin()).join(" "),
             "-t TCP_STREAM -H 127.0.0.2 -p 12866 -l 2 -P 0 -- -J THROUGHPUT,THROUGHPUT_UNITS,ELAPSED_TIME"
         );
+        // Every test the wire allows runs with its own selection; UDP_RR
+        // counts its lost requests as timeouts instead of stalling.
+        for test in wire::TESTS {
+            let origin = Origin {
+                test: test.into(),
+                ..origin()
+            };
+            let argv = argv(&origin).join(" ");
+            let tail = format!("-J {}", wire::selection(test).unwrap());
+            assert!(argv.ends_with(&tail), "{argv}");
+            assert_eq!(argv.contains("-- -e 1 -J"), test == "UDP_RR", "{argv}");
+        }
+        assert!(wire::selection("UDP_RR").unwrap().ends_with(",RR_TIMEOUTS"));
     }
 
     #[test]
