@@ -59,7 +59,7 @@ use common::podman::*;
 use common::*;
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/kube-play");
@@ -86,6 +86,10 @@ impl Drop for Image {
 }
 
 static IMAGE: Mutex<Weak<Image>> = Mutex::new(Weak::new());
+/// Held by the test playing pods: one plays at a time (at once, on two
+/// cores, both took more than twice as long), the other holding the image
+/// meanwhile.
+static PLAYING: Mutex<()> = Mutex::new(());
 
 /// The image, built now unless another test of this file holds it.
 fn shared_image(podman: &Podman) -> Arc<Image> {
@@ -118,6 +122,8 @@ struct Played<'a> {
     files: Vec<PathBuf>,
     /// Dropped after the pods: its tag goes with the last test using it.
     image: Option<Arc<Image>>,
+    /// Released once everything above is removed.
+    playing: Option<MutexGuard<'static, ()>>,
 }
 
 impl<'a> Played<'a> {
@@ -133,7 +139,19 @@ impl<'a> Played<'a> {
             netns: None,
             files: Vec::new(),
             image: None,
+            playing: None,
         }
+    }
+
+    /// The shared image, then this test's turn to play; the image's tag.
+    fn image_and_turn(&mut self) -> String {
+        let image = shared_image(self.podman);
+        let tag = image.tag.clone();
+        self.image = Some(image);
+        // A test that panicked while playing poisons the lock; its
+        // guard has removed what it played all the same.
+        self.playing = Some(PLAYING.lock().unwrap_or_else(PoisonError::into_inner));
+        tag
     }
 }
 
@@ -331,9 +349,7 @@ fn pod_specs_serve_under_podman_kube_play() {
     let prefix = format!("kube-{pid}-");
     let network = format!("netperf-ng-kube-{pid}");
     let mut played = Played::new(&podman, &prefix, &[BASE, HOSTNET]);
-    let shared = shared_image(&podman);
-    let image = shared.tag.clone();
-    played.image = Some(shared);
+    let image = played.image_and_turn();
     let started = Instant::now();
     // 240-247 are tests/container_tests.rs's.
     podman.create_network(&network, 248..=252);
@@ -589,9 +605,7 @@ fn mesh_plays_under_podman_kube_play() {
     let key = std::env::temp_dir().join(format!("kmesh-{pid}.key"));
     played.files.push(key.clone());
     std::fs::write(&key, random_key()).unwrap();
-    let shared = shared_image(&podman);
-    let image = shared.tag.clone();
-    played.image = Some(shared);
+    let image = played.image_and_turn();
     let started = Instant::now();
     let octet = podman.create_network(&network, 248..=252);
     played.network = Some(network.clone());
