@@ -43,10 +43,12 @@
 //! capabilities, limits.memory (and requests.memory as a soft limit),
 //! restartPolicy, hostNetwork, args, volumeMounts.
 //!
-//! The mesh's pod specs (deploy/kubernetes/mesh) are checked as the script
-//! would play them (--print: a DaemonSet as several pods, the Secret as a
-//! directory, the ConfigMap's peers in the args), not played: that waits
-//! for an image with netserver's mesh opt-in and `netagg mesh`.
+//! The mesh (deploy/kubernetes/mesh) is checked as the script plays it
+//! (--print: a DaemonSet as several pods, the Secret as a directory, the
+//! ConfigMap's peers in the args) and played: three mesh netserver pods
+//! standing in for three nodes and the mesh Job, whose 6 ordered pairs are
+//! each measured from the source pod's netserver. Both played tests share
+//! one image, built once.
 //!
 //! Skipped, saying why, as tests/container_tests.rs is: where podman
 //! cannot run; and where PyYAML (which the script needs) is missing and pip
@@ -55,29 +57,108 @@
 mod common;
 use common::podman::*;
 use common::*;
+use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/kube-play");
 const BASE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/kubernetes/base");
 const HOSTNET: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/kubernetes/hostnetwork");
 const MESH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/kubernetes/mesh");
+/// The mesh DaemonSet played as three pods: three nodes.
+const MESH_REPLICAS: &str = "netserver-mesh=3";
 const SCRIPT_LIMIT: Duration = Duration::from_secs(180);
 
+/// The image the played tests run, built once for all of them that run at
+/// once (two builds at the same time would share scripts/container-build's
+/// staging directory, and each costs a relink and an image), its tag
+/// removed when the last of them ends.
+struct Image {
+    podman: Podman,
+    tag: String,
+}
+
+impl Drop for Image {
+    fn drop(&mut self) {
+        let _ = self.podman.bounded(&["rmi", &self.tag], CLEANUP_LIMIT);
+    }
+}
+
+static IMAGE: Mutex<Weak<Image>> = Mutex::new(Weak::new());
+/// Held by the test playing pods: one plays at a time (at once, on two
+/// cores, both took more than twice as long), the other holding the image
+/// meanwhile.
+static PLAYING: Mutex<()> = Mutex::new(());
+
+/// The image, built now unless another test of this file holds it.
+fn shared_image(podman: &Podman) -> Arc<Image> {
+    // A test whose build panicked poisons the lock; the next one builds again.
+    let mut shared = IMAGE.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(image) = shared.upgrade() {
+        return image;
+    }
+    let image = Arc::new(Image {
+        podman: Podman {
+            global: podman.global.clone(),
+        },
+        tag: format!("localhost/netperf-ng:kube-{}", std::process::id()),
+    });
+    build_image(podman, &image.tag);
+    *shared = Arc::downgrade(&image);
+    image
+}
+
 /// What the test played, removed when it ends, also on failure: the
-/// script's own --down first, then whatever pod still carries the prefix.
+/// script's own --down (with `down`: the prefix, the manifests and the
+/// options that name the pods) first, then whatever pod still carries the
+/// prefix; then the network, namespace and files the test made.
 struct Played<'a> {
     podman: &'a Podman,
     prefix: String,
+    down: Vec<String>,
     network: Option<String>,
     netns: Option<String>,
-    image: Option<String>,
+    files: Vec<PathBuf>,
+    /// Dropped after the pods: its tag goes with the last test using it.
+    image: Option<Arc<Image>>,
+    /// Released once everything above is removed.
+    playing: Option<MutexGuard<'static, ()>>,
+}
+
+impl<'a> Played<'a> {
+    /// Nothing played yet: `down` names what `--down` must remove.
+    fn new(podman: &'a Podman, prefix: &str, down: &[&str]) -> Played<'a> {
+        let mut args = vec!["--down".to_string(), "--prefix".into(), prefix.into()];
+        args.extend(down.iter().map(|a| a.to_string()));
+        Played {
+            podman,
+            prefix: prefix.into(),
+            down: args,
+            network: None,
+            netns: None,
+            files: Vec::new(),
+            image: None,
+            playing: None,
+        }
+    }
+
+    /// The shared image, then this test's turn to play; the image's tag.
+    fn image_and_turn(&mut self) -> String {
+        let image = shared_image(self.podman);
+        let tag = image.tag.clone();
+        self.image = Some(image);
+        // A test that panicked while playing poisons the lock; its
+        // guard has removed what it played all the same.
+        self.playing = Some(PLAYING.lock().unwrap_or_else(PoisonError::into_inner));
+        tag
+    }
 }
 
 impl Drop for Played<'_> {
     fn drop(&mut self) {
         let mut down = Command::new(SCRIPT);
-        down.args(["--down", "--prefix", &self.prefix, BASE, HOSTNET])
+        down.args(&self.down)
             .env("CONTAINER_ENGINE_OPTS", self.podman.engine_opts())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
@@ -106,10 +187,31 @@ impl Drop for Played<'_> {
         if let Some(netns) = &self.netns {
             let _ = run_with_limit("ip", &["netns", "del", netns], CLEANUP_LIMIT);
         }
-        if let Some(image) = &self.image {
-            let _ = self.podman.bounded(&["rmi", image], CLEANUP_LIMIT);
+        for file in &self.files {
+            let _ = std::fs::remove_file(file);
         }
     }
+}
+
+/// A played pod's address on `network`.
+fn pod_address(podman: &Podman, pod: &str, network: &str) -> String {
+    let infra = podman.ok(&["pod", "inspect", "--format", "{{.InfraContainerID}}", pod]);
+    podman
+        .ok(&[
+            "inspect",
+            "--format",
+            &format!("{{{{(index .NetworkSettings.Networks \"{network}\").IPAddress}}}}"),
+            infra.trim(),
+        ])
+        .trim()
+        .to_string()
+}
+
+/// The directory podman keeps a played pod's emptyDir in (kube-play names
+/// the volume POD-VOLUME).
+fn volume_dir(podman: &Podman, volume: &str) -> PathBuf {
+    let mountpoint = podman.ok(&["volume", "inspect", "--format", "{{.Mountpoint}}", volume]);
+    PathBuf::from(mountpoint.trim())
 }
 
 fn script(podman: &Podman, args: &[&str]) -> Output {
@@ -244,17 +346,10 @@ fn pod_specs_serve_under_podman_kube_play() {
         return skip(format!("python3 has no PyYAML: {why}"));
     }
     let pid = std::process::id();
-    let image = format!("localhost/netperf-ng:kube-{pid}");
     let prefix = format!("kube-{pid}-");
     let network = format!("netperf-ng-kube-{pid}");
-    let mut played = Played {
-        podman: &podman,
-        prefix: prefix.clone(),
-        network: None,
-        netns: None,
-        image: Some(image.clone()),
-    };
-    build_image(&podman, &image);
+    let mut played = Played::new(&podman, &prefix, &[BASE, HOSTNET]);
+    let image = played.image_and_turn();
     let started = Instant::now();
     // 240-247 are tests/container_tests.rs's.
     podman.create_network(&network, 248..=252);
@@ -307,31 +402,14 @@ fn pod_specs_serve_under_podman_kube_play() {
     );
 
     // The netserver pod's address on the test's network.
-    let server_pod = format!("{prefix}netserver");
-    let infra = podman.ok(&[
-        "pod",
-        "inspect",
-        "--format",
-        "{{.InfraContainerID}}",
-        &server_pod,
-    ]);
-    let address = podman
-        .ok(&[
-            "inspect",
-            "--format",
-            &format!("{{{{(index .NetworkSettings.Networks \"{network}\").IPAddress}}}}"),
-            infra.trim(),
-        ])
-        .trim()
-        .to_string();
+    let address = pod_address(&podman, &format!("{prefix}netserver"), &network);
     assert!(address.starts_with("198.18.2"), "{address}");
 
     // netagg found that pod through the headless Service's name: its
     // streams went to it and moved data.
-    let volume = format!("{prefix}netagg-results");
-    let results = podman.ok(&["volume", "inspect", "--format", "{{.Mountpoint}}", &volume]);
+    let results = volume_dir(&podman, &format!("{prefix}netagg-results"));
     let json: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(format!("{}/netagg_tps.json", results.trim()))
+        &std::fs::read_to_string(results.join("netagg_tps.json"))
             .expect("netagg_tps.json in the Job's emptyDir"),
     )
     .expect("netagg's JSON");
@@ -501,14 +579,155 @@ fn hostnetwork_pod_serves(podman: &Podman, played: &mut Played, image: &str) {
     );
 }
 
+/// The mesh played: the DaemonSet as three pods standing in for three
+/// nodes, each netserver with the opt-in (the key from --secret-file, the
+/// peers the test's podman network: the ConfigMap's placeholder CIDRs are
+/// a cluster's, so the test overrides the arg, not the manifests), then
+/// the mesh Job, shortened to one 1 s test a pair. It must exit 0 and
+/// write a mesh.json whose 6 ordered pairs between the three pods'
+/// addresses were all measured, each test started at its source's
+/// netserver (two "done" lines in each one's log, toward the other two).
+#[test]
+fn mesh_plays_under_podman_kube_play() {
+    let podman = match podman_for_image_tests() {
+        Ok(p) => p,
+        Err(why) => return skip(why),
+    };
+    if let Err(why) = install::ensure(install::From::Pip, "pyyaml", || {
+        install::python_imports("yaml")
+    }) {
+        return skip(format!("python3 has no PyYAML: {why}"));
+    }
+    let pid = std::process::id();
+    let prefix = format!("kmesh-{pid}-");
+    let network = format!("netperf-ng-kmesh-{pid}");
+    let mut played = Played::new(&podman, &prefix, &["--replicas", MESH_REPLICAS, MESH]);
+    let key = std::env::temp_dir().join(format!("kmesh-{pid}.key"));
+    played.files.push(key.clone());
+    std::fs::write(&key, random_key()).unwrap();
+    let image = played.image_and_turn();
+    let started = Instant::now();
+    let octet = podman.create_network(&network, 248..=252);
+    played.network = Some(network.clone());
+
+    let secret = format!("netperf-ng-mesh-key/key={}", key.display());
+    let peers = format!("netserver:--mesh-peers=198.18.{octet}.0/24");
+    let out = script(
+        &podman,
+        &[
+            "--network",
+            &network,
+            "--image",
+            &image,
+            "--prefix",
+            &prefix,
+            "--ulimit",
+            ULIMITS[1],
+            "--ulimit",
+            ULIMITS[3],
+            "--replicas",
+            MESH_REPLICAS,
+            "--secret-file",
+            &secret,
+            "--set-arg",
+            &peers,
+            "--set-arg",
+            "netagg:--duration=1",
+            "--set-arg",
+            "netagg:--tests=TCP_STREAM",
+            "--job-timeout",
+            "120",
+            MESH,
+        ],
+    );
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "scripts/kube-play: {stdout}{stderr}");
+    let job = format!("{prefix}netagg-mesh-netagg");
+    let state = podman.ok(&[
+        "inspect",
+        "--format",
+        "{{.State.Status}} {{.State.ExitCode}}",
+        &job,
+    ]);
+    assert_eq!(state.trim(), "exited 0", "{stdout}{stderr}");
+
+    // The endpoints the Job found through the headless Service's name are
+    // the three pods.
+    let servers: Vec<String> = (1..=3)
+        .map(|i| format!("{prefix}netserver-mesh-{i}"))
+        .collect();
+    let addresses: Vec<String> = servers
+        .iter()
+        .map(|pod| pod_address(&podman, pod, &network))
+        .collect();
+    let results = volume_dir(&podman, &format!("{prefix}netagg-mesh-results"));
+    let json = std::fs::read_to_string(results.join("mesh/mesh.json"))
+        .unwrap_or_else(|e| panic!("no mesh.json in the Job's emptyDir ({e}): {stdout}{stderr}"));
+    let mesh: serde_json::Value = serde_json::from_str(&json).expect("mesh.json");
+    let mut names: Vec<&str> = mesh["endpoints"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{mesh:#}"))
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    names.sort_unstable();
+    let mut want: Vec<&str> = addresses.iter().map(String::as_str).collect();
+    want.sort_unstable();
+    assert_eq!(names, want, "{mesh:#}");
+    assert!(mesh["findings"].is_array(), "{mesh:#}");
+    assert_eq!(mesh["duration"], 1, "{mesh:#}");
+
+    // Every ordered pair measured once, none failed.
+    let pairs = mesh["pairs"].as_array().unwrap();
+    let mut measured = std::collections::BTreeSet::new();
+    for pair in pairs {
+        let (src, dst) = (pair["src"].as_str().unwrap(), pair["dst"].as_str().unwrap());
+        let value = &pair["values"]["tcp_stream_throughput"]["value"];
+        assert!(
+            pair["outcome"] == "ok" && value.as_f64().is_some_and(|v| v > 0.0),
+            "{pair}: {stdout}{stderr}"
+        );
+        assert_ne!(src, dst);
+        measured.insert((src, dst));
+    }
+    assert_eq!((pairs.len(), measured.len()), (6, 6), "{mesh:#}");
+
+    // Each test ran from its source's netserver: each pod's log has its
+    // two, toward the other two pods.
+    for (server, address) in servers.iter().zip(&addresses) {
+        let logs = podman.run(&["logs", &format!("{server}-netserver")], COMMAND_LIMIT);
+        let log = text(&logs.stdout) + &text(&logs.stderr);
+        let done = log.lines().filter(|l| l.ends_with(": done")).count();
+        assert_eq!(done, 2, "{server}: {log}");
+        for other in addresses.iter().filter(|a| *a != address) {
+            let line = format!("mesh TCP_STREAM to {other}:12865 for 1 s: done");
+            assert!(log.contains(&line), "{server}: no {line:?} in {log}");
+        }
+    }
+    eprintln!(
+        "kube_play_tests: the mesh played and checked in {:.0?}",
+        started.elapsed()
+    );
+}
+
+/// A mesh key for one run: 24 random bytes, hex.
+fn random_key() -> String {
+    let mut bytes = [0u8; 24];
+    std::io::Read::read_exact(
+        &mut std::fs::File::open("/dev/urandom").unwrap(),
+        &mut bytes,
+    )
+    .unwrap();
+    bytes.iter().map(|b| format!("{b:02x}")).collect::<String>() + "\n"
+}
+
 /// The mesh's pod specs as the script plays them, printed (no engine
 /// needed): the DaemonSet as three pods standing in for three nodes, each
 /// with the peers from the ConfigMap in its args and the key, given with
 /// --secret-file, as a directory in place of the Secret volume (written
 /// only when played); the Job's --k8s-selector played as --hosts-dns of
-/// the mesh's headless Service, after the subcommand. The mesh is not
-/// played under podman here: that needs an image whose netserver has the
-/// opt-in and whose netagg has `mesh`.
+/// the mesh's headless Service, after the subcommand (played by
+/// mesh_plays_under_podman_kube_play).
 #[test]
 fn mesh_pod_specs_as_played() {
     if let Err(why) = install::ensure(install::From::Pip, "pyyaml", || {
