@@ -35,8 +35,8 @@ use super::quantile::median_of_sorted;
 use super::{sorted_copy, validate, StatsError};
 use energy::{best_split, p_value, Fenwick, Permutations, Ranked};
 
-/// The longest series searched: the rank sums are exact 64-bit integers up
-/// to a few million points, and a million takes about a minute.
+/// The longest series searched: the rank sums stay exact 64-bit integers
+/// (to a few million points) and the time within minutes.
 pub const MAX_POINTS: usize = 1_000_000;
 
 /// How change points are searched for.
