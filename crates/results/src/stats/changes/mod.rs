@@ -9,12 +9,13 @@
 //! 1. a permutation test of that maximum (the same maximum over every split
 //!    of each shuffle, so the choice of the split is paid for) gives
 //!    p ≤ `alpha`, and
-//! 2. the change is abrupt: the `local_window` points on either side of it
-//!    differ too, once the trend of the windows beyond them is taken out
-//!    (the same statistic at that one split, permutation p ≤ `alpha`). A
-//!    slow drift makes the two halves of a long segment differ, but once
-//!    its own slope is removed the neighbours of a point do not, so it is
-//!    not taken for a step; nor is a segment around it split further.
+//! 2. the change is abrupt ([`local`]): with the segment's trend taken
+//!    out, the `local_window` points just before and just after it differ
+//!    in level or spread more than any point of the shuffled segment's
+//!    do (permutation p ≤ `alpha`). A slow drift makes the two halves of a
+//!    long segment differ, but not a point's neighbours once its slope is
+//!    removed, so it is not taken for a step; nor is a segment around it
+//!    split further.
 //!
 //! Each side of an accepted split is then searched the same way (binary
 //! segmentation). Under no change (independent values from one
@@ -191,9 +192,10 @@ pub fn change_points(values: &[f64], opts: &ChangeOptions) -> Result<Vec<ChangeP
             opts,
         )?);
     }
+    // A change from a median of 0 has no relative size: it is kept.
     points.retain(|c| {
-        let size = c.median_after / c.median_before - 1.0;
-        !(size.abs() < opts.min_change)
+        let size = (c.median_after / c.median_before - 1.0).abs();
+        size.is_nan() || size >= opts.min_change
     });
     Ok(points)
 }
