@@ -167,6 +167,13 @@ pub(super) struct Permutations {
     pub enough: usize,
 }
 
+/// Shuffles `items` in place (Fisher–Yates): every order equally likely.
+pub(super) fn shuffle<T>(rng: &mut ChaCha8Rng, items: &mut [T]) {
+    for i in (1..items.len()).rev() {
+        items.swap(i, rng.random_range(0..=i));
+    }
+}
+
 /// The permutation p-value of `observed`, `statistic` computed on shuffles
 /// of `points` drawn from a generator seeded with `seed`.
 pub(super) fn p_value(
@@ -183,10 +190,7 @@ pub(super) fn p_value(
     let reach = observed - observed.abs() * 1e-12;
     let mut reached = 0;
     for draw in 1..=plan.permutations {
-        for i in (1..shuffled.len()).rev() {
-            let j = rng.random_range(0..=i);
-            shuffled.swap(i, j);
-        }
+        shuffle(&mut rng, &mut shuffled);
         if statistic(&shuffled) >= reach {
             reached += 1;
             if reached >= plan.enough {

@@ -16,7 +16,7 @@
 //!    chosen for looking like a change, so it must beat the best that
 //!    chance offers at any point, not a fixed one.
 
-use rand::{RngExt, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 /// The permutation p-value that `values` step at `at` (points before it),
@@ -54,10 +54,7 @@ pub(super) fn abrupt(
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut reached = 0;
     for draw in 1..=permutations {
-        for i in (1..m).rev() {
-            let j = rng.random_range(0..=i);
-            scores.swap(i, j);
-        }
+        super::energy::shuffle(&mut rng, &mut scores);
         if scan.max(&scores) >= reach {
             reached += 1;
             if reached >= enough {
@@ -68,25 +65,10 @@ pub(super) fn abrupt(
     (reached + 1) as f64 / (permutations + 1) as f64
 }
 
-/// Midranks (1-based) of `values`.
+/// Midranks (1-based) of `values`: the energy test's, undoubled.
 fn ranks_of(values: &[f64]) -> Vec<f64> {
-    let m = values.len();
-    let mut order: Vec<usize> = (0..m).collect();
-    order.sort_unstable_by(|&a, &b| values[a].total_cmp(&values[b]));
-    let mut ranks = vec![0.0; m];
-    let mut start = 0;
-    while start < m {
-        let mut end = start + 1;
-        while end < m && values[order[end]] == values[order[start]] {
-            end += 1;
-        }
-        let rank = (start + 1 + end) as f64 / 2.0;
-        for &i in &order[start..end] {
-            ranks[i] = rank;
-        }
-        start = end;
-    }
-    ranks
+    let ranked = super::energy::Ranked::of(values);
+    ranked.points.iter().map(|p| p.0 as f64 / 2.0).collect()
 }
 
 /// The two-window z scores of level and spread.
