@@ -98,6 +98,8 @@ pub enum ResultsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Change points in the history of each series (one metric of one test between the same ends), with what else changed at them
+    Changes(ChangesArgs),
     /// Store an experiment's saved record (its JSON) in the database
     Import {
         /// the experiment record, as the experiment wrote it in JSON
@@ -113,6 +115,47 @@ pub enum ResultsCommand {
         #[arg(long, default_value = "netperf-ng")]
         index: String,
     },
+}
+
+/// `netagg results changes`
+#[derive(clap::Args, Debug)]
+pub struct ChangesArgs {
+    /// only results started at or after DATE: 2026-11-22, 2026-11-22T08:00Z, or 7d, 12h, 30m ago
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+    /// only series whose name contains TEXT (any case; repeatable: any of them)
+    #[arg(long = "series", value_name = "TEXT")]
+    pub series: Vec<String>,
+    /// metrics (repeatable or a comma list; "all" for every one); default: the key metrics
+    #[arg(long = "metric", value_name = "M", value_delimiter = ',')]
+    pub metrics: Vec<String>,
+    /// only results of this test (any case)
+    #[arg(long)]
+    pub test: Option<String>,
+    /// only results against this host
+    #[arg(long)]
+    pub host: Option<String>,
+    /// only results with this tag (repeatable: all of them)
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
+    /// read the series from FILE instead: a header line, then time,series,value rows (more columns are context)
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["since", "test", "host", "tags"])]
+    pub csv: Option<PathBuf>,
+    /// the false-positive level: a series with no change shows one with at most this probability
+    #[arg(long, default_value_t = 0.01)]
+    pub alpha: f64,
+    /// permutations per test (at least 1/alpha − 1)
+    #[arg(long, default_value_t = 199, value_parser = clap::value_parser!(u32).range(19..=100_000))]
+    pub permutations: u32,
+    /// do not report changes smaller than PCT percent
+    #[arg(long, value_name = "PCT", default_value_t = 0.0)]
+    pub min_change: f64,
+    /// seed of the permutations and the bootstrap (the same seed gives the same answer)
+    #[arg(long, default_value_t = Bootstrap::default().seed)]
+    pub seed: u64,
+    /// a JSON list of the change points instead of a report
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -229,6 +272,7 @@ fn execute(args: &ResultsArgs) -> Result<u8, DbError> {
             print!("{}", json_or(*json, &c, render::compare));
             Ok(c.exit_status())
         }
+        ResultsCommand::Changes(c) => changes(args, c),
         ResultsCommand::Import { file } => {
             let rec = read_record(file)?;
             let db = Db::open(&db::resolve(args.db.as_deref())?)?;
@@ -245,6 +289,46 @@ fn execute(args: &ResultsArgs) -> Result<u8, DbError> {
             Ok(0)
         }
     }
+}
+
+/// `netagg results changes`: always exit 0 when it could search.
+fn changes(args: &ResultsArgs, c: &ChangesArgs) -> Result<u8, DbError> {
+    use super::history::{self, Selection};
+    let opts = crate::stats::ChangeOptions {
+        alpha: c.alpha,
+        permutations: c.permutations as usize,
+        min_change: c.min_change / 100.0,
+        seed: c.seed,
+        ..Default::default()
+    };
+    let series = match &c.csv {
+        Some(file) => {
+            let mut all = history::from_csv(file)?;
+            all.retain(|s| history::picked(&s.name, &c.series));
+            all
+        }
+        None => {
+            let selection = Selection {
+                filter: Filter {
+                    test: c.test.clone(),
+                    host: c.host.clone(),
+                    tags: c.tags.clone(),
+                    since: c.since.as_deref().map(since_text).transpose()?,
+                    ..Filter::default()
+                },
+                series: c.series.clone(),
+                metrics: c.metrics.clone(),
+            };
+            history::from_db(&open(args)?, &selection)?
+        }
+    };
+    let report =
+        super::changes::find(&series, &opts).map_err(|e| DbError::Invalid(e.to_string()))?;
+    match c.json {
+        true => print!("{}", json_text(&report.changes)),
+        false => print!("{}", super::changes::text(&report)),
+    }
+    Ok(0)
 }
 
 /// An experiment record from a saved run's JSON file.

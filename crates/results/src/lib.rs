@@ -8,7 +8,8 @@
 //! errors), `schema` migrates it, `record` is the shape every kind is
 //! stored in, `store` writes and `query`
 //! reads it; `netperf` and `netagg` turn their programs' results into
-//! records; `compare` and `render` answer the commands; `export` writes
+//! records; `compare` and `render` answer the commands; `history` reads series over
+//! time and `changes` finds their change points; `export` writes
 //! OpenMetrics, OpenSearch `_bulk` and perfdash; `cli` is the commands;
 //! `stats` is the statistics over repeated measurements that experiments
 //! and comparisons share.
@@ -19,11 +20,13 @@
 //! `SELECT r.id, m.value FROM runs r, json_each(r.metrics) m WHERE m.key =
 //! 'THROUGHPUT'`), `tags`, and `migrations` (the schema's history).
 
+pub mod changes;
 pub mod cli;
 pub mod compare;
 pub mod db;
 pub mod error;
 pub mod export;
+pub mod history;
 pub mod model;
 pub mod netagg;
 pub mod netperf;

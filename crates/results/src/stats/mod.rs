@@ -8,12 +8,14 @@
 //! Pure functions over `&[f64]`: no I/O, no global state, reproducible.
 
 pub mod bootstrap;
+pub mod changes;
 pub mod quantile;
 pub mod summary;
 
 pub use bootstrap::{
     Bootstrap, Estimate, RatioEstimate, Statistic, Verdict, MIN_BOOTSTRAP_SAMPLES,
 };
+pub use changes::{change_points, ChangeOptions, ChangePoint};
 pub use quantile::{median_of_sorted, quantile_of_sorted};
 pub use summary::{t_quantile, Interval, Percentiles, Summary};
 
