@@ -138,8 +138,6 @@ pub struct CellModel {
     col_cells: Vec<usize>,
     sigma: f64,
     dof: f64,
-    /// The multiple of a cell's noise it must exceed.
-    sigmas: f64,
 }
 
 /// The chance, per kind (rows and columns, links, cells), that a grid of
@@ -192,7 +190,6 @@ pub fn localise(
         col_cells: (0..n).map(|j| grid.col_cells(j)).collect(),
         sigma: judge.sigma,
         dof: judge.dof,
-        sigmas: judge.sigmas(grid.cells),
     };
     let mut findings = judge.nodes(&grid, &fit);
     findings.extend(judge.links(&grid, &fit));
@@ -220,10 +217,13 @@ pub fn localise(
 
 /// Whether `value`, a second measurement of the cell `src`→`dst`, also
 /// stands out against the model's prediction for that cell by the rule a
-/// path finding is named by (worse, at least `min_effect`, and clear of
-/// the cell's noise × the grid's threshold). A cell far off by chance
-/// (a heavy tail's draw) is rarely far off twice; a bad path is. False for
-/// a cell outside the grid or a value that is not a measurement.
+/// path finding is named by: worse, at least `min_effect`, and clear of
+/// the cell's noise × the threshold for the cells judged — here the path
+/// findings measured again, not every cell of the grid (the first
+/// threshold, kept, would drop a true path near it about half the time).
+/// A cell far off by chance (a heavy tail's draw) is rarely far off twice;
+/// a bad path is. False for a cell outside the grid or a value that is not
+/// a measurement.
 pub fn confirms(
     analysis: &Analysis,
     src: usize,
@@ -251,7 +251,14 @@ pub fn confirms(
     };
     let place = Place::Path { src, dst };
     let noise = m.sigma * cell_spread(m.row_cells[src], m.col_cells[dst]).sqrt();
-    judge.judge(place, x, noise, m.sigmas, 1).is_some()
+    let again = analysis
+        .findings
+        .iter()
+        .filter(|f| matches!(f.place, Place::Path { .. }))
+        .count();
+    judge
+        .judge(place, x, noise, judge.sigmas(again), 1)
+        .is_some()
 }
 
 /// A residual's variance over the cells' own: the cell's noise and that of
