@@ -263,6 +263,7 @@ fn synthetic() -> Mesh {
                 round: pairs.len() + 1,
                 span: Some((pairs.len() as f64, pairs.len() as f64 + 1.0)),
                 outcome,
+                confirmation: None,
             });
         }
     }
@@ -281,6 +282,7 @@ fn synthetic() -> Mesh {
         grids: Vec::new(),
         findings: Vec::new(),
         interrupted: true,
+        not_confirmed: 0,
     };
     mesh.analyse();
     mesh
@@ -361,6 +363,83 @@ fn a_saved_mesh_has_its_shape_and_is_drawn_again_byte_for_byte() {
         assert!(good.contains(from), "{from}");
         common::saved::refused(&out.0, &good.replacen(from, to, 1), why);
     }
+}
+
+/// The synthetic mesh with the path a -> d at a third of its rate, and
+/// that pair measured again at `again` (None: not measured again).
+fn slow_path(again: Option<f64>) -> Mesh {
+    let mut mesh = synthetic();
+    let p = mesh
+        .pairs
+        .iter_mut()
+        .find(|p| (p.src, p.dst) == (0, 3))
+        .unwrap();
+    if let Outcome::Ok(figures) = &mut p.outcome {
+        figures[0].value /= 3.0;
+    }
+    p.confirmation = again.map(|value| {
+        let figure = Figure {
+            metric: "tcp_stream_throughput".into(),
+            value,
+            unit: "10^6bits/s".into(),
+        };
+        (Some((200.0, 203.0)), Outcome::Ok(vec![figure]))
+    });
+    mesh.analyse();
+    mesh
+}
+
+fn names_the_path(mesh: &Mesh) -> bool {
+    mesh.findings
+        .iter()
+        .any(|f| f.endpoints == ["a".to_string(), "d".to_string()])
+}
+
+#[test]
+fn a_path_finding_is_kept_only_when_its_second_measurement_confirms_it() {
+    let unconfirmed = slow_path(None);
+    assert!(names_the_path(&unconfirmed), "{:?}", unconfirmed.findings);
+    let confirmed = slow_path(Some(320.0));
+    assert!(names_the_path(&confirmed), "{:?}", confirmed.findings);
+    assert_eq!(confirmed.not_confirmed, 0);
+    let dropped = slow_path(Some(935.0));
+    assert!(!names_the_path(&dropped), "{:?}", dropped.findings);
+    assert_eq!(dropped.not_confirmed, 1);
+    let txt = netperf_ng::mesh::output::text(&dropped);
+    assert!(
+        txt.contains("1 path finding not confirmed by its second measurement"),
+        "{txt}"
+    );
+    // Both measurements are saved, and drawn again byte for byte.
+    let out = OutDir::named("mesh-confirmed");
+    let json = serde_json::to_string_pretty(&dropped.to_json()).unwrap() + "\n";
+    let back = Mesh::from_json(&serde_json::from_str(&json).unwrap()).unwrap();
+    assert_eq!(back, dropped);
+    let mut files = vec![("mesh.json".to_string(), json)];
+    files.extend(netperf_ng::mesh::output::files(&back).unwrap());
+    write_all(&out.0, &files);
+    let doc = saved(&out.0);
+    assert_eq!(doc["not_confirmed"], 1);
+    let pair = doc["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["src"] == "a" && p["dst"] == "d")
+        .unwrap();
+    assert_eq!(
+        pair["confirmation"]["values"]["tcp_stream_throughput"]["value"],
+        935.0
+    );
+    assert!(
+        pair["values"]["tcp_stream_throughput"]["value"]
+            .as_f64()
+            .unwrap()
+            < 400.0
+    );
+    common::saved::redraws_identically(
+        &out.0.join("mesh.json"),
+        &["mesh.txt", "mesh.csv", "mesh.html"],
+    );
 }
 
 #[test]

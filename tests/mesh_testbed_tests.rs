@@ -39,7 +39,12 @@ fn bed(name: &str, nodes: u32, zones: u32) -> Option<(MeshTestbed, PathBuf)> {
     let key = dir.join("key");
     std::fs::write(&key, "a testbed key of more than sixteen bytes\n").unwrap();
     let key = key.to_str().unwrap().to_string();
-    let (bed, _) = mesh_up(name, nodes, zones, &["--mesh-key", &key, "--mesh-peers", PEERS]);
+    let (bed, _) = mesh_up(
+        name,
+        nodes,
+        zones,
+        &["--mesh-key", &key, "--mesh-peers", PEERS],
+    );
     Some((bed, dir))
 }
 

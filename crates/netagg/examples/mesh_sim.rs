@@ -2,16 +2,18 @@
 //! they take for 1,000 endpoints, and how well the findings match faults
 //! injected into grids under realistic noise (precision: findings that
 //! name an injected fault exactly, node side included; recall: faults
-//! named). bench/mesh-sim runs it; docs/performance.md ("The mesh:
+//! named), each without and with the confirmation round (every path
+//! finding's cell measured once more, kept only when that measurement
+//! stands out too). bench/mesh-sim runs it; docs/performance.md ("The mesh:
 //! schedule and localisation, simulated") has its figures.
 //!
 //!     cargo run --release -p netagg --example mesh_sim [-- --quick] [--seed S]
 
 use std::time::{Duration, Instant};
 
-use netagg::mesh::localise::{localise, Better, Place, Settings};
+use netagg::mesh::localise::{confirms, localise, Analysis, Better, Finding, Place, Settings};
 use netagg::mesh::schedule::{rounds, Pair, PairFilter};
-use netagg::mesh::simulate::{draw, zone_name, Scenario, Tally};
+use netagg::mesh::simulate::{draw, measure_again, zone_name, Scenario, SimGrid, Tally};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -205,9 +207,9 @@ fn accuracy(quick: bool, seed: u64) {
     ];
     println!("## Findings against injected faults (sizes 20-50 %)\n");
     println!(
-        "| noise | n | zones | grids | faults | findings | precision | recall | nodes | paths | links | clean grids naming anything |"
+        "| noise | n | zones | grids | faults | findings | precision | recall | nodes | paths | links | clean grids naming anything | confirmed: findings | precision | recall | paths | paths dropped | clean grids naming anything |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for row in rows {
         for better in [Better::Higher, Better::Lower] {
             let mut s = Scenario::clean(row.n, row.zones, better);
@@ -215,11 +217,15 @@ fn accuracy(quick: bool, seed: u64) {
             s.nodes = (row.n / 50).max(1);
             s.paths = (row.n * row.n / 1000).max(2);
             s.links = 1;
-            let mut all = Tally::default();
+            // [without, with confirmation]
+            let mut all = [Tally::default(); 2];
+            let mut paths = [Tally::default(); 2];
             let mut kinds = [Tally::default(); 3];
-            let mut noisy = 0;
+            let mut noisy = [0; 2];
+            let mut dropped = 0;
             for g in 0..row.grids.max(1) {
-                let grid = draw(&s, &[], seed * 1_000_003 + g);
+                let seed = seed * 1_000_003 + g;
+                let grid = draw(&s, &[], seed);
                 let a = localise(
                     row.n,
                     &grid.values,
@@ -227,26 +233,18 @@ fn accuracy(quick: bool, seed: u64) {
                     better,
                     &Settings::default(),
                 );
-                all.add(Tally::of(&a.findings, &grid.faults));
+                let kept = confirmed(&s, &grid, &a, seed);
+                dropped += a.findings.len() - kept.len();
+                for (k, findings) in [&a.findings, &kept].into_iter().enumerate() {
+                    all[k].add(Tally::of(findings, &grid.faults));
+                    paths[k].add(of_kind(findings, &grid.faults, 1));
+                }
                 for (k, tally) in kinds.iter_mut().enumerate() {
-                    let of_kind = |p: &Place| kind(p) == k;
-                    let findings: Vec<_> = a
-                        .findings
-                        .iter()
-                        .filter(|f| of_kind(&f.place))
-                        .cloned()
-                        .collect();
-                    let faults: Vec<_> = grid
-                        .faults
-                        .iter()
-                        .filter(|f| of_kind(&f.place))
-                        .cloned()
-                        .collect();
-                    tally.add(Tally::of(&findings, &faults));
+                    tally.add(of_kind(&a.findings, &grid.faults, k));
                 }
                 let mut clean = s.clone();
                 (clean.nodes, clean.paths, clean.links) = (0, 0, 0);
-                let grid = draw(&clean, &[], seed * 1_000_003 + g);
+                let grid = draw(&clean, &[], seed);
                 let a = localise(
                     row.n,
                     &grid.values,
@@ -254,28 +252,74 @@ fn accuracy(quick: bool, seed: u64) {
                     better,
                     &Settings::default(),
                 );
-                noisy += usize::from(!a.findings.is_empty());
+                noisy[0] += usize::from(!a.findings.is_empty());
+                noisy[1] += usize::from(!confirmed(&clean, &grid, &a, seed).is_empty());
             }
             let pr = |t: &Tally| format!("{:.2}/{:.2}", t.precision(), t.recall());
+            let grids = row.grids.max(1);
             println!(
-                "| {} ({}) | {} | {} | {} | {} | {} | {:.3} | {:.3} | {} | {} | {} | {noisy} of {} |",
+                "| {} ({}) | {} | {} | {grids} | {} | {} | {:.3} | {:.3} | {} | {} | {} | {} of {grids} | {} | {:.3} | {:.3} | {} | {dropped} | {} of {grids} |",
                 row.label,
                 if better == Better::Higher { "throughput" } else { "latency" },
                 row.n,
                 row.zones,
-                row.grids.max(1),
-                all.right + all.missed,
-                all.right + all.wrong,
-                all.precision(),
-                all.recall(),
+                all[0].right + all[0].missed,
+                all[0].right + all[0].wrong,
+                all[0].precision(),
+                all[0].recall(),
                 pr(&kinds[0]),
-                pr(&kinds[1]),
+                pr(&paths[0]),
                 pr(&kinds[2]),
-                row.grids.max(1)
+                noisy[0],
+                all[1].right + all[1].wrong,
+                all[1].precision(),
+                all[1].recall(),
+                pr(&paths[1]),
+                noisy[1],
             );
         }
     }
-    println!("\n(nodes, paths, links: precision/recall of that kind alone)");
+    println!("\n(nodes, paths, links: precision/recall of that kind alone; confirmed: after the confirmation round, which measures every path finding's cell once more with fresh noise and drops the finding unless that measurement stands out too)");
+}
+
+/// The findings the confirmation round keeps: every path finding's cell
+/// measured again (one schedule, fresh noise), kept when it confirms.
+fn confirmed(s: &Scenario, grid: &SimGrid, a: &Analysis, seed: u64) -> Vec<Finding> {
+    let cells: Vec<(usize, usize)> = a
+        .findings
+        .iter()
+        .filter_map(|f| match f.place {
+            Place::Path { src, dst } => Some((src, dst)),
+            _ => None,
+        })
+        .collect();
+    let again = measure_again(s, grid, &cells, seed ^ 0x5eed_c0f1);
+    a.findings
+        .iter()
+        .filter(|f| match f.place {
+            Place::Path { src, dst } => {
+                let k = cells.iter().position(|&c| c == (src, dst)).unwrap_or(0);
+                confirms(a, src, dst, again[k], s.better, &Settings::default())
+            }
+            _ => true,
+        })
+        .cloned()
+        .collect()
+}
+
+/// The tally of findings and faults of one kind.
+fn of_kind(findings: &[Finding], faults: &[netagg::mesh::simulate::Fault], k: usize) -> Tally {
+    let findings: Vec<_> = findings
+        .iter()
+        .filter(|f| kind(&f.place) == k)
+        .cloned()
+        .collect();
+    let faults: Vec<_> = faults
+        .iter()
+        .filter(|f| kind(&f.place) == k)
+        .cloned()
+        .collect();
+    Tally::of(&findings, &faults)
 }
 
 fn kind(place: &Place) -> usize {

@@ -72,6 +72,11 @@ pub struct MeshArgs {
     /// pair of a round, no endpoint in two
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub concurrency: Option<u32>,
+    /// skip the confirmation round (by default every pair a path finding
+    /// names is measured once more, and the finding kept only when that
+    /// measurement stands out too)
+    #[arg(long)]
+    pub no_confirm: bool,
     #[command(flatten)]
     pub out: OutArgs,
     #[command(flatten)]
@@ -255,6 +260,7 @@ pub fn plan(args: &MeshArgs) -> Result<Plan, String> {
         pairs_asked: args.pairs.clone(),
         concurrency,
         key: std::sync::Arc::new(key),
+        confirm: !args.no_confirm,
     })
 }
 

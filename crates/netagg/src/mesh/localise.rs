@@ -118,6 +118,26 @@ pub struct Analysis {
     pub noise: f64,
     /// Sorted by score, highest first.
     pub findings: Vec<Finding>,
+    /// What judging a second measurement of one cell needs (`confirms`).
+    pub cells: CellModel,
+}
+
+/// The fitted model on the log scale and the cells' threshold, as kept for
+/// judging a cell measured again: its prediction for a cell is overall +
+/// row + column + the zones' link, and a value stands out as a cell of the
+/// grid did.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CellModel {
+    mu: f64,
+    row: Vec<f64>,
+    col: Vec<f64>,
+    /// Each endpoint's modelled zone, and the k×k link effects.
+    zone_of: Vec<Option<usize>>,
+    link: Vec<f64>,
+    row_cells: Vec<usize>,
+    col_cells: Vec<usize>,
+    sigma: f64,
+    dof: f64,
 }
 
 /// The chance, per kind (rows and columns, links, cells), that a grid of
@@ -160,6 +180,17 @@ pub fn localise(
     let grid = Grid::new(n, logs, zones);
     let fit = grid.fit();
     let judge = Judge::new(&grid, &fit, better, settings);
+    let cells = CellModel {
+        mu: fit.mu,
+        row: fit.row.clone(),
+        col: fit.col.clone(),
+        zone_of: grid.zone_of.clone(),
+        link: fit.link.clone(),
+        row_cells: (0..n).map(|i| grid.row_cells(i)).collect(),
+        col_cells: (0..n).map(|j| grid.col_cells(j)).collect(),
+        sigma: judge.sigma,
+        dof: judge.dof,
+    };
     let mut findings = judge.nodes(&grid, &fit);
     findings.extend(judge.links(&grid, &fit));
     findings.extend(judge.cells(&grid, &fit));
@@ -180,7 +211,61 @@ pub fn localise(
             .collect(),
         noise: judge.sigma,
         findings,
+        cells,
     }
+}
+
+/// Whether `value`, a second measurement of the cell `src`→`dst`, also
+/// stands out against the model's prediction for that cell by the rule a
+/// path finding is named by: worse, at least `min_effect`, and clear of
+/// the cell's noise × the threshold for the cells judged — here the path
+/// findings measured again, not every cell of the grid (the first
+/// threshold, kept, would drop a true path near it about half the time).
+/// A cell far off by chance (a heavy tail's draw) is rarely far off twice;
+/// a bad path is. False for a cell outside the grid or a value that is not
+/// a measurement.
+pub fn confirms(
+    analysis: &Analysis,
+    src: usize,
+    dst: usize,
+    value: f64,
+    better: Better,
+    settings: &Settings,
+) -> bool {
+    let m = &analysis.cells;
+    let n = m.row.len();
+    if src >= n || dst >= n || src == dst || !(value.is_finite() && value > 0.0) {
+        return false;
+    }
+    let k = (m.link.len() as f64).sqrt() as usize;
+    let link = match (m.zone_of[src], m.zone_of[dst]) {
+        (Some(a), Some(b)) if a != b => m.link[a * k + b],
+        _ => 0.0,
+    };
+    let x = value.ln() - (m.mu + m.row[src] + m.col[dst] + link);
+    let judge = Judge {
+        sigma: m.sigma,
+        dof: m.dof,
+        worse: if better == Better::Higher { -1.0 } else { 1.0 },
+        settings: *settings,
+    };
+    let place = Place::Path { src, dst };
+    let noise = m.sigma * cell_spread(m.row_cells[src], m.col_cells[dst]).sqrt();
+    let again = analysis
+        .findings
+        .iter()
+        .filter(|f| matches!(f.place, Place::Path { .. }))
+        .count();
+    judge
+        .judge(place, x, noise, judge.sigmas(again), 1)
+        .is_some()
+}
+
+/// A residual's variance over the cells' own: the cell's noise and that of
+/// its row's and column's medians, which it is measured from.
+fn cell_spread(row_cells: usize, col_cells: usize) -> f64 {
+    let (r, c) = (row_cells.max(1) as f64, col_cells.max(1) as f64);
+    1.0 + MEDIAN_SE * MEDIAN_SE * (1.0 / r + 1.0 / c)
 }
 
 /// A fixed order among places of equal score, so output is deterministic.
@@ -712,13 +797,13 @@ impl Judge {
     fn cells(&self, grid: &Grid, fit: &Fit) -> Vec<Finding> {
         let n = grid.n;
         let sigmas = self.sigmas(grid.cells);
-        let rows: Vec<f64> = (0..n).map(|i| grid.row_cells(i).max(1) as f64).collect();
-        let cols: Vec<f64> = (0..n).map(|j| grid.col_cells(j).max(1) as f64).collect();
+        let rows: Vec<usize> = (0..n).map(|i| grid.row_cells(i)).collect();
+        let cols: Vec<usize> = (0..n).map(|j| grid.col_cells(j)).collect();
         (0..n * n)
             .filter(|&c| !fit.resid[c].is_nan())
             .filter_map(|c| {
                 let (i, j) = (c / n, c % n);
-                let spread = 1.0 + MEDIAN_SE * MEDIAN_SE * (1.0 / rows[i] + 1.0 / cols[j]);
+                let spread = cell_spread(rows[i], cols[j]);
                 let place = Place::Path { src: i, dst: j };
                 self.judge(place, fit.resid[c], self.sigma * spread.sqrt(), sigmas, 1)
             })

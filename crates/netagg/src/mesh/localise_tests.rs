@@ -1,5 +1,5 @@
 use super::*;
-use crate::mesh::simulate::{draw, zone_name, Fault, Scenario, Tally};
+use crate::mesh::simulate::{draw, measure_again, zone_name, Fault, Scenario, Tally};
 
 fn run(s: &Scenario, faults: &[Fault], seed: u64) -> (Analysis, Vec<Fault>) {
     let grid = draw(s, faults, seed);
@@ -396,5 +396,75 @@ fn a_star_names_its_partners_paths() {
         let clean = draw(&s, &[], seed);
         let a = localise(n, &star(&clean), &clean.zones, Better::Higher, &settings);
         assert!(a.findings.is_empty(), "seed {seed}: {:?}", a.findings);
+    }
+}
+
+/// The place of each path finding.
+fn paths(a: &Analysis) -> Vec<(usize, usize)> {
+    a.findings
+        .iter()
+        .filter_map(|f| match f.place {
+            Place::Path { src, dst } => Some((src, dst)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_bad_path_measured_again_is_confirmed() {
+    for better in BETTER {
+        for (n, zones) in [(16, 2), (40, 4)] {
+            let s = Scenario::clean(n, zones, better);
+            let bad = Place::Path { src: 2, dst: 7 };
+            let grid = draw(&s, &[fault(bad.clone(), 0.4)], 5);
+            let a = localise(n, &grid.values, &grid.zones, better, &Settings::default());
+            assert_eq!(paths(&a), vec![(2, 7)], "{better:?} n={n}");
+            // Its first measurement stands out by the same rule.
+            let first = grid.values[2 * n + 7].unwrap();
+            assert!(confirms(&a, 2, 7, first, better, &Settings::default()));
+            // And so do fresh draws of the same truth.
+            for seed in 0..20 {
+                let again = measure_again(&s, &grid, &[(2, 7)], seed)[0];
+                assert!(
+                    confirms(&a, 2, 7, again, better, &Settings::default()),
+                    "{better:?} n={n} seed {seed}: {again} vs {first}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_chance_outlier_measured_again_is_not_confirmed() {
+    for better in BETTER {
+        let n = 16;
+        let s = Scenario::clean(n, 2, better);
+        let mut grid = draw(&s, &[], 9);
+        // One draw far off by chance: the truth is normal.
+        let off = if better == Better::Higher { 0.6 } else { 1.6 };
+        grid.values[4 * n + 11] = grid.values[4 * n + 11].map(|v| v * off);
+        let a = localise(n, &grid.values, &grid.zones, better, &Settings::default());
+        assert_eq!(paths(&a), vec![(4, 11)], "{better:?}");
+        for seed in 0..20 {
+            let again = measure_again(&s, &grid, &[(4, 11)], seed)[0];
+            assert!(
+                !confirms(&a, 4, 11, again, better, &Settings::default()),
+                "{better:?} seed {seed}: {again}"
+            );
+        }
+        // Better than expected, the wrong cell, or not a measurement: no.
+        let fine = a.overall * (1.0 + a.row[4]) * (1.0 + a.column[11]);
+        let better_by = if better == Better::Higher { 1.5 } else { 0.5 };
+        assert!(!confirms(
+            &a,
+            4,
+            11,
+            fine * better_by,
+            better,
+            &Settings::default()
+        ));
+        for (src, dst, v) in [(4, 4, fine), (4, 99, fine), (4, 11, f64::NAN), (4, 11, 0.0)] {
+            assert!(!confirms(&a, src, dst, v, better, &Settings::default()));
+        }
     }
 }

@@ -203,15 +203,26 @@ pub struct PairRun {
     /// None for a pair never asked.
     pub span: Option<(f64, f64)>,
     pub outcome: Outcome,
+    /// Its second measurement, when a path finding named it (the
+    /// confirmation round): when it was asked and answered, and how it
+    /// ended.
+    pub confirmation: Option<(Option<(f64, f64)>, Outcome)>,
+}
+
+impl Outcome {
+    /// The value of `metric`, when measured.
+    pub fn value(&self, metric: &str) -> Option<&Figure> {
+        match self {
+            Outcome::Ok(figures) => figures.iter().find(|f| f.metric == metric),
+            _ => None,
+        }
+    }
 }
 
 impl PairRun {
     /// The value of `metric`, when measured.
     pub fn value(&self, metric: &str) -> Option<&Figure> {
-        match &self.outcome {
-            Outcome::Ok(figures) => figures.iter().find(|f| f.metric == metric),
-            _ => None,
-        }
+        self.outcome.value(metric)
     }
 }
 
@@ -312,6 +323,9 @@ pub struct Mesh {
     pub findings: Vec<Finding>,
     /// Stopped by a signal before every pair ran.
     pub interrupted: bool,
+    /// Path findings dropped because their pair's second measurement did
+    /// not stand out (the confirmation round).
+    pub not_confirmed: usize,
 }
 
 /// A record's figures for `test`: each metric from the first of its
@@ -361,12 +375,14 @@ pub fn read_record(test: &str, record: &Value) -> Result<Vec<Figure>, String> {
 
 impl Mesh {
     /// The grids and findings of the pairs as they ended (localisation
-    /// with its default settings).
+    /// with its default settings); a path finding whose pair was measured
+    /// again is kept only when that measurement stands out too.
     pub fn analyse(&mut self) {
         let n = self.endpoints.len();
         let zones: Vec<Option<String>> = self.endpoints.iter().map(|e| e.zone.clone()).collect();
         self.grids.clear();
         self.findings.clear();
+        self.not_confirmed = 0;
         for m in METRICS
             .iter()
             .filter(|m| self.tests.iter().any(|t| t == m.test))
@@ -382,8 +398,27 @@ impl Mesh {
             let analysis =
                 (!m.optional).then(|| localise::localise(n, &values, &zones, better(m), &SETTINGS));
             if let Some(a) = &analysis {
-                let named: Vec<Finding> = a.findings.iter().map(|f| self.finding(m, f)).collect();
-                self.findings.extend(named);
+                let again: std::collections::HashMap<(usize, usize), f64> = self
+                    .pairs
+                    .iter()
+                    .filter(|p| p.test == m.test)
+                    .filter_map(|p| {
+                        let (_, outcome) = p.confirmation.as_ref()?;
+                        Some(((p.src, p.dst), outcome.value(m.id)?.value))
+                    })
+                    .collect();
+                for f in &a.findings {
+                    let kept = match f.place {
+                        Place::Path { src, dst } => again.get(&(src, dst)).is_none_or(|&v| {
+                            localise::confirms(a, src, dst, v, better(m), &SETTINGS)
+                        }),
+                        _ => true,
+                    };
+                    match kept {
+                        true => self.findings.push(self.finding(m, f)),
+                        false => self.not_confirmed += 1,
+                    }
+                }
             }
             self.grids.push(Grid {
                 metric: m.id.into(),
@@ -457,6 +492,7 @@ impl Mesh {
             "rounds": self.rounds,
             "elapsed": self.elapsed,
             "interrupted": self.interrupted,
+            "not_confirmed": self.not_confirmed,
             "endpoints": self.endpoints.iter().map(|e| json!({
                 "name": e.name, "address": e.address, "port": e.port,
                 "node": e.node, "zone": e.zone,
@@ -488,18 +524,11 @@ impl Mesh {
                 o.insert("dst".into(), name(p.dst).into());
                 o.insert("test".into(), p.test.clone().into());
                 o.insert("round".into(), p.round.into());
-                o.insert("span".into(), p.span.map_or(Value::Null, |(a, b)| json!([a, b])));
-                o.insert("outcome".into(), p.outcome.word().into());
-                match &p.outcome {
-                    Outcome::Ok(figures) => {
-                        let values: Map<String, Value> = figures.iter().map(|f| {
-                            (f.metric.clone(), json!({"value": f.value, "unit": f.unit}))
-                        }).collect();
-                        o.insert("values".into(), Value::Object(values));
-                    }
-                    Outcome::Failed(r) | Outcome::Missing(r) => {
-                        o.insert("reason".into(), r.clone().into());
-                    }
+                put_outcome(&mut o, p.span, &p.outcome);
+                if let Some((span, outcome)) = &p.confirmation {
+                    let mut c = Map::new();
+                    put_outcome(&mut c, *span, outcome);
+                    o.insert("confirmation".into(), Value::Object(c));
                 }
                 Value::Object(o)
             }).collect::<Vec<_>>(),
@@ -548,12 +577,73 @@ impl Mesh {
             rounds: count(doc, "rounds")?,
             elapsed: netperf_base::saved::seconds(doc, "elapsed")?,
             interrupted: flag(doc, "interrupted")?,
+            // Absent in meshes saved before the confirmation round.
+            not_confirmed: match doc.get("not_confirmed") {
+                None => 0,
+                Some(_) => count(doc, "not_confirmed")?,
+            },
             endpoints,
             pairs,
             grids,
             findings,
         })
     }
+}
+
+/// A pair's (or its confirmation's) span, outcome and values or reason.
+fn put_outcome(o: &mut Map<String, Value>, span: Option<(f64, f64)>, outcome: &Outcome) {
+    o.insert(
+        "span".into(),
+        span.map_or(Value::Null, |(a, b)| json!([a, b])),
+    );
+    o.insert("outcome".into(), outcome.word().into());
+    match outcome {
+        Outcome::Ok(figures) => {
+            let values: Map<String, Value> = figures
+                .iter()
+                .map(|f| (f.metric.clone(), json!({"value": f.value, "unit": f.unit})))
+                .collect();
+            o.insert("values".into(), Value::Object(values));
+        }
+        Outcome::Failed(r) | Outcome::Missing(r) => {
+            o.insert("reason".into(), r.clone().into());
+        }
+    }
+}
+
+/// What `put_outcome` wrote.
+fn read_outcome(p: &Value) -> Result<(Option<(f64, f64)>, Outcome), String> {
+    let span = match p.get("span") {
+        None | Some(Value::Null) => None,
+        Some(_) => Some(netperf_base::saved::span(p, "span")?),
+    };
+    let outcome = match text(p, "outcome")?.as_str() {
+        "ok" => {
+            let values = p
+                .get("values")
+                .and_then(Value::as_object)
+                .ok_or("an ok pair has no \"values\"")?;
+            let figures = values
+                .iter()
+                .map(|(metric, v)| {
+                    Ok(Figure {
+                        metric: metric.clone(),
+                        value: finite(v, "value")?,
+                        unit: text(v, "unit")?,
+                    })
+                })
+                .collect::<Result<_, String>>()?;
+            Outcome::Ok(figures)
+        }
+        "failed" => Outcome::Failed(text(p, "reason")?),
+        "missing" => Outcome::Missing(text(p, "reason")?),
+        other => {
+            return Err(format!(
+                "a pair's outcome {other:?} is not ok, failed or missing"
+            ))
+        }
+    };
+    Ok((span, outcome))
 }
 
 fn flag(v: &Value, key: &str) -> Result<bool, String> {
@@ -614,35 +704,10 @@ fn read_pair(names: &Names, p: &Value) -> Result<PairRun, String> {
     if src == dst {
         return Err("a pair runs from an endpoint to itself".into());
     }
-    let span = match p.get("span") {
-        None | Some(Value::Null) => None,
-        Some(_) => Some(netperf_base::saved::span(p, "span")?),
-    };
-    let outcome = match text(p, "outcome")?.as_str() {
-        "ok" => {
-            let values = p
-                .get("values")
-                .and_then(Value::as_object)
-                .ok_or("an ok pair has no \"values\"")?;
-            let figures = values
-                .iter()
-                .map(|(metric, v)| {
-                    Ok(Figure {
-                        metric: metric.clone(),
-                        value: finite(v, "value")?,
-                        unit: text(v, "unit")?,
-                    })
-                })
-                .collect::<Result<_, String>>()?;
-            Outcome::Ok(figures)
-        }
-        "failed" => Outcome::Failed(text(p, "reason")?),
-        "missing" => Outcome::Missing(text(p, "reason")?),
-        other => {
-            return Err(format!(
-                "a pair's outcome {other:?} is not ok, failed or missing"
-            ))
-        }
+    let (span, outcome) = read_outcome(p)?;
+    let confirmation = match p.get("confirmation") {
+        None => None,
+        Some(c) => Some(read_outcome(c).map_err(|e| format!("a confirmation: {e}"))?),
     };
     Ok(PairRun {
         src,
@@ -651,6 +716,7 @@ fn read_pair(names: &Names, p: &Value) -> Result<PairRun, String> {
         round: count(p, "round")?,
         span,
         outcome,
+        confirmation,
     })
 }
 

@@ -162,6 +162,14 @@ const NOTHING: &str = "Findings: none. No node, path or zone link stands out bey
 const INTERRUPTED: &str =
     "Interrupted: stopped by a signal; every pair that finished is kept, the missing ones are listed.";
 
+/// "1 path finding not confirmed by its second measurement (dropped)".
+pub fn not_confirmed(count: usize) -> String {
+    match count {
+        1 => "1 path finding not confirmed by its second measurement (dropped)".into(),
+        n => format!("{n} path findings not confirmed by their second measurements (dropped)"),
+    }
+}
+
 /// The findings, then failures and missing pairs, then (few endpoints)
 /// each metric's grid.
 pub fn text(mesh: &Mesh) -> String {
@@ -176,6 +184,9 @@ pub fn text(mesh: &Mesh) -> String {
         }
     }
     out.push('\n');
+    if mesh.not_confirmed > 0 {
+        let _ = writeln!(out, "{}", not_confirmed(mesh.not_confirmed));
+    }
     let noise: Vec<String> = mesh
         .grids
         .iter()
@@ -384,6 +395,9 @@ pub fn page(mesh: &Mesh) -> String {
             }
         }
         p.note(EXPLAINED);
+        if mesh.not_confirmed > 0 {
+            p.note(&not_confirmed(mesh.not_confirmed));
+        }
         if mesh.interrupted {
             p.caution(INTERRUPTED);
         }

@@ -8,6 +8,8 @@
 //! tails); each node a little faster or slower by nature, sending and
 //! receiving apart (`node_spread`); every pair of a schedule round moved
 //! together (`round_noise`: what the round shares, a host's hiccup).
+//! A confirmation round (`measure_again`) measures chosen cells once more:
+//! the same truth (nature, zones, faults), fresh noise, tail included.
 
 use std::collections::BTreeSet;
 
@@ -85,6 +87,8 @@ pub struct SimGrid {
     pub values: Vec<Option<f64>>,
     pub zones: Vec<Option<String>>,
     pub faults: Vec<Fault>,
+    /// Each cell's log value without noise (NaN on the diagonal).
+    pub truth: Vec<f64>,
 }
 
 /// Zone names as the simulation deals them.
@@ -150,24 +154,14 @@ pub fn draw(scenario: &Scenario, extra: &[Fault], seed: u64) -> SimGrid {
     // Log changes per cell: by nature, by the round, by noise, by faults.
     let send: Vec<f64> = (0..n).map(|_| s.node_spread * normal(&mut rng)).collect();
     let recv: Vec<f64> = (0..n).map(|_| s.node_spread * normal(&mut rng)).collect();
-    let mut logs = vec![f64::NAN; n * n];
-    let all: Vec<Pair> = (0..n)
-        .flat_map(|src| (0..n).map(move |dst| Pair { src, dst }))
-        .filter(|p| p.src != p.dst)
-        .collect();
-    for round in rounds(n, &all, None) {
-        let shared = s.round_noise * normal(&mut rng);
-        for p in round {
-            let scale = if rng.random::<f64>() < s.tail {
-                s.noise * s.tail_scale
-            } else {
-                s.noise
-            };
-            let mut x = s.base.ln() + send[p.src] + recv[p.dst] + shared + scale * normal(&mut rng);
-            if zones[p.src] != zones[p.dst] {
-                x += s.cross_zone;
+    let mut truth = vec![f64::NAN; n * n];
+    for (c, x) in truth.iter_mut().enumerate() {
+        let (i, j) = (c / n, c % n);
+        if i != j {
+            *x = s.base.ln() + send[i] + recv[j];
+            if zones[i] != zones[j] {
+                *x += s.cross_zone;
             }
-            logs[p.src * n + p.dst] = x;
         }
     }
     let worse = |size: f64| match s.better {
@@ -186,12 +180,17 @@ pub fn draw(scenario: &Scenario, extra: &[Fault], seed: u64) -> SimGrid {
                 zones[i].as_ref() == Some(from) && zones[j].as_ref() == Some(to)
             }
         };
-        for (c, x) in logs.iter_mut().enumerate() {
+        for (c, x) in truth.iter_mut().enumerate() {
             if c / n != c % n && hit(c / n, c % n) {
                 *x += worse(f.size);
             }
         }
     }
+    let all: Vec<Pair> = (0..n)
+        .flat_map(|src| (0..n).map(move |dst| Pair { src, dst }))
+        .filter(|p| p.src != p.dst)
+        .collect();
+    let logs = noisy(s, &truth, &all, &mut rng);
     let values = logs
         .iter()
         .map(|&x| (!x.is_nan() && rng.random::<f64>() >= s.missing).then(|| x.exp()))
@@ -200,7 +199,44 @@ pub fn draw(scenario: &Scenario, extra: &[Fault], seed: u64) -> SimGrid {
         values,
         zones,
         faults,
+        truth,
     }
+}
+
+/// `pairs` measured round by round as a mesh schedules them: each the
+/// truth plus its round's shared noise and its own (n*n logs, NaN where
+/// not measured).
+fn noisy(s: &Scenario, truth: &[f64], pairs: &[Pair], rng: &mut ChaCha8Rng) -> Vec<f64> {
+    let n = s.n;
+    let mut logs = vec![f64::NAN; n * n];
+    for round in rounds(n, pairs, None) {
+        let shared = s.round_noise * normal(rng);
+        for p in round {
+            let scale = if rng.random::<f64>() < s.tail {
+                s.noise * s.tail_scale
+            } else {
+                s.noise
+            };
+            let c = p.src * n + p.dst;
+            logs[c] = truth[c] + shared + scale * normal(rng);
+        }
+    }
+    logs
+}
+
+/// The confirmation round: `cells` (src, dst) of `grid` measured once
+/// more with `seed`'s noise; one value per cell, in their order.
+pub fn measure_again(
+    scenario: &Scenario,
+    grid: &SimGrid,
+    cells: &[(usize, usize)],
+    seed: u64,
+) -> Vec<f64> {
+    let n = scenario.n;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let pairs: Vec<Pair> = cells.iter().map(|&(src, dst)| Pair { src, dst }).collect();
+    let logs = noisy(scenario, &grid.truth, &pairs, &mut rng);
+    cells.iter().map(|&(i, j)| logs[i * n + j].exp()).collect()
 }
 
 /// How findings compare with the faults: a finding is right when it names
