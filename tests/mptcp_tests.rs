@@ -56,8 +56,18 @@ fn each_end_reports_its_subflow_and_the_bytes_add_up_on_loopback() {
         let v = keyval(&run_ok(&server, args));
         assert_eq!(v["LOCAL_MPTCP_SUBFLOWS"], "1", "{args:?}: {v:?}");
         assert_eq!(v["REMOTE_MPTCP_SUBFLOWS"], "1", "{args:?}: {v:?}");
-        assert_eq!(v["LOCAL_BYTES_SENT"], v["REMOTE_BYTES_RECVD"], "{args:?}");
-        assert_eq!(v["REMOTE_BYTES_SENT"], v["LOCAL_BYTES_RECVD"], "{args:?}");
+        // A stream's bytes add up exactly; a request/response test may end
+        // with one 1-byte request in flight (sent by netperf, not yet read
+        // by netserver when its clock ended), as stock's does.
+        let in_flight: i64 = if args.contains(&"rr") { 1 } else { 0 };
+        let apart = |a: &str, b: &str| {
+            let n = |k: &str| v[k].parse::<i64>().unwrap_or_else(|_| panic!("{k}: {v:?}"));
+            n(a) - n(b)
+        };
+        let sent = apart("LOCAL_BYTES_SENT", "REMOTE_BYTES_RECVD");
+        assert!((0..=in_flight).contains(&sent), "{args:?}: {v:?}");
+        let received = apart("REMOTE_BYTES_SENT", "LOCAL_BYTES_RECVD");
+        assert!((0..=in_flight).contains(&received), "{args:?}: {v:?}");
     }
     // Without --mptcp the selectors say "not MPTCP", and the classic block
     // gains no line.
