@@ -558,6 +558,9 @@ fn the_ramp_speaks_the_shared_vocabulary_and_keeps_the_old_spellings() {
 fn without_out_the_ramp_writes_into_its_working_directory() {
     // Scripts run the ramp and then read its runemomniaggdemo.sh-style
     // files where they stand, as the seed's post-processing does.
+    if fast_tier_skips("slow (21 s)") {
+        return;
+    }
     let server = Server::start("127.0.0.1");
     let here = OutDir::named("netagg-here");
     std::fs::create_dir_all(&here.0).unwrap();
