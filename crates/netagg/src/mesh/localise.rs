@@ -330,11 +330,7 @@ impl Grid {
         let within = (0..grid.members.len())
             .filter(|&z| grid.block_cells(z, z) > 0)
             .count();
-        let links = grid
-            .links()
-            .iter()
-            .filter(|&&(a, b)| grid.block_cells(a, b) > 0)
-            .count();
+        let links = grid.measured_links();
         if within < 2 || links == 0 {
             grid.zone_names.clear();
             grid.members.clear();
@@ -344,6 +340,14 @@ impl Grid {
     }
 
     /// The ordered pairs of different modelled zones.
+    /// How many zone links have a measured cell.
+    fn measured_links(&self) -> usize {
+        self.links()
+            .iter()
+            .filter(|&&(a, b)| self.block_cells(a, b) > 0)
+            .count()
+    }
+
     fn links(&self) -> Vec<(usize, usize)> {
         let k = self.members.len();
         (0..k)
@@ -610,11 +614,7 @@ impl Judge {
         let cols = (0..grid.n)
             .filter(|&j| grid.col_cells(j) >= MIN_LINE)
             .count();
-        let links = grid
-            .links()
-            .iter()
-            .filter(|&&(a, b)| grid.block_cells(a, b) > 0)
-            .count();
+        let links = grid.measured_links();
         // The overall value, the links, and each side's effects less the
         // one their centring takes (none when a side has a single line).
         let params =

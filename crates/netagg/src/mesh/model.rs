@@ -209,6 +209,21 @@ pub struct PairRun {
     pub confirmation: Option<(Option<(f64, f64)>, Outcome)>,
 }
 
+impl PairRun {
+    /// A pair's test not yet run: missing until it answers.
+    pub fn waiting(src: usize, dst: usize, test: &str, round: usize) -> PairRun {
+        PairRun {
+            src,
+            dst,
+            test: test.to_string(),
+            round,
+            span: None,
+            outcome: Outcome::Missing("interrupted before it ran".into()),
+            confirmation: None,
+        }
+    }
+}
+
 impl Outcome {
     /// The value of `metric`, when measured.
     pub fn value(&self, metric: &str) -> Option<&Figure> {

@@ -105,15 +105,11 @@ pub fn run(
     for (r, round) in plan.rounds.iter().enumerate() {
         for test in &plan.tests {
             let first = mesh.pairs.len();
-            mesh.pairs.extend(round.iter().map(|p| PairRun {
-                src: p.src,
-                dst: p.dst,
-                test: test.clone(),
-                round: r + 1,
-                span: None,
-                outcome: Outcome::Missing("interrupted before it ran".into()),
-                confirmation: None,
-            }));
+            mesh.pairs.extend(
+                round
+                    .iter()
+                    .map(|p| PairRun::waiting(p.src, p.dst, test, r + 1)),
+            );
             steps.push((r, (first..mesh.pairs.len()).collect()));
         }
     }
@@ -200,15 +196,7 @@ fn confirm(
                         .iter()
                         .any(|a| (a.src, a.dst) == (p.src, p.dst))
                 {
-                    again.push(PairRun {
-                        src: p.src,
-                        dst: p.dst,
-                        test: test.clone(),
-                        round: r + 1,
-                        span: None,
-                        outcome: Outcome::Missing("interrupted before it ran".into()),
-                        confirmation: None,
-                    });
+                    again.push(PairRun::waiting(p.src, p.dst, test, r + 1));
                 }
             }
             if again.len() > first {
