@@ -36,8 +36,9 @@ const CRATES: &[(&str, &[&str])] = &[
             "responsiveness",
             "mesh",
             "redraw",
+            "watch",
         ],
-    ), // netagg: shared options, experiments, ramps, the matrix, latency under load, the mesh, saved runs drawn again
+    ), // netagg: shared options, experiments, ramps, the matrix, latency under load, the mesh, saved runs drawn again, the watch
 ];
 
 /// Crates on one level that must not name each other (the two ends of the

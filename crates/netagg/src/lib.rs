@@ -3,7 +3,8 @@
 //! randomized experiments with statistics (`experiment`) and the
 //! pod/node/zone scenario matrix (`matrix`); the options they share
 //! (`args`); latency under working load (`responsiveness`); any saved run
-//! drawn again (`redraw`: `netagg report`).
+//! drawn again (`redraw`: `netagg report`); a plan measured on a schedule
+//! with change points and an HTTP view (`watch`).
 
 pub mod agg;
 pub mod args;
@@ -12,3 +13,4 @@ pub mod matrix;
 pub mod mesh;
 pub mod redraw;
 pub mod responsiveness;
+pub mod watch;
