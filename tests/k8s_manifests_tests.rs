@@ -9,7 +9,9 @@
 //! the mesh's opt-in: key from a Secret only the container's group reads,
 //! peers no wider than the cluster, no usable key in the repository, the
 //! coordinator picking netservers with the opt-in, a nightly CronJob never
-//! running two meshes at once).
+//! running two meshes at once; the watch a single Deployment with its
+//! database on a volume and its /metrics port annotated, exposed and
+//! picked by the ServiceMonitor example).
 //! A broken copy must fail both, so the checks are known to bite; and every
 //! overlay must build with kustomize where kubectl is installed. Skipped,
 //! saying so, where the validator cannot be installed (in the fast tier,
@@ -209,6 +211,52 @@ fn broken_manifests_are_caught() {
             ),
         ],
     );
+    // The watch: two replicas that roll, the database on an emptyDir, a
+    // grace period shorter than a run, --listen on a port nothing exposes
+    // or annotates, and a ServiceMonitor naming a port the Service lacks.
+    let watch_file = |name: &str| mesh_file(&format!("watch/{name}"));
+    let (watch_ok, watch_said) = checked(
+        &dir.join("watch"),
+        &[
+            ("netserver-daemonset.yaml", &daemonset),
+            ("netagg-rbac.yaml", &rbac),
+            ("watch-pvc.yaml", &watch_file("watch-pvc.yaml")),
+            ("watch-service.yaml", &watch_file("watch-service.yaml")),
+            (
+                "watch-deployment.yaml",
+                &watch_file("watch-deployment.yaml")
+                    .replace("replicas: 1", "replicas: 2")
+                    .replace("type: Recreate", "type: RollingUpdate")
+                    .replace(
+                        "persistentVolumeClaim:\n            claimName: netagg-watch-data",
+                        "emptyDir: {}",
+                    )
+                    .replace(
+                        "terminationGracePeriodSeconds: 60",
+                        "terminationGracePeriodSeconds: 5",
+                    )
+                    .replace("0.0.0.0:9464", "0.0.0.0:9999"),
+            ),
+            (
+                "servicemonitor-example.yaml",
+                &watch_file("servicemonitor-example.yaml").replace("port: metrics", "port: web"),
+            ),
+        ],
+    );
+    for problem in [
+        "replicas 1, strategy Recreate",
+        "is not on a PersistentVolumeClaim",
+        "terminationGracePeriodSeconds 5",
+        "--listen port 9999 is not a container port",
+        "no prometheus.io/scrape and port 9999",
+        "does not reach --listen port 9999",
+        "is not the watch Service's /metrics port",
+    ] {
+        assert!(
+            !watch_ok && watch_said.contains(problem),
+            "{problem}: {watch_said}"
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
     for problem in [
         "holds a usable key",
@@ -245,7 +293,14 @@ fn every_overlay_builds_with_kustomize() {
     if !install::runs("kubectl", &["version", "--client"]) {
         return skip("no kubectl to run kustomize");
     }
-    for overlay in ["base", "hostnetwork", "matrix", "mesh", "mesh-nightly"] {
+    for overlay in [
+        "base",
+        "hostnetwork",
+        "matrix",
+        "mesh",
+        "mesh-nightly",
+        "watch",
+    ] {
         let out = run_with_limit(
             "kubectl",
             &["kustomize", &format!("{MANIFESTS}/{overlay}")],
@@ -257,7 +312,7 @@ fn every_overlay_builds_with_kustomize() {
         let want: &[&str] = match overlay {
             "matrix" => &["  name: netagg-matrix"],
             "mesh" => &["  name: netagg-mesh"],
-            "mesh-nightly" => &[],
+            "mesh-nightly" | "watch" => &[],
             _ => &["  name: netagg"],
         };
         assert_eq!(jobs, want, "{overlay}:\n{built}");
@@ -277,6 +332,21 @@ fn every_overlay_builds_with_kustomize() {
                 _ => &[],
             };
             assert_eq!(names_of(&built, "CronJob"), cronjobs, "{overlay}:\n{built}");
+        }
+        // The watch overlay runs the base's netservers and the watch as a
+        // Deployment behind its metrics Service, on its volume.
+        if overlay == "watch" {
+            assert_eq!(
+                names_of(&built, "Deployment"),
+                ["  name: netagg-watch"],
+                "{built}"
+            );
+            assert_eq!(
+                names_of(&built, "PersistentVolumeClaim"),
+                ["  name: netagg-watch-data"],
+                "{built}"
+            );
+            assert!(names_of(&built, "Service").contains(&"  name: netagg-watch"));
         }
     }
 }

@@ -13,7 +13,11 @@ container's group only, the peers CIDRs (from a ConfigMap that is here) and
 none of them every address; `netagg mesh` reads the netservers' Secret and
 picks netservers with the opt-in, with a service account that may list
 nodes (the zones); a mesh CronJob never runs two at once; and no Secret
-here holds a usable key. A file named *-example.yaml is an example: it is
+here holds a usable key. netagg watch: a single-replica Deployment that
+recreates, its database on a PersistentVolumeClaim, a writable /tmp, a
+grace period longer than a run, --listen on a container port that the
+Prometheus annotations and a Service name, and a ServiceMonitor that picks
+that Service's /metrics port. A file named *-example.yaml is an example: it is
 checked, and must not be in its kustomization (applying it would replace
 what the operator made). Prints one line per problem; exit status 1 if
 there is any."""
@@ -73,7 +77,7 @@ for path, items in docs.items():
     for doc in items:
         if doc.get("kind") == "Service":
             ports = {(p["port"], p.get("protocol", "TCP")) for p in doc["spec"]["ports"]}
-            service_ports[doc["metadata"]["name"]] = ports
+            service_ports[doc["metadata"]["name"]] = (ports, doc["spec"].get("selector") or {})
 for path, items in docs.items():
     for doc in items:
         spec = pod_spec(doc)
@@ -107,8 +111,10 @@ for path, items in docs.items():
                 wanted = {(p, proto) for p in ranged for proto in ("TCP", "UDP")} | {(12865, "TCP")}
                 if exposed != wanted:
                     problems.append(f"{where}: exposes {sorted(exposed ^ wanted)} unlike --data-ports")
-                for name, ports in service_ports.items():
-                    if ports != wanted:
+                pod_labels = doc["spec"]["template"]["metadata"].get("labels", {})
+                for name, (ports, selector) in service_ports.items():
+                    fronts = selector and all(pod_labels.get(k) == v for k, v in selector.items())
+                    if fronts and ports != wanted:
                         problems.append(f"Service {name}: ports differ from netserver's --data-ports")
 
 # RBAC: read-only rules, and bindings to roles and accounts that exist.
@@ -317,6 +323,69 @@ for path, doc, spec, ns, where in workloads():
                 problems.append(f"{where}: service account {account} may not list nodes (their zones)")
     if coordinators and doc.get("kind") == "CronJob" and doc["spec"].get("concurrencyPolicy") != "Forbid":
         problems.append(f"{where}: a mesh CronJob without concurrencyPolicy: Forbid (two meshes disturb each other)")
+
+def duration_seconds(text):
+    """A watch duration ("90", "15m", "1h", "90d") in seconds, None if not one."""
+    m = re.fullmatch(r"(\d+)([smhd]?)", text or "")
+    return int(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)] if m else None
+
+services = [(path, doc) for path, items in docs.items() for doc in items if doc.get("kind") == "Service"]
+watched_services = set()
+for path, doc, spec, ns, where in workloads():
+    for c in spec.get("containers", []):
+        args = c.get("args", [])
+        if args[:2] != ["netagg", "watch"]:
+            continue
+        if doc.get("kind") != "Deployment":
+            problems.append(f"{where}: netagg watch runs until stopped: a Deployment, not a {doc.get('kind')}")
+        elif doc["spec"].get("replicas", 1) != 1 or doc["spec"].get("strategy", {}).get("type") != "Recreate":
+            problems.append(f"{where}: two watchers would measure over each other: replicas 1, strategy Recreate")
+        mounts = {m["mountPath"]: m["name"] for m in c.get("volumeMounts", [])}
+        claims = {v["name"] for v in spec.get("volumes", []) if "persistentVolumeClaim" in v}
+        store = next((a.split("=", 1)[1] for a in args if a.startswith("--store=")), option(args, "--db"))
+        on_claim = store and any(store.startswith(m.rstrip("/") + "/") and n in claims for m, n in mounts.items())
+        if not on_claim:
+            problems.append(f"{where}: the results database ({store}) is not on a PersistentVolumeClaim")
+        if "/tmp" not in mounts:
+            problems.append(f"{where}: no writable /tmp for its runs")
+        length = duration_seconds(option(args, "--duration") or "10")
+        grace = spec.get("terminationGracePeriodSeconds", 30)
+        if length is not None and grace < length + 30:
+            problems.append(f"{where}: terminationGracePeriodSeconds {grace} < the run's length + 30 s")
+        listen = option(args, "--listen")
+        if listen is None:
+            problems.append(f"{where}: netagg watch without --listen (nothing to scrape)")
+            continue
+        port = int(listen.rsplit(":", 1)[1])
+        named = {p.get("name"): p["containerPort"] for p in c.get("ports", [])}
+        if port not in named.values():
+            problems.append(f"{where}: --listen port {port} is not a container port")
+        notes = doc["spec"]["template"]["metadata"].get("annotations", {})
+        if notes.get("prometheus.io/scrape") != "true" or notes.get("prometheus.io/port") != str(port):
+            problems.append(f"{where}: no prometheus.io/scrape and port {port} annotations")
+        labels = doc["spec"]["template"]["metadata"].get("labels", {})
+        for spath, service in services:
+            selector = service["spec"].get("selector") or {}
+            if not selector or any(labels.get(k) != v for k, v in selector.items()):
+                continue
+            watched_services.add(service["metadata"]["name"])
+            for sp in service["spec"]["ports"]:
+                target = sp.get("targetPort", sp["port"])
+                if named.get(target, target) != port:
+                    problems.append(f"{spath}: Service port {sp['port']} does not reach --listen port {port}")
+for path, items in docs.items():
+    for doc in items:
+        if doc.get("kind") != "ServiceMonitor":
+            continue
+        wanted = doc["spec"].get("selector", {}).get("matchLabels", {})
+        picked = [s for _, s in services
+                  if all(s["metadata"].get("labels", {}).get(k) == v for k, v in wanted.items())]
+        if not picked or any(s["metadata"]["name"] not in watched_services for s in picked):
+            problems.append(f"{path}: ServiceMonitor/{doc['metadata']['name']} picks no netagg watch Service")
+        names = {p.get("name") for s in picked for p in s["spec"]["ports"]}
+        for e in doc["spec"].get("endpoints", []):
+            if e.get("port") not in names or e.get("path", "/metrics") != "/metrics":
+                problems.append(f"{path}: endpoint {e} is not the watch Service's /metrics port")
 
 for p in problems:
     print(p)
