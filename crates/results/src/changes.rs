@@ -251,6 +251,9 @@ mod tests {
             name: "TCP_STREAM h THROUGHPUT".into(),
             metric: "THROUGHPUT".into(),
             unit: "10^6bits/s".into(),
+            test: "TCP_STREAM".into(),
+            host: "h".into(),
+            cell: Vec::new(),
             points,
         };
         let report = find(&[s], &ChangeOptions::default()).unwrap();
