@@ -166,6 +166,7 @@ fn caption(s: &Series, changes: usize) -> String {
 /// span.
 fn time_axis(span: f64) -> (&'static str, f64) {
     match span {
+        s if s <= 120.0 => ("seconds before the newest run", 1.0),
         s if s <= 7200.0 => ("minutes before the newest run", 60.0),
         s if s <= 259_200.0 => ("hours before the newest run", 3600.0),
         _ => ("days before the newest run", 86_400.0),
@@ -192,9 +193,13 @@ fn chart(s: &Series, changes: &[&Found]) -> String {
         &s.unit
     };
     let mut plot = Plot::new(&s.name, Axis::si(label), Axis::si(unit.as_str()));
-    if let [(only, _)] = points.as_slice() {
-        plot.x = plot.x.range(only - 1.0, only + 1.0);
-    }
+    // Time runs up to the newest point at 0; a lone point gets room.
+    let oldest_x = points.iter().map(|p| p.0).fold(0.0, f64::min);
+    let pad = match -oldest_x {
+        span if span > 0.0 => span * 0.02,
+        _ => 1.0,
+    };
+    plot.x = plot.x.range(oldest_x - pad, pad);
     let mut line = Line::line(points, Look::new(BLUE, 0)).named("measured");
     if s.points.len() <= DOTS_UP_TO {
         line = line.dotted();

@@ -500,3 +500,70 @@ fn the_page_and_the_api_show_history_changes_and_status() {
     assert_eq!(status["pending"], 2);
     assert!(status["next_run_in_seconds"].as_f64().unwrap() > 500.0);
 }
+
+/// A three-endpoint mesh of TCP_STREAM pairs, one path slow.
+fn mesh_document() -> String {
+    use crate::mesh::model::{Endpoint, Figure, Mesh, Outcome as PairOutcome, PairRun};
+    let endpoints: Vec<Endpoint> = ["a", "b", "c"]
+        .iter()
+        .map(|n| Endpoint {
+            name: n.to_string(),
+            address: "127.0.0.1".into(),
+            port: 12865,
+            node: None,
+            zone: None,
+        })
+        .collect();
+    let mut pairs = Vec::new();
+    for src in 0..3 {
+        for dst in (0..3).filter(|d| *d != src) {
+            let mut p = PairRun::waiting(src, dst, "TCP_STREAM", 1);
+            p.span = Some((0.0, 1.0));
+            p.outcome = PairOutcome::Ok(vec![Figure {
+                metric: "tcp_stream_throughput".into(),
+                value: if (src, dst) == (0, 1) { 100.0 } else { 1000.0 },
+                unit: "10^6bits/s".into(),
+            }]);
+            pairs.push(p);
+        }
+    }
+    let mut mesh = Mesh {
+        started: "2026-11-01T00:30:00.000Z".into(),
+        start_epoch: 1.79e9,
+        command_line: "netagg mesh".into(),
+        duration: 1,
+        tests: vec!["TCP_STREAM".into()],
+        pairs_asked: "all".into(),
+        concurrency: None,
+        rounds: 1,
+        elapsed: 1.0,
+        endpoints,
+        pairs,
+        grids: Vec::new(),
+        findings: Vec::new(),
+        interrupted: false,
+        not_confirmed: 0,
+    };
+    mesh.analyse();
+    mesh.to_json().to_string()
+}
+
+#[test]
+fn the_newest_mesh_is_drawn_as_its_heatmaps() {
+    let dir = Temp::new("mesh");
+    let db_path = filled(&dir, 4);
+    let db = Db::open(&db_path).unwrap();
+    let mut newest = result(50, 900.0, "6.5", &["watch=t"]);
+    newest.document = Some(mesh_document());
+    netperf_results::store::store_result(&db, &newest).unwrap();
+    // An absence stored after it has no document: the mesh is still shown.
+    let mut absence = result(51, 0.0, "6.5", &["watch=t"]);
+    absence.runs[0].status = RunStatus::Failed {
+        reason: "refused".into(),
+    };
+    netperf_results::store::store_result(&db, &absence).unwrap();
+    let view = Source::new(Shared::new(status(db_path))).view();
+    let html = page::render(&view);
+    assert!(html.contains("The newest mesh"), "{html}");
+    assert!(html.contains("TCP_STREAM throughput (10^6bits/s): rows send"));
+}
