@@ -17,8 +17,11 @@ pub const MAX_HEAD: usize = 8 * 1024;
 pub const READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// The longest the whole request head may take to arrive.
 pub const REQUEST_DEADLINE: Duration = Duration::from_secs(20);
-/// The longest a response may take to be taken by the client.
+/// The longest one write may wait for the client to take bytes, and the
+/// longest the whole response may take (a client that reads a byte now
+/// and then is cut too).
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+pub const RESPONSE_DEADLINE: Duration = Duration::from_secs(30);
 /// After refusing a request, what is drained of what the client still
 /// sends (so it reads the refusal instead of a reset), and for how long.
 const DRAIN_BYTES: usize = 1024 * 1024;
@@ -216,16 +219,16 @@ fn origin_path(target: &str) -> Result<String, Response> {
 /// Writes `response` (headers only for HEAD) and closes the connection; a
 /// refusal first drains, bounded, what the client still sends.
 pub fn respond(stream: &mut TcpStream, response: &Response, head_only: bool) {
-    let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
-    write(stream, response, head_only);
+    write(stream, response, head_only, RESPONSE_DEADLINE);
     let _ = stream.shutdown(Shutdown::Write);
     if response.status >= 400 {
         drain(stream);
     }
 }
 
-/// Writes `response` within the stream's write timeout.
-pub fn write(stream: &mut TcpStream, response: &Response, head_only: bool) {
+/// Writes `response`, giving up when the client has not taken it all
+/// within `deadline`.
+pub fn write(stream: &mut TcpStream, response: &Response, head_only: bool, deadline: Duration) {
     let mut head = format!(
         "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\
          Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n",
@@ -244,8 +247,24 @@ pub fn write(stream: &mut TcpStream, response: &Response, head_only: bool) {
     if !head_only {
         bytes.extend_from_slice(&response.body);
     }
-    let _ = stream.write_all(&bytes);
-    let _ = stream.flush();
+    let until = Instant::now() + deadline;
+    let mut rest = bytes.as_slice();
+    while !rest.is_empty() {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero()
+            || stream
+                .set_write_timeout(Some(left.min(WRITE_TIMEOUT)))
+                .is_err()
+        {
+            return;
+        }
+        match stream.write(rest) {
+            Ok(0) => return,
+            Ok(n) => rest = &rest[n..],
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return,
+        }
+    }
 }
 
 /// Reads and drops what the client still sends, at most [`DRAIN_BYTES`]

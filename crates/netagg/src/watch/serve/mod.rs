@@ -132,9 +132,8 @@ fn accept(listener: TcpListener, source: Arc<Source>) {
 /// The refusal of a connection beyond [`MAX_CONNECTIONS`]: written on the
 /// accepting thread, so it waits on the client no more than a moment.
 fn busy(stream: &mut TcpStream) {
-    let _ = stream.set_write_timeout(Some(Duration::from_millis(200)));
     let refusal = Response::error(503, "too many connections; try again").with("Retry-After", "1");
-    http::write(stream, &refusal, false);
+    http::write(stream, &refusal, false, Duration::from_millis(200));
 }
 
 /// One connection: one request read, answered and closed.
