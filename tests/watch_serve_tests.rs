@@ -137,8 +137,8 @@ fn the_watch_serves_metrics_the_page_and_the_api_over_stored_runs() {
     assert!(head.contains("Content-Type: application/openmetrics-text; version=1.0.0"));
     assert!(om.ends_with("# EOF\n"));
     for want in [
-        "netperf_ng_throughput{test=\"TCP_STREAM\",host=\"127.0.0.1\",metric=\"THROUGHPUT\",unit=\"10^6bits/s\"} ",
-        "netperf_ng_throughput{test=\"TCP_RR\",host=\"127.0.0.1\",metric=\"THROUGHPUT\",unit=\"Trans/s\"} ",
+        "netperf_ng_throughput{series=\"TCP_STREAM 127.0.0.1 THROUGHPUT\",test=\"TCP_STREAM\",host=\"127.0.0.1\",metric=\"THROUGHPUT\",unit=\"10^6bits/s\"} ",
+        "netperf_ng_throughput{series=\"TCP_RR 127.0.0.1 THROUGHPUT\",test=\"TCP_RR\",host=\"127.0.0.1\",metric=\"THROUGHPUT\",unit=\"Trans/s\"} ",
         "netperf_ng_watch_recent_runs{outcome=\"ok\"} 4\n",
         "netperf_ng_watch_recent_runs{outcome=\"failed\"} 1\n",
         "netperf_ng_watch_database_readable 1\n",
@@ -148,7 +148,9 @@ fn the_watch_serves_metrics_the_page_and_the_api_over_stored_runs() {
     // Stored without the tag: not the watch's.
     let streams = om
         .lines()
-        .filter(|l| l.starts_with("netperf_ng_throughput{test=\"TCP_STREAM\""))
+        .filter(|l| {
+            l.starts_with("netperf_ng_throughput{series=\"TCP_STREAM 127.0.0.1 THROUGHPUT\"")
+        })
         .count();
     assert_eq!(streams, 1, "{om}");
     check_with_prometheus_parsers(&dir.0, &om, Text::OpenMetrics);

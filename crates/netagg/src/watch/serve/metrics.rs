@@ -90,10 +90,12 @@ fn pair(name: &str, value: impl Into<String>) -> (String, String) {
     (name.to_string(), value.into())
 }
 
-/// The labels that name a series: its test and host — the cell's own
-/// `test` and `target` factors where it has them (a watch's runs are an
-/// experiment over them), its other factors (a mesh pair's src and dst)
-/// after them — its metric and unit.
+/// The labels that name a series: the series itself (its name is unique,
+/// so no two samples of a family share their labels), its test and host —
+/// the cell's own `test` and `target` factors where it has them (a watch's
+/// runs are an experiment over them); none for a mesh pair, whose `src`
+/// and `dst` factors name both ends — its metric and unit, then its other
+/// factors.
 pub fn series_labels(s: &Series) -> Vec<(String, String)> {
     let factor = |name: &str| s.cell.iter().find(|(f, _)| f == name).map(|(_, l)| l);
     let rest: Vec<(String, String)> = s
@@ -102,13 +104,26 @@ pub fn series_labels(s: &Series) -> Vec<(String, String)> {
         .filter(|(f, _)| f != "test" && f != "target")
         .cloned()
         .collect();
+    let host = match (factor("target"), factor("src")) {
+        (Some(target), _) => Some(target),
+        (None, Some(_)) => None,
+        (None, None) => Some(&s.host),
+    };
     let mut out = vec![
+        pair("series", s.name.as_str()),
         pair("test", factor("test").unwrap_or(&s.test).as_str()),
-        pair("host", factor("target").unwrap_or(&s.host).as_str()),
-        pair("metric", s.metric.as_str()),
-        pair("unit", s.unit.as_str()),
     ];
-    out.extend(cell_labels(&rest));
+    out.extend(host.map(|h| pair("host", h.as_str())));
+    out.push(pair("metric", s.metric.as_str()));
+    out.push(pair("unit", s.unit.as_str()));
+    out.extend(
+        cell_labels(&rest)
+            .into_iter()
+            .map(|(name, level)| match name.as_str() {
+                "series" => ("factor_series".to_string(), level),
+                _ => (name, level),
+            }),
+    );
     out
 }
 
@@ -207,7 +222,8 @@ pub fn render(view: &View, format: Format) -> String {
     e.out
 }
 
-fn outcome_name(outcome: Outcome) -> &'static str {
+/// An outcome as the status's JSON names it.
+pub fn outcome_name(outcome: Outcome) -> &'static str {
     match outcome {
         Outcome::Ok => "ok",
         Outcome::Partial => "partial",

@@ -9,10 +9,11 @@
 //! draws it (the mesh's heatmaps, an experiment's or matrix's tables).
 
 use super::data::{View, MAX_RESULTS};
+use super::metrics::outcome_name;
 use crate::watch::state::RunEntry;
 use netperf_pages::chart::{Axis, Look, Markers, Plot, Series as Line, Shape, BLUE, VERMILLION};
 use netperf_pages::page::{Cell, Page, Table};
-use netperf_results::changes::Found;
+use netperf_results::changes::{changed_text, percent, Found};
 use netperf_results::history::Series;
 
 /// How many of the last runs the page lists.
@@ -32,10 +33,6 @@ fn seconds_text(s: f64) -> String {
         s if s < 172_800.0 => format!("{:.1} h", s / 3600.0),
         s => format!("{:.1} days", s / 86_400.0),
     }
-}
-
-fn percent(v: Option<f64>) -> String {
-    v.map_or("-".into(), |v| format!("{:+.1}%", 100.0 * v))
 }
 
 /// The page of `view`.
@@ -94,15 +91,11 @@ fn runs_table<'a>(runs: impl Iterator<Item = &'a RunEntry>) -> Table {
     let mut table =
         Table::new(["run", "started (UTC)", "ended", "outcome", "stored", "why"]).of_words();
     for r in runs {
-        let outcome = serde_json::to_value(r.outcome)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default();
         table.row([
             Cell::number(r.sequence.to_string()),
             Cell::label(&r.started),
             Cell::label(&r.ended),
-            Cell::label(outcome),
+            Cell::label(outcome_name(r.outcome)),
             Cell::label(if r.stored { "yes" } else { "waiting" }),
             Cell::text(r.reason.clone().unwrap_or_default()),
         ]);
@@ -254,18 +247,10 @@ fn changes_table(changes: &[&Found]) -> Table {
 }
 
 fn context_text(c: &Found) -> String {
-    if c.context_changes.is_empty() {
-        return "nothing stored changed (the cause is outside what runs record: the network, the peer, the load)".into();
+    match c.context_changes.is_empty() {
+        true => "nothing stored changed (the cause is outside what runs record: the network, the peer, the load)".into(),
+        false => changed_text(c),
     }
-    let side = |v: &str| match v {
-        "" => "(none)".to_string(),
-        v => v.to_string(),
-    };
-    c.context_changes
-        .iter()
-        .map(|d| format!("{}: {} → {}", d.key, side(&d.before), side(&d.after)))
-        .collect::<Vec<_>>()
-        .join("; ")
 }
 
 /// The newest stored run as its own page draws it: the mesh's heatmaps,

@@ -9,6 +9,7 @@ use super::*;
 use crate::watch::state::{Outcome, RunEntry, Status};
 use netperf_results::changes::{ContextChange, Found};
 use netperf_results::db::Db;
+use netperf_results::history::Series;
 use netperf_results::model::{OffloadRecord, RunRecord, RunStatus};
 use netperf_results::record::{Kind, StoredResult};
 use std::collections::BTreeMap;
@@ -379,6 +380,7 @@ fn well_formed(text: &str, format: Format) {
     };
     let mut family = String::new();
     let mut typed = std::collections::HashSet::new();
+    let mut samples = std::collections::HashSet::new();
     for line in text.lines() {
         if let Some(rest) = line.strip_prefix("# TYPE ") {
             let (name, kind) = rest.split_once(' ').unwrap();
@@ -390,6 +392,8 @@ fn well_formed(text: &str, format: Format) {
         } else if line == "# EOF" {
             assert_eq!(format, Format::OpenMetrics);
         } else {
+            let (series, _) = line.rsplit_once(' ').unwrap();
+            assert!(samples.insert(series.to_string()), "twice: {line}");
             let name = line.split(['{', ' ']).next().unwrap();
             assert!(name.starts_with(&family), "{line} outside {family}");
             let value = line.rsplit(' ').next().unwrap();
@@ -414,7 +418,7 @@ fn metrics_say_the_latest_values_the_runs_and_the_open_change_points() {
         let text = metrics::render(&view, format);
         well_formed(&text, format);
         let labels =
-            "test=\"TCP_STREAM\",host=\"127.0.0.1\",metric=\"THROUGHPUT\",unit=\"10^6bits/s\"";
+            "series=\"TCP_STREAM 127.0.0.1 THROUGHPUT\",test=\"TCP_STREAM\",host=\"127.0.0.1\",metric=\"THROUGHPUT\",unit=\"10^6bits/s\"";
         for want in [
             format!("netperf_ng_throughput{{{labels}}} 801\n"),
             format!("netperf_ng_watch_change_ratio{{{labels}}} -0.2\n"),
@@ -480,7 +484,7 @@ fn the_page_and_the_api_show_history_changes_and_status() {
         "next run in 10 min",
         "establish control: refused &lt;&amp;&gt;",
         "TCP_STREAM 127.0.0.1 THROUGHPUT",
-        "kernel: 6.1 → 6.5",
+        "kernel 6.1 -&gt; 6.5",
         "-20.0% slower",
         "95%: [-21.0%, -19.0%]",
         "change point",
@@ -566,4 +570,49 @@ fn the_newest_mesh_is_drawn_as_its_heatmaps() {
     let html = page::render(&view);
     assert!(html.contains("The newest mesh"), "{html}");
     assert!(html.contains("TCP_STREAM throughput (10^6bits/s): rows send"));
+}
+
+#[test]
+fn series_labels_name_the_test_and_ends_once() {
+    let series = |test: &str, host: &str, cell: &[(&str, &str)]| Series {
+        name: format!("{test} {host}"),
+        metric: "THROUGHPUT".into(),
+        unit: "Trans/s".into(),
+        test: test.into(),
+        host: host.into(),
+        cell: cell
+            .iter()
+            .map(|(f, l)| (f.to_string(), l.to_string()))
+            .collect(),
+        points: Vec::new(),
+    };
+    let names = |s: &Series| -> Vec<String> {
+        metrics::series_labels(s)
+            .into_iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect()
+    };
+    let watch = series(
+        "TCP_STREAM,TCP_RR",
+        "a,b",
+        &[("test", "TCP_RR"), ("target", "b"), ("series", "x")],
+    );
+    assert_eq!(
+        names(&watch),
+        [
+            "series=TCP_STREAM,TCP_RR a,b",
+            "test=TCP_RR",
+            "host=b",
+            "metric=THROUGHPUT",
+            "unit=Trans/s",
+            "factor_series=x"
+        ]
+    );
+    let pair = series(
+        "TCP_RR",
+        "a,b,c",
+        &[("src", "a"), ("dst", "b"), ("test", "TCP_RR")],
+    );
+    assert!(!names(&pair).iter().any(|l| l.starts_with("host=")));
+    assert!(names(&pair).contains(&"src=a".to_string()));
 }
