@@ -18,6 +18,9 @@ use netperf_results::history::Series;
 
 /// How many of the last runs the page lists.
 const RUNS_SHOWN: usize = 20;
+/// Charts on the page at most (a matrix watch can have hundreds of
+/// series; the page stays a few megabytes and /api/series has them all).
+const MAX_CHARTS: usize = 48;
 /// Dots on every point up to this many (beyond, a line reads better).
 const DOTS_UP_TO: usize = 200;
 
@@ -123,7 +126,13 @@ fn series_section(p: &mut Page, view: &View) {
         ));
     }
     p.note(&about);
-    for s in &stored.series {
+    if stored.series.len() > MAX_CHARTS {
+        p.caution(&format!(
+            "{} series; the first {MAX_CHARTS} are drawn (all are in /api/series and /metrics).",
+            stored.series.len()
+        ));
+    }
+    for s in stored.series.iter().take(MAX_CHARTS) {
         let mine: Vec<&Found> = changes.iter().filter(|c| c.series == s.name).collect();
         p.heading(&s.name);
         p.figure(&chart(s, &mine), &caption(s, mine.len()));
@@ -131,9 +140,10 @@ fn series_section(p: &mut Page, view: &View) {
             p.table(&changes_table(&mine));
         }
     }
+    let drawn = &stored.series[..stored.series.len().min(MAX_CHARTS)];
     let elsewhere: Vec<&Found> = changes
         .iter()
-        .filter(|c| !stored.series.iter().any(|s| s.name == c.series))
+        .filter(|c| !drawn.iter().any(|s| s.name == c.series))
         .collect();
     if !elsewhere.is_empty() {
         p.heading("Change points of series not drawn");
