@@ -9,7 +9,7 @@
 //! `control` (the wire protocol to the netserver) and `engine` (the data
 //! path) → `measure::outcome::Outcome` → `report`, coordinated by `run`.
 
-pub use netagg::{agg, experiment, matrix, mesh};
+pub use netagg::{agg, experiment, matrix, mesh, watch};
 pub use netperf as run;
 pub use netperf_base::{ids, input, rlimit, timefmt};
 pub use netperf_client::{cli, control, report};

@@ -8,11 +8,10 @@
 
 mod common;
 
+use common::prometheus::{check_with_prometheus_parsers, Text};
 use common::results::{code, experiment, ids, netagg, one_error_line, uuid, TempDir};
-use common::{install, run_with_limit, skip, text};
+use common::text;
 use netperf_ng::resultsdb::{self, query, Db, DbError, Filter, Kind};
-use std::path::Path;
-use std::time::Duration;
 
 #[test]
 fn an_experiment_round_trips_through_store_show_and_export() {
@@ -99,44 +98,7 @@ fn an_experiment_round_trips_through_store_show_and_export() {
     assert!(exposition.contains("netperf_ng_throughput{"));
     assert!(exposition.contains("protocol=\"udp\",message_size=\"1024\""));
     assert!(exposition.contains("netperf_ng_run_ok{") && exposition.contains("} 0\n"));
-    check_with_prometheus_parsers(&dir.0, &exposition);
-}
-
-/// The exposition through prometheus_client's OpenMetrics parser and its
-/// Prometheus text-format parser (node_exporter's and the pushgateway's
-/// format), installed from PyPI if missing; skipped, saying why, where
-/// that is impossible.
-fn check_with_prometheus_parsers(dir: &Path, exposition: &str) {
-    let have = || install::python_imports("prometheus_client.openmetrics.parser");
-    if let Err(why) = install::ensure(install::From::Pip, "prometheus_client", have) {
-        return skip(format!("the OpenMetrics parser check: {why}"));
-    }
-    let file = dir.join("export.om");
-    std::fs::write(&file, exposition).unwrap();
-    let script = "import sys
-from prometheus_client.openmetrics.parser import text_string_to_metric_families as om
-from prometheus_client.parser import text_string_to_metric_families as prom
-text = open(sys.argv[1]).read()
-a = list(om(text))
-b = list(prom(text))
-print(len(a), sum(len(f.samples) for f in a), len(b))";
-    let out = run_with_limit(
-        "python3",
-        &["-c", script, file.to_str().unwrap()],
-        Duration::from_secs(60),
-    );
-    assert!(
-        out.status.success(),
-        "parsers refused it: {}",
-        text(&out.stderr)
-    );
-    let counts: Vec<usize> = text(&out.stdout)
-        .split_whitespace()
-        .map(|n| n.parse().unwrap())
-        .collect();
-    let samples = exposition.lines().filter(|l| !l.starts_with('#')).count();
-    assert_eq!(counts[1], samples, "every sample parsed");
-    assert_eq!(counts[0], counts[2], "both parsers see the same families");
+    check_with_prometheus_parsers(&dir.0, &exposition, Text::OpenMetrics);
 }
 
 #[test]

@@ -8,6 +8,7 @@ pub mod control;
 pub mod harness;
 pub mod install;
 pub mod podman;
+pub mod prometheus;
 pub mod ramp;
 pub mod results;
 pub mod saved;

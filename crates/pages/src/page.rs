@@ -16,11 +16,24 @@ pub struct Page {
 impl Page {
     /// A page with `title` in its head and as its heading.
     pub fn new(title: &str) -> Page {
+        Page::with_head(title, "")
+    }
+
+    /// A page that the browser loads again every `seconds` (a live view
+    /// with no script: `netagg watch --listen`).
+    pub fn refreshed(title: &str, seconds: u32) -> Page {
+        Page::with_head(
+            title,
+            &format!("<meta http-equiv=\"refresh\" content=\"{seconds}\">"),
+        )
+    }
+
+    fn with_head(title: &str, more: &str) -> Page {
         let title = escape(title);
         Page {
             out: format!(
                 "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-                 <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+                 <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">{more}\
                  <title>{title}</title><style>{STYLE}</style></head><body>\n<h1>{title}</h1>\n"
             ),
         }

@@ -117,7 +117,8 @@ pub fn find(all: &[Series], opts: &ChangeOptions) -> Result<Report, StatsError> 
     })
 }
 
-fn percent(v: Option<f64>) -> String {
+/// A relative change as a signed percentage ("-20.0%"), "-" when none.
+pub fn percent(v: Option<f64>) -> String {
     v.map_or("-".into(), |v| format!("{:+.1}%", 100.0 * v))
 }
 
@@ -200,7 +201,9 @@ fn report_confidence(here: &[&Found]) -> f64 {
     here.first().map_or(0.95, |c| c.confidence)
 }
 
-fn changed_text(c: &Found) -> String {
+/// What else changed at `c`, one "key before -> after" per difference;
+/// "nothing stored" when the stored context is the same either side.
+pub fn changed_text(c: &Found) -> String {
     if c.context_changes.is_empty() {
         return "nothing stored".into();
     }
@@ -251,6 +254,9 @@ mod tests {
             name: "TCP_STREAM h THROUGHPUT".into(),
             metric: "THROUGHPUT".into(),
             unit: "10^6bits/s".into(),
+            test: "TCP_STREAM".into(),
+            host: "h".into(),
+            cell: Vec::new(),
             points,
         };
         let report = find(&[s], &ChangeOptions::default()).unwrap();

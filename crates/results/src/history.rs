@@ -39,6 +39,12 @@ pub struct Series {
     pub name: String,
     pub metric: String,
     pub unit: String,
+    /// The stored result's test(s) and host(s), and the run's cell, that
+    /// the name is made of (empty for a CSV), for labels that name them
+    /// one by one (`netagg watch`'s /metrics).
+    pub test: String,
+    pub host: String,
+    pub cell: super::model::Cell,
     pub points: Vec<Point>,
 }
 
@@ -197,6 +203,9 @@ pub fn from_db(db: &Db, selection: &Selection) -> Result<Vec<Series>, DbError> {
                             name,
                             metric: metric.clone(),
                             unit: result.unit(metric),
+                            test: result.test.clone(),
+                            host: result.host.clone(),
+                            cell: run.cell.clone(),
                             points: Vec::new(),
                         });
                         out.len() - 1
@@ -269,6 +278,9 @@ pub fn from_csv(path: &Path) -> Result<Vec<Series>, DbError> {
                 name: name.to_string(),
                 metric: name.to_string(),
                 unit: String::new(),
+                test: String::new(),
+                host: String::new(),
+                cell: Vec::new(),
                 points: Vec::new(),
             });
             out.len() - 1

@@ -144,7 +144,9 @@ fn environment(record: &ExperimentRecord) -> Option<Table> {
     Some(table)
 }
 
-fn results(page: &mut Page, record: &ExperimentRecord, analysis: &Analysis) {
+/// The Results section: one table per key metric with its legend (also
+/// the latest experiment on `netagg watch`'s page).
+pub(crate) fn results(page: &mut Page, record: &ExperimentRecord, analysis: &Analysis) {
     page.section("results", "Results", |page| {
         let metrics = key_metrics_present(record);
         if metrics.is_empty() {

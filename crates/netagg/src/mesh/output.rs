@@ -351,7 +351,7 @@ fn marks(mesh: &Mesh, grid: &Grid) -> Vec<Mark> {
 }
 
 /// One metric's heatmap (M4's builder in the pages crate).
-fn heatmap(mesh: &Mesh, grid: &Grid) -> String {
+pub(crate) fn heatmap(mesh: &Mesh, grid: &Grid) -> String {
     let labels: Vec<String> = mesh.endpoints.iter().map(|e| e.name.clone()).collect();
     let zones: Vec<Option<String>> = mesh.endpoints.iter().map(|e| e.zone.clone()).collect();
     let marks = marks(mesh, grid);

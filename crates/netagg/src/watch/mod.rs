@@ -8,6 +8,8 @@
 //! Rooms: `state` is what the loop knows that the database does not (the
 //! last runs, the next one, a store that fails, the open change points),
 //! shared with the HTTP side, which reads it and the database and never
-//! writes either.
+//! writes either; `serve` is that HTTP side (`--listen`: `/metrics`, the
+//! live page, the JSON API), bounded against hostile clients.
 
+pub mod serve;
 pub mod state;

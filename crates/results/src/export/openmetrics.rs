@@ -26,7 +26,7 @@ use super::{cell_summary, metric_names};
 use crate::record::StoredResult;
 use std::fmt::Write as _;
 
-const PREFIX: &str = "netperf_ng_";
+pub const PREFIX: &str = "netperf_ng_";
 /// Suffixes OpenMetrics gives to counters, histograms, summaries and info.
 const RESERVED_SUFFIXES: &[&str] = &[
     "_total", "_created", "_count", "_sum", "_bucket", "_gcount", "_gsum", "_info",
@@ -80,11 +80,13 @@ pub fn escape(value: &str) -> String {
         .replace('\n', "\\n")
 }
 
-fn help_text(text: &str) -> String {
+/// A HELP line's text with OpenMetrics' escapes.
+pub fn help_text(text: &str) -> String {
     text.replace('\\', "\\\\").replace('\n', "\\n")
 }
 
-fn labels(pairs: &[(String, String)]) -> String {
+/// A label set, `{name="value",...}`, values escaped.
+pub fn labels(pairs: &[(String, String)]) -> String {
     let inner: Vec<String> = pairs
         .iter()
         .map(|(k, v)| format!("{k}=\"{}\"", escape(v)))
@@ -94,7 +96,7 @@ fn labels(pairs: &[(String, String)]) -> String {
 
 /// The factor labels of a cell; a factor whose name collides with a fixed
 /// label gets a `factor_` prefix.
-fn cell_labels(cell: &[(String, String)]) -> Vec<(String, String)> {
+pub fn cell_labels(cell: &[(String, String)]) -> Vec<(String, String)> {
     cell.iter()
         .map(|(factor, level)| {
             let mut name = name_part(factor);
