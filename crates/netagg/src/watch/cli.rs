@@ -241,7 +241,7 @@ fn prepare(args: &WatchArgs) -> Result<(), String> {
     for (i, label) in labels.iter().enumerate() {
         println!("  [[run]] {}: {label}", i + 1);
     }
+    // The server (when listening) serves until the loop ends.
     schedule::watch(&settings, keeper, shared, stop);
-    drop(server);
     Ok(())
 }

@@ -234,7 +234,7 @@ mod tests {
         assert_eq!(a.runs.len(), 2);
         assert!(a.runs.iter().all(|r| r.metrics.is_empty()));
         assert_eq!(
-            outcome(&[a.clone()]),
+            outcome(std::slice::from_ref(&a)),
             (Outcome::Failed, Some("connection refused".into()))
         );
         let cut = absence(&job, &id, ("t0", "t1"), "stopped", true, vec![]);

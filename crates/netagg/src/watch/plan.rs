@@ -207,14 +207,16 @@ impl Job {
                 let kind = match SUBCOMMANDS.iter().find(|(name, _)| *name == first) {
                     Some((_, kind)) => *kind,
                     None if first.starts_with('-') => Kind::Netagg,
-                    None => return Err(at(format!(
+                    None => {
+                        return Err(at(format!(
                         "netagg {first:?}: a run is one of {}, or a ramp (netagg's own options)",
                         SUBCOMMANDS
                             .iter()
                             .map(|(n, _)| *n)
                             .collect::<Vec<_>>()
                             .join(", ")
-                    ))),
+                    )))
+                    }
                 };
                 let test = match first.starts_with('-') {
                     true => format!("ramp {}", value_of(&args, "--kind").unwrap_or_default()),
