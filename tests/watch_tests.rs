@@ -294,6 +294,19 @@ timeout = "1m"
     let mut bad = Watch::start(&dir.0, "bad", &[plan.to_str().unwrap(), &db], &[]);
     assert_eq!(bad.wait(), Some(2));
     assert!(bad.stderr().contains("[[run]] 1"), "{}", bad.stderr());
+    for (args, says) in [
+        (&["--host", "127.0.0.1", "--every", "0"][..], "--every 0"),
+        (&["--host", "127.0.0.1", "--no-store"][..], "--no-store"),
+        (&["--every", "1m"][..], "nothing to watch"),
+        (
+            &[plan.to_str().unwrap(), "--host", "127.0.0.1"][..],
+            "simple form",
+        ),
+    ] {
+        let mut refused = Watch::start(&dir.0, "refused", args, &[]);
+        assert_eq!(refused.wait(), Some(2), "{args:?}");
+        assert!(refused.stderr().contains(says), "{}", refused.stderr());
+    }
 }
 
 #[test]

@@ -32,6 +32,10 @@ const DEFAULT_NAME: &str = "watch";
 /// results deleted (--keep) or compacted (--compact-after); with --listen,
 /// /metrics, a live page and a JSON API
 #[derive(clap::Args, Debug, Default)]
+#[command(mut_arg("store", |a| a.help(
+    "the results database: DB, else $NETPERF_NG_DB, else $XDG_DATA_HOME/netperf-ng/results.db, else ~/.local/share/netperf-ng/results.db; a watch always stores, with or without --store"
+)))]
+#[command(mut_arg("no_store", |a| a.hide(true)))]
 #[command(after_help = "Examples:\n  \
 netagg watch --host lg1 --tests TCP_STREAM,TCP_RR --duration 10 --every 15m --store=watch.db\n  \
 netagg watch plan.toml --listen 127.0.0.1:9464\n\n\

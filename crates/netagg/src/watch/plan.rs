@@ -11,8 +11,6 @@ use serde::Deserialize;
 use std::path::Path;
 use std::time::Duration;
 
-/// Largest plan file read.
-const MAX_PLAN_BYTES: usize = 1 << 20;
 /// Most `[[run]]` entries a plan may have.
 const MAX_RUNS: usize = 64;
 /// Longest a run of a plan entry may take, unless it says (`timeout`):
@@ -86,17 +84,7 @@ pub struct PlanFile {
 
 /// Reads and parses a plan file; an error names the file and line.
 pub fn read_plan(path: &Path) -> Result<PlanFile, String> {
-    let bytes = netperf_base::input::read_text(path, MAX_PLAN_BYTES)
-        .map_err(|e| format!("cannot read plan {}: {e}", path.display()))?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| format!("plan {} is not UTF-8 text", path.display()))?;
-    let plan: PlanFile = toml::from_str(&text).map_err(|e| {
-        let line = e
-            .span()
-            .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
-        let at = line.map_or(String::new(), |l| format!(" line {l}:"));
-        format!("plan {}:{at} {}", path.display(), e.message().trim_end())
-    })?;
+    let plan: PlanFile = crate::experiment::plan::read_toml(path)?;
     match plan.run.len() {
         0 => Err(format!(
             "plan {}: no [[run]]: give one or more, each netagg = [...] or netperf = [...]",
