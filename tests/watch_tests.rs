@@ -13,9 +13,10 @@ mod common;
 use common::install::{ensure, From};
 use common::results::{is_root, TempDir};
 use common::{fast_tier_skips, skip, Server, NETAGG};
-use netperf_ng::resultsdb::model::RunStatus;
+use netperf_ng::resultsdb::model::{OffloadRecord, RunRecord, RunStatus};
 use netperf_ng::resultsdb::query::{self, Filter};
-use netperf_ng::resultsdb::{Db, StoredResult};
+use netperf_ng::resultsdb::{Db, Kind, StoredResult};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -248,6 +249,81 @@ fn a_short_watch_stores_its_runs_with_their_context() {
             .contains("\"environment\""));
     }
     assert_eq!(spool_entries(&dir.0.join("watch-short.spool")), 0);
+}
+
+/// A stored netperf TCP_RR result of watch `tag`, `minutes_ago`, on
+/// `kernel`, measuring `value`.
+fn past(tag: &str, minutes_ago: u64, value: f64, kernel: &str) -> StoredResult {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    let started = netperf_ng::timefmt::utc_timestamp(now - Duration::from_secs(60 * minutes_ago));
+    let id = netperf_ng::ids::new_uuid();
+    StoredResult {
+        id: id.clone(),
+        kind: Kind::Netperf,
+        test: "TCP_RR".into(),
+        host: "127.0.0.1".into(),
+        kernel: kernel.into(),
+        title: String::new(),
+        started: started.clone(),
+        ended: started.clone(),
+        status: "complete".into(),
+        tool_version: "0.1.0".into(),
+        command_line: vec!["netperf".into()],
+        tags: vec![tag.into()],
+        factors: vec![],
+        runs: vec![RunRecord {
+            id,
+            order: 0,
+            cell: vec![],
+            replicate: 1,
+            started: started.clone(),
+            ended: started,
+            status: RunStatus::Ok,
+            metrics: BTreeMap::from([("THROUGHPUT".to_string(), value)]),
+            facts: BTreeMap::new(),
+            offloads: OffloadRecord::default(),
+            commands: vec![],
+        }],
+        document: None,
+    }
+}
+
+#[test]
+fn a_change_in_the_watched_history_is_said_with_what_changed() {
+    let dir = TempDir::new();
+    {
+        let db = Db::open(&dir.db()).unwrap();
+        for i in 0..30u64 {
+            let wobble = [0.0, 0.8, -0.6, 1.1, -1.2, 0.3, -0.2][i as usize % 7];
+            let (level, kernel) = match i < 15 {
+                true => (50_000.0, "6.1.0-18-amd64"),
+                false => (40_000.0, "6.5.0-1-amd64"),
+            };
+            let value = level * (1.0 + wobble / 100.0);
+            netperf_ng::resultsdb::store_result(&db, &past("watch=cp", 120 - i, value, kernel))
+                .unwrap();
+        }
+    }
+    let server = Server::start("127.0.0.1");
+    let port = server.port.to_string();
+    let db = format!("--store={}", dir.db().display());
+    let mut args = simple(&server, &port, &db, "cp");
+    args.extend(["--runs", "1", "--every", "1"]);
+    let mut watch = Watch::start(&dir.0, "cp", &args, &[]);
+    assert_eq!(watch.wait(), Some(0), "{}", watch.stderr());
+    let err = watch.stderr();
+    let said: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("change point in"))
+        .collect();
+    assert_eq!(said.len(), 1, "{err}");
+    assert!(said[0].contains("TCP_RR 127.0.0.1 THROUGHPUT"), "{err}");
+    assert!(
+        said[0].contains("slower") && said[0].contains("kernel"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -181,8 +181,29 @@ fn prepare(args: &WatchArgs) -> Result<(), String> {
         .clone()
         .or(schedule.name)
         .unwrap_or_else(|| DEFAULT_NAME.to_string());
-    let tag = netperf_client::cli::extensions::checked_tag(&format!("watch={name}"))
-        .map_err(|e| format!("--name {name}: {e}"))?;
+    // It names the spool directory too: no path separators, no spaces.
+    let name_ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+        && !name.starts_with('.');
+    if !name_ok {
+        return Err(format!(
+            "--name {name:?}: up to 64 letters, digits, '.', '_' or '-', not starting with '.'"
+        ));
+    }
+    let tag = netperf_client::cli::extensions::checked_tag(&format!("watch={name}"))?;
+    for job in &jobs {
+        let program = super::child::program(job.program.name())?;
+        if !program.is_file() {
+            return Err(format!(
+                "{} is missing: a watch runs the {} beside it",
+                program.display(),
+                job.program.name()
+            ));
+        }
+    }
     let rounds = args.runs.or(schedule.runs);
     if rounds == Some(0) {
         return Err("--runs 0: give at least 1, or leave it out to run until stopped".into());

@@ -105,6 +105,15 @@ pub enum Program {
     Netperf,
 }
 
+impl Program {
+    pub fn name(self) -> &'static str {
+        match self {
+            Program::Netagg => "netagg",
+            Program::Netperf => "netperf",
+        }
+    }
+}
+
 /// The simple form's run: an experiment over the tests against the hosts,
 /// the hosts found again at each run with `--k8s-selector`.
 #[derive(Debug, Clone)]
@@ -265,10 +274,7 @@ impl Job {
 
     /// The line that shows it in the plan.
     pub fn label(&self) -> String {
-        let program = match self.program {
-            Program::Netagg => "netagg",
-            Program::Netperf => "netperf",
-        };
+        let program = self.program.name();
         match &self.simple {
             Some(s) => format!(
                 "netagg experiment: {} against {} for {} s each",

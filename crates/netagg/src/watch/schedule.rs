@@ -8,12 +8,13 @@
 
 use super::child;
 use super::import;
-use super::plan::{Job, Program};
+use super::plan::Job;
 use super::spool::{Keeper, Meta};
 use super::state::{Outcome, RunEntry, Shared};
 use netperf_base::timefmt::now_utc;
 use netperf_results::changes::{self, Found};
 use netperf_results::history::{self, Selection};
+use netperf_results::render::number;
 use netperf_results::retain::{self, Retention};
 use netperf_results::stats::ChangeOptions;
 use netperf_results::Filter;
@@ -150,6 +151,9 @@ impl Looper<'_> {
         self.shared.update(|s| s.running = true);
         let (results, from_dir, dir) = self.measure(job, &id, &started);
         let (outcome, reason) = import::outcome(&results);
+        let measured = results
+            .iter()
+            .any(|r| r.runs.iter().any(|run| run.status.is_ok()));
         // An experiment keeps its own id; other kinds take the run's.
         let id = results.first().map_or(id, |r| r.id.clone());
         let stored = self.keeper.keep(dir.as_deref(), results, from_dir);
@@ -178,7 +182,7 @@ impl Looper<'_> {
         };
         self.shared.update(|s| {
             s.running = false;
-            if outcome != Outcome::Failed {
+            if measured {
                 s.last_success = Some(Instant::now());
             }
             s.push_run(entry);
@@ -197,10 +201,7 @@ impl Looper<'_> {
         bool,
         Option<std::path::PathBuf>,
     ) {
-        let program = match job.program {
-            Program::Netagg => "netagg",
-            Program::Netperf => "netperf",
-        };
+        let program = job.program.name();
         let absent = |reason: &str, interrupted: bool, command: Vec<String>| {
             let span = (started, now_utc());
             let a = import::absence(job, id, (span.0, &span.1), reason, interrupted, command);
@@ -358,14 +359,17 @@ fn change_line(c: &Found) -> String {
             format!("what else changed: {}", list.join("; "))
         }
     };
+    let unit = match c.unit.is_empty() {
+        true => String::new(),
+        false => format!(" {}", c.unit),
+    };
     format!(
-        "change point in {} at {} ({}): {} -> {} {} ({} [{}, {}], p = {}); {context}",
+        "change point in {} at {} ({}): median {} -> {}{unit} ({} [{}, {}], p = {}); {context}",
         c.series,
         c.time,
         c.direction,
-        c.median_before,
-        c.median_after,
-        c.unit,
+        number(c.median_before),
+        number(c.median_after),
         percent(c.change),
         percent(c.change_low),
         percent(c.change_high),
