@@ -321,11 +321,15 @@ impl Looper<'_> {
         if self.keeper.pending() > 0 {
             self.keeper.retry();
         }
-        let pending = self.keeper.pending();
-        let waiting = match pending {
-            0 => String::new(),
-            n => format!("; {n} run(s) not stored yet (the spool's are stored at the next start)"),
-        };
+        let memory = self.keeper.in_memory();
+        let spooled = self.keeper.pending() - memory;
+        let mut waiting = String::new();
+        if spooled > 0 {
+            waiting += &format!("; {spooled} run(s) wait in the spool for the next start");
+        }
+        if memory > 0 {
+            waiting += &format!("; {memory} absence(s) that could not be written are lost");
+        }
         let why = match self.stop.load(Ordering::Relaxed) {
             true => "stopped by a signal",
             false => "its rounds done",

@@ -140,7 +140,12 @@ impl Keeper {
         self.settle(None);
     }
 
-    /// Whether anything waits to be stored.
+    /// The absences waiting in memory (lost if the watch ends first).
+    pub fn in_memory(&self) -> usize {
+        self.memory.len()
+    }
+
+    /// How many runs wait to be stored.
     pub fn pending(&self) -> usize {
         self.memory.len() + self.waiting_dirs().len()
     }
