@@ -11,12 +11,11 @@
 mod common;
 
 use common::install::{ensure, From};
-use common::results::{is_root, TempDir};
+use common::results::{is_root, netperf_point, TempDir};
 use common::{fast_tier_skips, skip, Server, NETAGG};
-use netperf_ng::resultsdb::model::{OffloadRecord, RunRecord, RunStatus};
+use netperf_ng::resultsdb::model::RunStatus;
 use netperf_ng::resultsdb::query::{self, Filter};
-use netperf_ng::resultsdb::{Db, Kind, StoredResult};
-use std::collections::BTreeMap;
+use netperf_ng::resultsdb::{Db, StoredResult};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -258,36 +257,7 @@ fn past(tag: &str, minutes_ago: u64, value: f64, kernel: &str) -> StoredResult {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap();
     let started = netperf_ng::timefmt::utc_timestamp(now - Duration::from_secs(60 * minutes_ago));
-    let id = netperf_ng::ids::new_uuid();
-    StoredResult {
-        id: id.clone(),
-        kind: Kind::Netperf,
-        test: "TCP_RR".into(),
-        host: "127.0.0.1".into(),
-        kernel: kernel.into(),
-        title: String::new(),
-        started: started.clone(),
-        ended: started.clone(),
-        status: "complete".into(),
-        tool_version: "0.1.0".into(),
-        command_line: vec!["netperf".into()],
-        tags: vec![tag.into()],
-        factors: vec![],
-        runs: vec![RunRecord {
-            id,
-            order: 0,
-            cell: vec![],
-            replicate: 1,
-            started: started.clone(),
-            ended: started,
-            status: RunStatus::Ok,
-            metrics: BTreeMap::from([("THROUGHPUT".to_string(), value)]),
-            facts: BTreeMap::new(),
-            offloads: OffloadRecord::default(),
-            commands: vec![],
-        }],
-        document: None,
-    }
+    netperf_point(&started, "TCP_RR", ("THROUGHPUT", value), kernel, true, tag)
 }
 
 #[test]
