@@ -148,39 +148,59 @@ pub fn program(name: &str) -> Result<std::path::PathBuf, String> {
 mod tests {
     use super::*;
 
+    /// `sh -c script` as a run.
+    fn sh(script: &str, timeout: Duration) -> Ended {
+        let args = ["-c".to_string(), script.to_string()];
+        let stop = AtomicBool::new(false);
+        run(Path::new("/bin/sh"), &args, timeout, &stop, |_| {}).unwrap()
+    }
+
     #[test]
     fn the_last_line_and_the_status_come_back() {
-        let stop = AtomicBool::new(false);
-        let args = [
-            "-c".to_string(),
-            "echo one >&2; echo two >&2; exit 3".to_string(),
-        ];
-        let ended = run(
-            Path::new("/bin/sh"),
-            &args,
+        let ended = sh(
+            "echo one >&2; echo two >&2; exit 3",
             Duration::from_secs(60),
-            &stop,
-            |_| {},
-        )
-        .unwrap();
+        );
         assert_eq!(ended.code, Some(3));
         assert_eq!(ended.last_line, "two");
         assert!(!ended.stopped && !ended.timed_out);
     }
 
     #[test]
-    fn an_overrun_is_cut() {
-        let stop = AtomicBool::new(false);
-        let args = ["-c".to_string(), "exec sleep 30".to_string()];
+    fn an_overrun_is_cut_and_a_stop_passed_on() {
+        let ended = sh("exec sleep 30", Duration::from_millis(200));
+        assert!(ended.timed_out);
+        assert_eq!(ended.code, None);
+        // The child's own SIGTERM handler runs: it ends as it chooses. The
+        // stop is raised once the handler is in place.
+        let ready = std::env::temp_dir().join(format!("watch-child-{}", std::process::id()));
+        let _ = std::fs::remove_file(&ready);
+        let script = format!(
+            "trap 'echo saved >&2; exit 0' TERM; touch {}; sleep 30 & wait",
+            ready.display()
+        );
+        static STOP: AtomicBool = AtomicBool::new(false);
+        let marker = ready.clone();
+        std::thread::spawn(move || {
+            for _ in 0..600 {
+                if marker.exists() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            STOP.store(true, Ordering::Relaxed);
+        });
+        let args = ["-c".to_string(), script];
         let ended = run(
             Path::new("/bin/sh"),
             &args,
-            Duration::from_millis(200),
-            &stop,
+            Duration::from_secs(120),
+            &STOP,
             |_| {},
-        )
-        .unwrap();
-        assert!(ended.timed_out);
-        assert_eq!(ended.code, None);
+        );
+        let ended = ended.unwrap();
+        let _ = std::fs::remove_file(&ready);
+        assert!(ended.stopped && !ended.timed_out);
+        assert_eq!((ended.code, ended.last_line.as_str()), (Some(0), "saved"));
     }
 }
