@@ -176,6 +176,16 @@ fn spool_entries(spool: &Path) -> usize {
     std::fs::read_dir(spool).map_or(0, |d| d.count())
 }
 
+/// A temporary directory, a netserver on loopback, its port and the
+/// `--store=DB` option naming a database in the directory.
+fn bench() -> (TempDir, Server, String, String) {
+    let dir = TempDir::new();
+    let server = Server::start("127.0.0.1");
+    let port = server.port.to_string();
+    let db = format!("--store={}", dir.db().display());
+    (dir, server, port, db)
+}
+
 /// The common options of a watch against `server` storing into `db`.
 fn simple<'a>(server: &'a Server, port: &'a str, db: &'a str, name: &'a str) -> Vec<&'a str> {
     vec![
@@ -195,10 +205,7 @@ fn simple<'a>(server: &'a Server, port: &'a str, db: &'a str, name: &'a str) -> 
 
 #[test]
 fn a_short_watch_stores_its_runs_with_their_context() {
-    let dir = TempDir::new();
-    let server = Server::start("127.0.0.1");
-    let port = server.port.to_string();
-    let db = format!("--store={}", dir.db().display());
+    let (dir, _server, port, db) = bench();
     let mut watch = Watch::start(
         &dir.0,
         "short",
@@ -357,10 +364,7 @@ timeout = "1m"
 
 #[test]
 fn a_vanished_endpoint_is_a_gap_with_its_reason_not_a_zero() {
-    let dir = TempDir::new();
-    let mut server = Server::start("127.0.0.1");
-    let port = server.port.to_string();
-    let db = format!("--store={}", dir.db().display());
+    let (dir, mut server, port, db) = bench();
     let mut args = simple(&server, &port, &db, "gap");
     args.extend(["--every", "3", "--runs", "5"]);
     let mut watch = Watch::start(&dir.0, "gap", &args, &[]);
@@ -413,10 +417,7 @@ fn a_vanished_endpoint_is_a_gap_with_its_reason_not_a_zero() {
 
 #[test]
 fn sigterm_in_a_run_stores_it_interrupted_and_exits_0() {
-    let dir = TempDir::new();
-    let server = Server::start("127.0.0.1");
-    let port = server.port.to_string();
-    let db = format!("--store={}", dir.db().display());
+    let (dir, server, port, db) = bench();
     let mut args = simple(&server, &port, &db, "term");
     args[7] = "4";
     args.extend(["--every", "1"]);
@@ -436,10 +437,7 @@ fn sigterm_in_a_run_stores_it_interrupted_and_exits_0() {
 
 #[test]
 fn sigkill_in_a_run_or_while_storing_loses_nothing() {
-    let dir = TempDir::new();
-    let server = Server::start("127.0.0.1");
-    let port = server.port.to_string();
-    let db = format!("--store={}", dir.db().display());
+    let (dir, server, port, db) = bench();
     let spool = dir.0.join("watch-kill.spool");
     let mut args = simple(&server, &port, &db, "kill");
     args.extend(["--every", "1"]);
@@ -564,10 +562,7 @@ fn a_clock_step_neither_loses_nor_repeats_a_run() {
     if let Err(why) = ensure(From::Apt, "libfaketime", || Path::new(LIB).exists()) {
         return skip(why);
     }
-    let dir = TempDir::new();
-    let server = Server::start("127.0.0.1");
-    let port = server.port.to_string();
-    let db = format!("--store={}", dir.db().display());
+    let (dir, server, port, db) = bench();
     let stamp = dir.0.join("faketime");
     std::fs::write(&stamp, "+0\n").unwrap();
     let stamp_text = stamp.display().to_string();
