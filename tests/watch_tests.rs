@@ -5,7 +5,9 @@
 //! 0, the run stored interrupted, no orphan); SIGKILL in a run and while
 //! storing (nothing lost, the next watch stores the spool); a full disk (a
 //! small tmpfs: said once, the watch goes on and stores again when there is
-//! room); a clock step under libfaketime (no run lost or repeated). Every
+//! room); a clock step under libfaketime (no run lost or repeated); a
+//! change point in the watched history said with the kernel that changed,
+//! and a result past --keep deleted. Every
 //! watch is killed and every mount undone also when a test fails.
 
 mod common;
@@ -268,7 +270,7 @@ fn past(tag: &str, minutes_ago: u64, value: f64, kernel: &str) -> StoredResult {
 }
 
 #[test]
-fn a_change_in_the_watched_history_is_said_with_what_changed() {
+fn a_change_in_the_watched_history_is_said_and_old_results_go() {
     let dir = TempDir::new();
     {
         let db = Db::open(&dir.db()).unwrap();
@@ -282,6 +284,9 @@ fn a_change_in_the_watched_history_is_said_with_what_changed() {
             netperf_ng::resultsdb::store_result(&db, &past("watch=cp", 120 - i, value, kernel))
                 .unwrap();
         }
+        // Past --keep (90 days): deleted at the start.
+        let old = past("watch=cp", 200 * 24 * 60, 1.0, "4.19.0");
+        netperf_ng::resultsdb::store_result(&db, &old).unwrap();
     }
     let server = Server::start("127.0.0.1");
     let port = server.port.to_string();
@@ -297,6 +302,8 @@ fn a_change_in_the_watched_history_is_said_with_what_changed() {
         .collect();
     assert_eq!(said.len(), 1, "{err}");
     assert!(said[0].contains("TCP_RR 127.0.0.1 THROUGHPUT"), "{err}");
+    assert!(err.contains("1 result(s) past --keep deleted"), "{err}");
+    assert_eq!(stored(&dir.db(), "watch=cp").len(), 31);
     assert!(
         said[0].contains("slower") && said[0].contains("kernel"),
         "{err}"

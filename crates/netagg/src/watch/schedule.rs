@@ -54,6 +54,8 @@ struct Looper<'a> {
     sequence: u64,
     /// Change points already said by this process: (series, time).
     said: BTreeSet<(String, String)>,
+    /// The retention failed last time (said once until it works again).
+    retain_failing: bool,
 }
 
 /// Runs the watch until `stop` or its rounds are done.
@@ -65,6 +67,7 @@ pub fn watch(settings: &Settings, keeper: Keeper, shared: Shared, stop: &AtomicB
         stop,
         sequence: 0,
         said: BTreeSet::new(),
+        retain_failing: false,
     };
     // What a killed watch left is stored first.
     looper.keeper.retry();
@@ -300,7 +303,8 @@ impl Looper<'_> {
             delete_before: Some(retain::ago(self.settings.keep_seconds)),
             compact_before: Some(retain::ago(self.settings.compact_seconds)),
         };
-        match retain::apply(self.keeper.db(), &retention) {
+        let done = retain::apply(self.keeper.db(), &retention);
+        match &done {
             Ok(done) if done.deleted + done.compacted > 0 => eprintln!(
                 "netagg watch: retention: {} result(s) past --keep deleted, {} compacted{}",
                 done.deleted,
@@ -312,8 +316,12 @@ impl Looper<'_> {
                 }
             ),
             Ok(_) => {}
-            Err(e) => eprintln!("netagg watch: retention: {e}"),
+            Err(e) if !self.retain_failing => {
+                eprintln!("netagg watch: retention: {e} (tried again after every round)")
+            }
+            Err(_) => {}
         }
+        self.retain_failing = done.is_err();
     }
 
     /// The last store attempt and the closing line.

@@ -133,7 +133,13 @@ impl Keeper {
                     remove(&dir);
                 }
                 Err(e) => {
-                    eprintln!("netagg watch: run {id}: {e}; its spool is kept");
+                    // Set aside under a name no retry reads, said once.
+                    let aside = self.spool.join(format!("unreadable-{id}"));
+                    let _ = std::fs::rename(&dir, &aside);
+                    eprintln!(
+                        "netagg watch: run {id}: {e}; its spool is kept as {}",
+                        aside.display()
+                    );
                 }
             }
         }
