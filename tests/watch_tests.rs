@@ -7,8 +7,8 @@
 //! small tmpfs: said once, the watch goes on and stores again when there is
 //! room); a clock step under libfaketime (no run lost or repeated); a
 //! change point in the watched history said with the kernel that changed,
-//! and a result past --keep deleted. Every
-//! watch is killed and every mount undone also when a test fails.
+//! and a result past --keep deleted. Every watch is killed and every mount
+//! undone also when a test fails.
 
 mod common;
 
