@@ -250,7 +250,7 @@ fn prepare(args: &WatchArgs) -> Result<(), String> {
         None => None,
     };
     let stop = crate::experiment::interrupt::install();
-    println!(
+    say!(
         "netagg watch {}: every {}, {}, keep {}, compact after {}",
         settings.name,
         spans[0].text(),
@@ -258,13 +258,13 @@ fn prepare(args: &WatchArgs) -> Result<(), String> {
         spans[1].text(),
         spans[2].text()
     );
-    println!("  database {}", db_path.display());
-    println!("  spool {}", spool.display());
+    say!("  database {}", db_path.display());
+    say!("  spool {}", spool.display());
     if let Some(server) = &server {
-        println!("  serving http://{}/", server.local_addr());
+        say!("  serving http://{}/", server.local_addr());
     }
     for (i, label) in labels.iter().enumerate() {
-        println!("  [[run]] {}: {label}", i + 1);
+        say!("  [[run]] {}: {label}", i + 1);
     }
     // The server (when listening) serves until the loop ends.
     schedule::watch(&settings, keeper, shared, stop);

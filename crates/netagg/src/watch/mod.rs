@@ -16,6 +16,15 @@
 //! a store that fails, the open change points), shared with the HTTP side
 //! (`serve`), which reads it and the database and never writes either.
 
+/// A line on stdout; a closed stdout (a reader gone) does not stop the
+/// watch, which goes on storing.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
 pub mod child;
 pub mod cli;
 pub mod import;

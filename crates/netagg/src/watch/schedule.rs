@@ -164,7 +164,7 @@ impl Looper<'_> {
         let reason_text = reason
             .as_deref()
             .map_or(String::new(), |r| format!(": {r}"));
-        println!(
+        say!(
             "run {} {started} {} {id} {}{reason_text}",
             self.sequence,
             outcome_text(outcome),
