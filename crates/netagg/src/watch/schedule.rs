@@ -76,7 +76,10 @@ pub fn watch(settings: &Settings, keeper: Keeper, shared: Shared, stop: &AtomicB
     let mut slot: u64 = 0;
     let mut rounds: u64 = 0;
     loop {
-        let due = start + scaled(settings.every, slot);
+        // Past what an Instant holds (never, in practice): no more rounds.
+        let Some(due) = start.checked_add(scaled(settings.every, slot)) else {
+            break;
+        };
         looper.shared.update(|s| s.next_run = Some(due));
         if !looper.wait_until(due) {
             break;
@@ -91,18 +94,25 @@ pub fn watch(settings: &Settings, keeper: Keeper, shared: Shared, stop: &AtomicB
             break;
         }
         looper.retain();
-        // Slots whose start has passed while the round ran.
-        let passed = (start.elapsed().as_secs_f64() / settings.every.as_secs_f64()) as u64;
-        let next = (slot + 1).max(passed);
-        if next > slot + 1 {
+        let skipped;
+        (slot, skipped) = next_slot(slot, start.elapsed(), settings.every);
+        if skipped > 0 {
             eprintln!(
-                "netagg watch: the last round took longer than --every: {} slot(s) skipped, the next round starts now",
-                next - slot - 1
+                "netagg watch: the last round took longer than --every: {skipped} slot(s) skipped, the next round starts now"
             );
         }
-        slot = next;
     }
     looper.finish(rounds);
+}
+
+/// The slot of the next round after the round of `slot`, `elapsed` since
+/// the start, and how many slots were skipped: the next one, or, when its
+/// start has passed, the latest whose start has (run at once) — a slot is
+/// never run late twice.
+fn next_slot(slot: u64, elapsed: Duration, every: Duration) -> (u64, u64) {
+    let passed = (elapsed.as_secs_f64() / every.as_secs_f64()) as u64;
+    let next = (slot + 1).max(passed);
+    (next, next - slot - 1)
 }
 
 /// `every` × `slot`, saturating.
@@ -387,4 +397,23 @@ fn change_line(c: &Found) -> String {
         percent(c.change_high),
         c.p_value
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounds_keep_their_grid_and_overruns_skip_slots() {
+        let every = Duration::from_secs(10);
+        let at = |s: f64| Duration::from_secs_f64(s);
+        // On time: the next slot.
+        assert_eq!(next_slot(0, at(3.0), every), (1, 0));
+        assert_eq!(next_slot(4, at(47.0), every), (5, 0));
+        // A little over: the next slot, at once, nothing skipped.
+        assert_eq!(next_slot(0, at(12.0), every), (1, 0));
+        // Far over: the slots it covered are skipped, the latest runs now.
+        assert_eq!(next_slot(0, at(35.0), every), (3, 2));
+        assert_eq!(next_slot(3, at(35.5), every), (4, 0));
+    }
 }
