@@ -75,11 +75,8 @@ pub fn watch(settings: &Settings, keeper: Keeper, shared: Shared, stop: &AtomicB
     let start = Instant::now();
     let mut slot: u64 = 0;
     let mut rounds: u64 = 0;
-    loop {
-        // Past what an Instant holds (never, in practice): no more rounds.
-        let Some(due) = start.checked_add(scaled(settings.every, slot)) else {
-            break;
-        };
+    // Past what an Instant holds (never, in practice): no more rounds.
+    while let Some(due) = start.checked_add(scaled(settings.every, slot)) {
         looper.shared.update(|s| s.next_run = Some(due));
         if !looper.wait_until(due) {
             break;
