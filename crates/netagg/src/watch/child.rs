@@ -13,7 +13,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// How long a child has to finish after SIGTERM before SIGKILL.
+/// How long a child has to finish after SIGTERM before SIGKILL, beyond
+/// the test it may be in the middle of: to put back what it changed and
+/// write what it measured.
 pub const GRACE: Duration = Duration::from_secs(30);
 /// How often the wait looks at the child and the stop flag.
 const POLL: Duration = Duration::from_millis(50);
@@ -34,13 +36,14 @@ pub struct Ended {
 }
 
 /// Runs `program args`, waiting at most `timeout` (then SIGTERM, and
-/// SIGKILL after [`GRACE`]); a raised `stop` is forwarded as SIGTERM;
+/// SIGKILL after `grace`); a raised `stop` is forwarded as SIGTERM;
 /// `spawned` is told the child's pid. An error is a child that could not
 /// start.
 pub fn run(
     program: &Path,
     args: &[String],
     timeout: Duration,
+    grace: Duration,
     stop: &AtomicBool,
     spawned: impl FnOnce(u32),
 ) -> Result<Ended, String> {
@@ -91,11 +94,11 @@ pub fn run(
             stopped = stop.load(Ordering::Relaxed);
             timed_out = !stopped;
             signal(libc::SIGTERM);
-            kill_at = Some(now + GRACE);
+            kill_at = Some(now + grace);
         }
         if kill_at.is_some_and(|at| now > at) {
             signal(libc::SIGKILL);
-            kill_at = Some(now + GRACE * 100);
+            kill_at = Some(now + grace * 100);
         }
         std::thread::sleep(POLL);
     };
@@ -152,7 +155,7 @@ mod tests {
     fn sh(script: &str, timeout: Duration) -> Ended {
         let args = ["-c".to_string(), script.to_string()];
         let stop = AtomicBool::new(false);
-        run(Path::new("/bin/sh"), &args, timeout, &stop, |_| {}).unwrap()
+        run(Path::new("/bin/sh"), &args, timeout, GRACE, &stop, |_| {}).unwrap()
     }
 
     #[test]
@@ -195,6 +198,7 @@ mod tests {
             Path::new("/bin/sh"),
             &args,
             Duration::from_secs(120),
+            GRACE,
             &STOP,
             |_| {},
         );

@@ -134,6 +134,8 @@ pub struct Job {
     /// Set for the simple form: `args` are then made at each run.
     pub simple: Option<Simple>,
     pub timeout: Duration,
+    /// How long it has after SIGTERM before SIGKILL.
+    pub grace: Duration,
     /// What an absence of this run is stored as.
     pub kind: Kind,
     pub test: String,
@@ -228,6 +230,7 @@ impl Job {
             args,
             simple: None,
             timeout,
+            grace: super::child::GRACE,
             kind,
             test,
             host,
@@ -248,6 +251,8 @@ impl Job {
             },
             // A run that takes three times its length is stuck.
             timeout: expected * 3 + Duration::from_secs(120),
+            // The test it is in the middle of, and the child's own grace.
+            grace: Duration::from_secs(u64::from(simple.duration)) + super::child::GRACE,
             simple: Some(simple),
         }
     }

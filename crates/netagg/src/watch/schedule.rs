@@ -234,7 +234,7 @@ impl Looper<'_> {
             Err(e) => return (absent(&e, false, meta.command), false, Some(dir)),
         };
         self.keeper.started(&dir, &meta);
-        let ended = child::run(&path, &words, job.timeout, self.stop, |pid| {
+        let ended = child::run(&path, &words, job.timeout, job.grace, self.stop, |pid| {
             let mut with_pid = meta.clone();
             with_pid.pid = Some(pid);
             self.keeper.started(&dir, &with_pid);
