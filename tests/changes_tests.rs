@@ -7,62 +7,15 @@
 
 mod common;
 
-use common::results::{code, ids, netagg, one_error_line, uuid, TempDir};
+use common::results::{code, netagg, netperf_point, one_error_line, TempDir};
 use common::{netperf, text, Server};
-use netperf_ng::net::offload::OffloadSnapshot;
-use netperf_ng::resultsdb::model::{OffloadRecord, RunRecord, RunStatus};
-use netperf_ng::resultsdb::{self, Db, Kind, StoredResult};
-use std::collections::BTreeMap;
+use netperf_ng::resultsdb::{self, Db, StoredResult};
 
 /// One stored netperf test at minute `i` of 2026-11-20: `test` to
 /// 127.0.0.1 measuring `metric` = `value`, on `kernel`, GRO `gro`.
 fn stored(i: usize, test: &str, metric: &str, value: f64, kernel: &str, gro: bool) -> StoredResult {
-    let id = uuid(ids());
     let started = format!("2026-11-20T{:02}:{:02}:00.000Z", i / 60, i % 60);
-    let snapshot = OffloadSnapshot {
-        interface: "lo".into(),
-        features: BTreeMap::from([("gro".to_string(), gro), ("tso".to_string(), true)]),
-        mtu: Some(65536),
-    };
-    StoredResult {
-        id: id.clone(),
-        kind: Kind::Netperf,
-        test: test.into(),
-        host: "127.0.0.1".into(),
-        kernel: kernel.into(),
-        title: format!("{test} to 127.0.0.1"),
-        started: started.clone(),
-        ended: started.clone(),
-        status: "complete".into(),
-        tool_version: "0.1.0".into(),
-        command_line: vec!["netperf".into()],
-        tags: vec!["nightly".into()],
-        factors: vec![],
-        runs: vec![RunRecord {
-            id,
-            order: 0,
-            cell: vec![],
-            replicate: 1,
-            started: started.clone(),
-            ended: started,
-            status: RunStatus::Ok,
-            metrics: BTreeMap::from([
-                (metric.to_string(), value),
-                ("LOCAL_CPU_COUNT".to_string(), 2.0),
-            ]),
-            facts: BTreeMap::from([
-                ("THROUGHPUT_UNITS".to_string(), "10^6bits/s".to_string()),
-                ("LOCAL_CONG_CONTROL".to_string(), "cubic".to_string()),
-                ("UUID".to_string(), format!("u{i}")),
-            ]),
-            offloads: OffloadRecord {
-                local: Some(snapshot),
-                remote: None,
-            },
-            commands: vec![],
-        }],
-        document: None,
-    }
+    netperf_point(&started, test, (metric, value), kernel, gro, "nightly")
 }
 
 /// 80 nightly TCP_STREAM runs, 15 % slower from run 50 on, where the kernel

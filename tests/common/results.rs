@@ -224,3 +224,62 @@ pub fn run_as(
         stderr: err_reader.join().unwrap_or_default(),
     })
 }
+
+/// One stored netperf test: `test` to 127.0.0.1 started at `started`,
+/// measuring `metric.0` = `metric.1`, on `kernel` with GRO `gro` on lo,
+/// tagged `tag`.
+pub fn netperf_point(
+    started: &str,
+    test: &str,
+    metric: (&str, f64),
+    kernel: &str,
+    gro: bool,
+    tag: &str,
+) -> netperf_ng::resultsdb::StoredResult {
+    use netperf_ng::net::offload::OffloadSnapshot;
+    let id = uuid(ids());
+    let snapshot = OffloadSnapshot {
+        interface: "lo".into(),
+        features: BTreeMap::from([("gro".to_string(), gro), ("tso".to_string(), true)]),
+        mtu: Some(65536),
+    };
+    netperf_ng::resultsdb::StoredResult {
+        id: id.clone(),
+        kind: netperf_ng::resultsdb::Kind::Netperf,
+        test: test.into(),
+        host: "127.0.0.1".into(),
+        kernel: kernel.into(),
+        title: format!("{test} to 127.0.0.1"),
+        started: started.into(),
+        ended: started.into(),
+        status: "complete".into(),
+        tool_version: "0.1.0".into(),
+        command_line: vec!["netperf".into()],
+        tags: vec![tag.into()],
+        factors: vec![],
+        runs: vec![RunRecord {
+            id: id.clone(),
+            order: 0,
+            cell: vec![],
+            replicate: 1,
+            started: started.into(),
+            ended: started.into(),
+            status: RunStatus::Ok,
+            metrics: BTreeMap::from([
+                (metric.0.to_string(), metric.1),
+                ("LOCAL_CPU_COUNT".to_string(), 2.0),
+            ]),
+            facts: BTreeMap::from([
+                ("THROUGHPUT_UNITS".to_string(), "10^6bits/s".to_string()),
+                ("LOCAL_CONG_CONTROL".to_string(), "cubic".to_string()),
+                ("UUID".to_string(), id),
+            ]),
+            offloads: OffloadRecord {
+                local: Some(snapshot),
+                remote: None,
+            },
+            commands: vec![],
+        }],
+        document: None,
+    }
+}

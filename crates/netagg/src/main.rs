@@ -53,6 +53,7 @@ enum Command {
     /// endpoint is in two tests; the node, path or zone link that stands
     /// out named first; text, CSV, JSON, heatmaps, the results database
     Mesh(Box<netagg::mesh::cli::MeshArgs>),
+    Watch(Box<netagg::watch::cli::WatchArgs>),
     /// Draw a saved run's page and charts again from its JSON alone: a
     /// ramp's netagg_KIND.json, `netagg post`'s NAME_series.json, an
     /// experiment's or the matrix's experiment.json, `netagg
@@ -90,6 +91,7 @@ fn main() -> ExitCode {
         Some(Command::Mesh(args)) => netagg::mesh::cli::run(args, command_line),
         Some(Command::Post(post)) => commands::post(post, command_line),
         Some(Command::Report(report)) => netagg::redraw::run(report),
+        Some(Command::Watch(args)) => netagg::watch::cli::run(args),
         Some(Command::Results(results)) => netperf_results::cli::run(results),
         None => {
             let port_given =

@@ -16,7 +16,6 @@ use super::store::store_result;
 use crate::stats::{Bootstrap, Statistic};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 const EXIT_ERROR: u8 = DbError::EXIT_STATUS;
 
@@ -355,23 +354,8 @@ pub fn since_text(text: &str) -> Result<String, DbError> {
         ))
     };
     let t = text.trim();
-    if let Some((digits, unit)) = t.split_at_checked(t.len().saturating_sub(1)) {
-        let scale = match unit {
-            "d" => Some(86_400),
-            "h" => Some(3_600),
-            "m" => Some(60),
-            "s" => Some(1),
-            _ => None,
-        };
-        if let (Some(scale), Ok(n)) = (scale, digits.parse::<u64>()) {
-            let now = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .unwrap_or_default();
-            let ago = Duration::from_secs(n.saturating_mul(scale));
-            return Ok(netperf_base::timefmt::utc_timestamp(
-                now.saturating_sub(ago),
-            ));
-        }
+    if let Some(seconds) = super::retain::span_seconds(t) {
+        return Ok(super::retain::ago(seconds));
     }
     // YYYY-MM-DD, then optionally THH:MM[:SS[.fff]] and an optional Z.
     let shape = "dddd-dd-dd";

@@ -9,7 +9,8 @@
 //! stored in, `store` writes and `query`
 //! reads it; `netperf` and `netagg` turn their programs' results into
 //! records; `compare` and `render` answer the commands; `history` reads series over
-//! time and `changes` finds their change points; `export` writes
+//! time and `changes` finds their change points; `retain` keeps a
+//! watch's results bounded (old ones deleted or compacted); `export` writes
 //! OpenMetrics, OpenSearch `_bulk` and perfdash; `cli` is the commands;
 //! `stats` is the statistics over repeated measurements that experiments
 //! and comparisons share.
@@ -33,6 +34,7 @@ pub mod netperf;
 pub mod query;
 pub mod record;
 pub mod render;
+pub mod retain;
 pub mod schema;
 pub mod stats;
 pub mod store;

@@ -125,15 +125,26 @@ pub struct Plan {
 
 /// Reads a plan file (bounded; a clear error naming the file and the line).
 pub fn read_plan_file(path: &Path) -> Result<PlanFile, String> {
+    read_toml(path)
+}
+
+/// Reads any TOML plan (an experiment's, a watch's) into `T`, bounded; an
+/// error names the file and the line.
+pub fn read_toml<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, String> {
     let text = netperf_base::input::read_text(path, MAX_PLAN_BYTES)
         .map_err(|e| format!("cannot read plan {}: {e}", path.display()))?;
     let text = String::from_utf8(text)
         .map_err(|_| format!("plan {} is not UTF-8 text", path.display()))?;
-    parse_plan(&text).map_err(|e| format!("plan {}: {e}", path.display()))
+    parse_toml(&text).map_err(|e| format!("plan {}: {e}", path.display()))
 }
 
 /// Parses plan text.
 pub fn parse_plan(text: &str) -> Result<PlanFile, String> {
+    parse_toml(text)
+}
+
+/// Parses TOML text into `T`; an error names the line.
+fn parse_toml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
     toml::from_str(text).map_err(|e| {
         let line = e
             .span()

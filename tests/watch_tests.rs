@@ -1,0 +1,611 @@
+//! `netagg watch` end to end on loopback against our netserver: a short
+//! watch stores its runs tagged with their context; a plan with two kinds
+//! of run; an endpoint that vanishes and returns (the gap stored as failed
+//! runs with the reason, no zero, no change point); SIGTERM in a run (exit
+//! 0, the run stored interrupted, no orphan); SIGKILL in a run and while
+//! storing (nothing lost, the next watch stores the spool); a full disk (a
+//! small tmpfs: said once, the watch goes on and stores again when there is
+//! room); a clock step under libfaketime (no run lost or repeated); a
+//! change point in the watched history said with the kernel that changed,
+//! and a result past --keep deleted. Every watch is killed and every mount
+//! undone also when a test fails.
+
+mod common;
+
+use common::install::{ensure, From};
+use common::results::{is_root, netperf_point, TempDir};
+use common::{fast_tier_skips, skip, Server, NETAGG};
+use netperf_ng::resultsdb::model::RunStatus;
+use netperf_ng::resultsdb::query::{self, Filter};
+use netperf_ng::resultsdb::{Db, StoredResult};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Longest any watch in these tests may take (each takes seconds).
+const LIMIT: Duration = Duration::from_secs(120);
+
+/// A running `netagg watch`, its output in files; killed when dropped.
+struct Watch {
+    child: Option<Child>,
+    out: PathBuf,
+    err: PathBuf,
+}
+
+impl Watch {
+    fn start(dir: &Path, tag: &str, args: &[&str], env: &[(&str, &str)]) -> Watch {
+        let (out, err) = (
+            dir.join(format!("{tag}.out")),
+            dir.join(format!("{tag}.err")),
+        );
+        let file = |p: &Path| Stdio::from(std::fs::File::create(p).expect("create a log"));
+        let child = Command::new(NETAGG)
+            .arg("watch")
+            .args(args)
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(file(&out))
+            .stderr(file(&err))
+            .spawn()
+            .expect("spawn netagg watch");
+        Watch {
+            child: Some(child),
+            out,
+            err,
+        }
+    }
+
+    fn stdout(&self) -> String {
+        std::fs::read_to_string(&self.out).unwrap_or_default()
+    }
+
+    fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.err).unwrap_or_default()
+    }
+
+    /// Waits until `count` lines of stdout (or stderr) contain `words`.
+    fn wait_for(&mut self, words: &str, count: usize, stderr: bool) {
+        let deadline = Instant::now() + LIMIT;
+        loop {
+            let text = if stderr { self.stderr() } else { self.stdout() };
+            if text.lines().filter(|l| l.contains(words)).count() >= count {
+                return;
+            }
+            let ended = self.child.as_mut().map(|c| c.try_wait());
+            assert!(
+                Instant::now() < deadline && !matches!(ended, Some(Ok(Some(_)))),
+                "no {count} line(s) with {words:?} (within {LIMIT:?}, while it ran):\n{}\n{}",
+                self.stdout(),
+                self.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn signal(&self, signal: i32) {
+        let pid = self.child.as_ref().expect("running").id();
+        // SAFETY: our own child, not yet reaped.
+        unsafe { libc::kill(pid as i32, signal) };
+    }
+
+    /// Its exit status, waiting at most LIMIT.
+    fn wait(&mut self) -> Option<i32> {
+        let mut child = self.child.take().expect("running");
+        let deadline = Instant::now() + LIMIT;
+        loop {
+            if let Some(status) = child.try_wait().expect("wait") {
+                return status.code();
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("the watch did not end within {LIMIT:?}:\n{}", self.stderr());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The `run N ...` lines: (sequence, outcome, id).
+    fn runs(&self) -> Vec<(u64, String, String)> {
+        self.stdout()
+            .lines()
+            .filter_map(|l| {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                match w.as_slice() {
+                    ["run", n, _, outcome, id, ..] => {
+                        Some((n.parse().ok()?, outcome.to_string(), id.to_string()))
+                    }
+                    _ => None,
+                }
+            })
+            .collect()
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// The results tagged `tag`, oldest first.
+fn stored(db: &Path, tag: &str) -> Vec<StoredResult> {
+    let db = Db::open_read_only(db).expect("the database opens");
+    let filter = Filter {
+        tags: vec![tag.to_string()],
+        ..Filter::default()
+    };
+    let mut list = query::list(&db, &filter).expect("list");
+    list.reverse();
+    list.iter()
+        .map(|s| query::load(&db, &s.id).expect("load"))
+        .collect()
+}
+
+/// Processes whose command line names `path` (a watch's children name
+/// their spool directory).
+fn naming(path: &Path) -> Vec<u32> {
+    let needle = path.display().to_string();
+    std::fs::read_dir("/proc")
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+                .filter(|pid| {
+                    std::fs::read(format!("/proc/{pid}/cmdline"))
+                        .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&needle))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Waits until no process names `path`; false if one still does after 60 s.
+fn none_naming(path: &Path) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        if naming(path).is_empty() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+fn spool_entries(spool: &Path) -> usize {
+    std::fs::read_dir(spool).map_or(0, |d| d.count())
+}
+
+/// A temporary directory, a netserver on loopback, its port and the
+/// `--store=DB` option naming a database in the directory.
+fn bench() -> (TempDir, Server, String, String) {
+    let dir = TempDir::new();
+    let server = Server::start("127.0.0.1");
+    let port = server.port.to_string();
+    let db = format!("--store={}", dir.db().display());
+    (dir, server, port, db)
+}
+
+/// The common options of a watch against `server` storing into `db`.
+fn simple<'a>(server: &'a Server, port: &'a str, db: &'a str, name: &'a str) -> Vec<&'a str> {
+    vec![
+        "--host",
+        &server.host,
+        "--port",
+        port,
+        "--tests",
+        "TCP_RR",
+        "--duration",
+        "1",
+        db,
+        "--name",
+        name,
+    ]
+}
+
+#[test]
+fn a_short_watch_stores_its_runs_with_their_context() {
+    let (dir, _server, port, db) = bench();
+    let mut watch = Watch::start(
+        &dir.0,
+        "short",
+        &[
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &port,
+            "--tests",
+            "TCP_RR",
+            "--duration",
+            "1",
+            "--every",
+            "2",
+            "--runs",
+            "3",
+            &db,
+            "--name",
+            "short",
+            "--tag",
+            "ci",
+        ],
+        &[],
+    );
+    assert_eq!(watch.wait(), Some(0), "{}", watch.stderr());
+    let runs = watch.runs();
+    assert_eq!(runs.len(), 3, "{}", watch.stdout());
+    assert!(
+        runs.iter().all(|(_, outcome, _)| outcome == "ok"),
+        "{runs:?}"
+    );
+    let results = stored(&dir.db(), "watch=short");
+    assert_eq!(results.len(), 3);
+    for (result, (_, _, id)) in results.iter().zip(&runs) {
+        assert_eq!(&result.id, id);
+        assert!(result.tags.contains(&"ci".to_string()));
+        let run = &result.runs[0];
+        assert!(run.status.is_ok());
+        assert!(run.metrics["THROUGHPUT"] > 0.0);
+        // The context the change points read: offloads read back, the
+        // environment of both ends.
+        assert!(run.offloads.local.is_some(), "{run:?}");
+        assert!(result
+            .document
+            .as_deref()
+            .unwrap()
+            .contains("\"environment\""));
+    }
+    assert_eq!(spool_entries(&dir.0.join("watch-short.spool")), 0);
+}
+
+/// A stored netperf TCP_RR result of watch `tag`, `minutes_ago`, on
+/// `kernel`, measuring `value`.
+fn past(tag: &str, minutes_ago: u64, value: f64, kernel: &str) -> StoredResult {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    let started = netperf_ng::timefmt::utc_timestamp(now - Duration::from_secs(60 * minutes_ago));
+    netperf_point(&started, "TCP_RR", ("THROUGHPUT", value), kernel, true, tag)
+}
+
+#[test]
+fn a_change_in_the_watched_history_is_said_and_old_results_go() {
+    let dir = TempDir::new();
+    {
+        let db = Db::open(&dir.db()).unwrap();
+        for i in 0..30u64 {
+            let wobble = [0.0, 0.8, -0.6, 1.1, -1.2, 0.3, -0.2][i as usize % 7];
+            let (level, kernel) = match i < 15 {
+                true => (50_000.0, "6.1.0-18-amd64"),
+                false => (40_000.0, "6.5.0-1-amd64"),
+            };
+            let value = level * (1.0 + wobble / 100.0);
+            netperf_ng::resultsdb::store_result(&db, &past("watch=cp", 120 - i, value, kernel))
+                .unwrap();
+        }
+        // Past --keep (90 days): deleted at the start.
+        let old = past("watch=cp", 200 * 24 * 60, 1.0, "4.19.0");
+        netperf_ng::resultsdb::store_result(&db, &old).unwrap();
+    }
+    let server = Server::start("127.0.0.1");
+    let port = server.port.to_string();
+    let db = format!("--store={}", dir.db().display());
+    let mut args = simple(&server, &port, &db, "cp");
+    args.extend(["--runs", "1", "--every", "1"]);
+    let mut watch = Watch::start(&dir.0, "cp", &args, &[]);
+    assert_eq!(watch.wait(), Some(0), "{}", watch.stderr());
+    let err = watch.stderr();
+    let said: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("change point in"))
+        .collect();
+    assert_eq!(said.len(), 1, "{err}");
+    assert!(said[0].contains("TCP_RR 127.0.0.1 THROUGHPUT"), "{err}");
+    assert!(err.contains("1 result(s) past --keep deleted"), "{err}");
+    assert_eq!(stored(&dir.db(), "watch=cp").len(), 31);
+    assert!(
+        said[0].contains("slower") && said[0].contains("kernel"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_plan_runs_an_experiment_and_a_netperf_test() {
+    let dir = TempDir::new();
+    let server = Server::start("127.0.0.1");
+    let port = server.port.to_string();
+    let plan = dir.0.join("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            r#"[schedule]
+every = "1s"
+runs = 1
+name = "plan"
+
+[[run]]
+netagg = ["experiment", "--factor", "test=TCP_RR", "--host", "127.0.0.1", "--port", "{port}",
+          "--duration", "1", "--replicates", "1", "--settle", "0"]
+
+[[run]]
+netperf = ["-H", "127.0.0.1", "-p", "{port}", "-t", "TCP_RR", "-l", "1"]
+timeout = "1m"
+"#
+        ),
+    )
+    .unwrap();
+    let db = format!("--store={}", dir.db().display());
+    let mut watch = Watch::start(&dir.0, "plan", &[plan.to_str().unwrap(), &db], &[]);
+    assert_eq!(watch.wait(), Some(0), "{}", watch.stderr());
+    let results = stored(&dir.db(), "watch=plan");
+    let kinds: Vec<&str> = results.iter().map(|r| r.kind.as_str()).collect();
+    assert_eq!(results.len(), 2, "{}", watch.stderr());
+    assert!(
+        kinds.contains(&"experiment") && kinds.contains(&"netperf"),
+        "{kinds:?}"
+    );
+    assert!(results
+        .iter()
+        .all(|r| r.runs.iter().all(|r| r.status.is_ok())));
+
+    // A plan that cannot run is refused before anything runs.
+    std::fs::write(&plan, "[[run]]\nnetagg = [\"results\", \"list\"]\n").unwrap();
+    let mut bad = Watch::start(&dir.0, "bad", &[plan.to_str().unwrap(), &db], &[]);
+    assert_eq!(bad.wait(), Some(2));
+    assert!(bad.stderr().contains("[[run]] 1"), "{}", bad.stderr());
+    for (args, says) in [
+        (&["--host", "127.0.0.1", "--every", "0"][..], "--every 0"),
+        (&["--host", "127.0.0.1", "--no-store"][..], "--no-store"),
+        (&["--every", "1m"][..], "nothing to watch"),
+        (
+            &[plan.to_str().unwrap(), "--host", "127.0.0.1"][..],
+            "simple form",
+        ),
+    ] {
+        let mut refused = Watch::start(&dir.0, "refused", args, &[]);
+        assert_eq!(refused.wait(), Some(2), "{args:?}");
+        assert!(refused.stderr().contains(says), "{}", refused.stderr());
+    }
+}
+
+#[test]
+fn a_vanished_endpoint_is_a_gap_with_its_reason_not_a_zero() {
+    let (dir, mut server, port, db) = bench();
+    let mut args = simple(&server, &port, &db, "gap");
+    args.extend(["--every", "3", "--runs", "5"]);
+    let mut watch = Watch::start(&dir.0, "gap", &args, &[]);
+    watch.wait_for("run 2 ", 1, false);
+    server.kill();
+    watch.wait_for(" failed ", 1, false);
+    // The same port again: the endpoint is back.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let _back = loop {
+        if let Some(s) = Server::start_on("127.0.0.1", server.port, &[]) {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "netserver did not come back");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(watch.wait(), Some(0), "{}", watch.stderr());
+    // ok before, failed while it was gone, ok again (how many of each
+    // depends on how fast this machine runs them).
+    let outcomes: Vec<String> = watch.runs().into_iter().map(|r| r.1).collect();
+    assert_eq!(outcomes.len(), 5, "{}", watch.stdout());
+    let first_failed = outcomes.iter().position(|o| o == "failed").unwrap();
+    assert!(first_failed >= 1 && outcomes[..first_failed].iter().all(|o| o == "ok"));
+    assert_eq!(outcomes[4], "ok", "{outcomes:?}");
+    let results = stored(&dir.db(), "watch=gap");
+    assert_eq!(results.len(), 5);
+    let gap = &results[first_failed];
+    for run in &gap.runs {
+        match &run.status {
+            RunStatus::Failed { reason } => assert!(!reason.is_empty()),
+            other => panic!("the gap's run is {other:?}"),
+        }
+        assert!(
+            run.metrics.is_empty(),
+            "no value for a run that did not measure"
+        );
+    }
+    let zero = results
+        .iter()
+        .flat_map(|r| r.runs.iter())
+        .any(|r| r.metrics.get("THROUGHPUT") == Some(&0.0));
+    assert!(!zero, "a zero was stored");
+    assert!(
+        !watch.stderr().contains("change point"),
+        "{}",
+        watch.stderr()
+    );
+    let changes = common::results::netagg(&dir.db(), &["changes", "--tag", "watch=gap", "--json"]);
+    assert_eq!(common::text(&changes.stdout).trim(), "[]");
+}
+
+#[test]
+fn sigterm_in_a_run_stores_it_interrupted_and_exits_0() {
+    let (dir, server, port, db) = bench();
+    let mut args = simple(&server, &port, &db, "term");
+    args[7] = "4";
+    args.extend(["--every", "1"]);
+    let mut watch = Watch::start(&dir.0, "term", &args, &[]);
+    watch.wait_for("netagg experiment: 1 cells", 1, true);
+    std::thread::sleep(Duration::from_millis(1500));
+    watch.signal(libc::SIGTERM);
+    assert_eq!(watch.wait(), Some(0), "{}", watch.stderr());
+    let spool = dir.0.join("watch-term.spool");
+    assert!(naming(&spool).is_empty(), "an orphan child runs on");
+    let results = stored(&dir.db(), "watch=term");
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0].status, "interrupted");
+    assert_eq!(watch.runs()[0].1, "interrupted");
+    assert_eq!(spool_entries(&spool), 0);
+}
+
+#[test]
+fn sigkill_in_a_run_or_while_storing_loses_nothing() {
+    let (dir, server, port, db) = bench();
+    let spool = dir.0.join("watch-kill.spool");
+    let mut args = simple(&server, &port, &db, "kill");
+    args.extend(["--every", "1"]);
+    let count = || stored(&dir.db(), "watch=kill").len();
+
+    // Killed in its second run: the child, told by the kernel, saves its
+    // run (interrupted) into the spool.
+    let mut watch = Watch::start(&dir.0, "kill1", &args, &[]);
+    watch.wait_for("run 1 ", 1, false);
+    watch.wait_for("netagg experiment: 1 cells", 2, true);
+    std::thread::sleep(Duration::from_millis(300));
+    watch.signal(libc::SIGKILL);
+    watch.wait();
+    assert!(none_naming(&spool), "the orphan child did not end");
+    assert_eq!(count(), 1, "what was stored before is kept");
+
+    // The next watch stores the spool first, then runs.
+    let mut once = args.clone();
+    once.extend(["--runs", "1"]);
+    let mut next = Watch::start(&dir.0, "kill2", &once, &[]);
+    assert_eq!(next.wait(), Some(0), "{}", next.stderr());
+    assert!(
+        next.stderr().contains("from the spool"),
+        "{}",
+        next.stderr()
+    );
+    assert_eq!(count(), 3);
+
+    // Killed as a run's child has written its results: while importing
+    // or storing them.
+    let mut watch = Watch::start(&dir.0, "kill3", &args, &[]);
+    watch.wait_for("outputs in", 1, true);
+    watch.signal(libc::SIGKILL);
+    watch.wait();
+    assert!(none_naming(&spool));
+    let before = count();
+    let mut last = Watch::start(&dir.0, "kill4", &once, &[]);
+    assert_eq!(last.wait(), Some(0), "{}", last.stderr());
+    let results = stored(&dir.db(), "watch=kill");
+    assert_eq!(results.len(), 5, "killed at {before}: {}", last.stderr());
+    let mut ids: Vec<&str> = results.iter().map(|r| r.id.as_str()).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 5, "stored twice");
+    assert_eq!(spool_entries(&spool), 0);
+}
+
+/// A tmpfs mounted for a test, unmounted when dropped.
+struct Mount(PathBuf);
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_full_disk_is_said_once_and_storing_resumes_with_room() {
+    if fast_tier_skips("needs root (a tmpfs)") {
+        return;
+    }
+    if !is_root() {
+        return skip("needs root to mount a small tmpfs");
+    }
+    let dir = TempDir::new();
+    let mnt = dir.0.join("mnt");
+    std::fs::create_dir_all(&mnt).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=3m", "tmpfs"])
+        .arg(&mnt)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        return skip("mount -t tmpfs failed");
+    }
+    let _mount = Mount(mnt.clone());
+    let server = Server::start("127.0.0.1");
+    let port = server.port.to_string();
+    let db = format!("--store={}", mnt.join("w.db").display());
+    let mut args = simple(&server, &port, &db, "full");
+    args.extend(["--every", "1"]);
+    let mut watch = Watch::start(&dir.0, "full", &args, &[]);
+    watch.wait_for("run 1 ", 1, false);
+    // Fill the file system.
+    let filler = mnt.join("filler");
+    let mut file = std::fs::File::create(&filler).unwrap();
+    let chunk = vec![0u8; 64 << 10];
+    for _ in 0..200 {
+        if std::io::Write::write_all(&mut file, &chunk).is_err() {
+            break;
+        }
+    }
+    drop(file);
+    watch.wait_for("cannot store", 1, true);
+    let full_runs = watch.runs().len();
+    watch.wait_for(&format!("run {} ", full_runs + 2), 1, false);
+    std::fs::remove_file(&filler).unwrap();
+    watch.wait_for("storing works again", 1, true);
+    let resumed = watch.runs().len();
+    watch.wait_for(&format!("run {} ", resumed + 1), 1, false);
+    watch.signal(libc::SIGTERM);
+    assert_eq!(watch.wait(), Some(0), "{}", watch.stderr());
+    let err = watch.stderr();
+    assert_eq!(err.matches("cannot store").count(), 1, "{err}");
+    let lines = watch.runs();
+    let results = stored(&mnt.join("w.db"), "watch=full");
+    assert_eq!(
+        results.len(),
+        lines.len(),
+        "every run stored in the end: {err}"
+    );
+    let last = lines.last().unwrap();
+    assert!(last.1 == "ok" || last.1 == "interrupted", "{lines:?}");
+}
+
+#[test]
+fn a_clock_step_neither_loses_nor_repeats_a_run() {
+    if fast_tier_skips("needs a package install (libfaketime)") {
+        return;
+    }
+    const LIB: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
+    if let Err(why) = ensure(From::Apt, "libfaketime", || Path::new(LIB).exists()) {
+        return skip(why);
+    }
+    let (dir, server, port, db) = bench();
+    let stamp = dir.0.join("faketime");
+    std::fs::write(&stamp, "+0\n").unwrap();
+    let stamp_text = stamp.display().to_string();
+    let env = [
+        ("LD_PRELOAD", LIB),
+        ("FAKETIME_TIMESTAMP_FILE", stamp_text.as_str()),
+        ("FAKETIME_NO_CACHE", "1"),
+        ("FAKETIME_DONT_FAKE_MONOTONIC", "1"),
+    ];
+    let mut args = simple(&server, &port, &db, "clock");
+    args.extend(["--every", "1", "--runs", "6"]);
+    let mut watch = Watch::start(&dir.0, "clock", &args, &env);
+    watch.wait_for("run 2 ", 1, false);
+    std::fs::write(&stamp, "-3600\n").unwrap();
+    watch.wait_for("run 4 ", 1, false);
+    std::fs::write(&stamp, "+0\n").unwrap();
+    assert_eq!(watch.wait(), Some(0), "{}", watch.stderr());
+    let lines = watch.runs();
+    let sequence: Vec<u64> = lines.iter().map(|l| l.0).collect();
+    assert_eq!(sequence, [1, 2, 3, 4, 5, 6], "{}", watch.stdout());
+    let results = stored(&dir.db(), "watch=clock");
+    assert_eq!(results.len(), 6);
+    let mut ids: Vec<&str> = results.iter().map(|r| r.id.as_str()).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 6, "a run stored twice");
+    // The step was seen: a later run is labelled earlier than the one
+    // before it.
+    let started: Vec<String> = watch
+        .stdout()
+        .lines()
+        .filter(|l| l.starts_with("run "))
+        .filter_map(|l| l.split_whitespace().nth(2).map(String::from))
+        .collect();
+    assert!(
+        started.windows(2).any(|w| w[1] < w[0]),
+        "the clock did not step: {started:?}"
+    );
+}
