@@ -11,6 +11,7 @@
 mod common;
 
 use common::browser::{have_chromium, reads_well, screenshot_is_not_blank, WorkDir};
+use common::http::get;
 use common::prometheus::{check_with_prometheus_parsers, check_with_promtool, Text};
 use common::results::{experiment, TempDir};
 use common::{netperf, text, Server};
@@ -18,28 +19,9 @@ use netperf_ng::resultsdb::stats::ChangeOptions;
 use netperf_ng::resultsdb::{changes, history, store, Db, Filter};
 use netperf_ng::watch::serve;
 use netperf_ng::watch::state::{Outcome, RunEntry, Shared, Status};
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 const NAME: &str = "it";
-
-/// `path` from the server with `accept`: the status and the body.
-fn get(addr: SocketAddr, path: &str, accept: &str) -> (u16, String, String) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept: {accept}\r\n\r\n"
-    )
-    .unwrap();
-    let mut reply = Vec::new();
-    s.read_to_end(&mut reply).unwrap();
-    let reply = String::from_utf8(reply).unwrap();
-    let (head, body) = reply.split_once("\r\n\r\n").unwrap();
-    let code = head.split(' ').nth(1).unwrap().parse().unwrap();
-    (code, head.to_string(), body.to_string())
-}
 
 /// Runs of TCP_STREAM and TCP_RR stored under the watch's tag, and one
 /// stored without it (another user of the same database).

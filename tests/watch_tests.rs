@@ -12,7 +12,9 @@
 
 mod common;
 
+use common::http::get;
 use common::install::{ensure, From};
+use common::prometheus::{check_with_prometheus_parsers, Text};
 use common::results::{is_root, netperf_point, TempDir};
 use common::{fast_tier_skips, skip, Server, NETAGG};
 use netperf_ng::resultsdb::model::RunStatus;
@@ -103,6 +105,15 @@ impl Watch {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// Where `--listen` serves, from the banner's `serving http://ADDR/`.
+    fn serving(&mut self) -> std::net::SocketAddr {
+        self.wait_for("serving http://", 1, false);
+        let out = self.stdout();
+        let line = out.lines().find(|l| l.contains("serving http://")).unwrap();
+        let addr = line.trim().trim_start_matches("serving http://");
+        addr.trim_end_matches('/').parse().expect("an address")
     }
 
     /// The `run N ...` lines: (sequence, outcome, id).
@@ -257,6 +268,67 @@ fn a_short_watch_stores_its_runs_with_their_context() {
             .contains("\"environment\""));
     }
     assert_eq!(spool_entries(&dir.0.join("watch-short.spool")), 0);
+}
+
+/// `netagg watch --listen` end to end: what a running watch stored is on
+/// its /metrics (read by prometheus_client's parsers) with its status, on
+/// its page and in its API, and the server ends with the watch.
+#[test]
+fn a_running_watch_serves_what_it_stored() {
+    let (dir, _server, port, db) = bench();
+    let mut watch = Watch::start(
+        &dir.0,
+        "served",
+        &[
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &port,
+            "--tests",
+            "TCP_STREAM,TCP_RR",
+            "--duration",
+            "1",
+            "--every",
+            "1",
+            &db,
+            "--name",
+            "served",
+            "--listen",
+            "127.0.0.1:0",
+        ],
+        &[],
+    );
+    let addr = watch.serving();
+    watch.wait_for("run 2 ", 1, false);
+    let (code, head, om) = get(addr, "/metrics", "application/openmetrics-text");
+    assert_eq!(code, 200);
+    assert!(head.contains("application/openmetrics-text"), "{head}");
+    for want in [
+        "netperf_ng_watch_info{name=\"served\"",
+        "netperf_ng_watch_store_failing 0\n",
+        "netperf_ng_watch_last_success_age_seconds ",
+        "netperf_ng_throughput{",
+        "test=\"TCP_STREAM\"",
+        "test=\"TCP_RR\"",
+    ] {
+        assert!(om.contains(want), "no {want:?} in\n{om}");
+    }
+    check_with_prometheus_parsers(&dir.0, &om, Text::OpenMetrics);
+    let (_, _, prom) = get(addr, "/metrics", "text/plain");
+    check_with_prometheus_parsers(&dir.0, &prom, Text::Prometheus);
+    let (code, _, page) = get(addr, "/", "text/html");
+    assert_eq!(code, 200);
+    assert!(
+        page.contains("TCP_STREAM") && page.contains("<svg"),
+        "{page}"
+    );
+    let (_, _, status) = get(addr, "/api/status", "");
+    let status: serde_json::Value = serde_json::from_str(&status).unwrap();
+    assert_eq!(status["name"], "served");
+    assert!(status["runs"].as_array().unwrap().len() >= 2);
+    watch.signal(libc::SIGTERM);
+    assert_eq!(watch.wait(), Some(0), "{}", watch.stderr());
+    assert!(std::net::TcpStream::connect(addr).is_err(), "still serving");
 }
 
 /// A stored netperf TCP_RR result of watch `tag`, `minutes_ago`, on
@@ -525,8 +597,9 @@ fn a_full_disk_is_said_once_and_storing_resumes_with_room() {
     let port = server.port.to_string();
     let db = format!("--store={}", mnt.join("w.db").display());
     let mut args = simple(&server, &port, &db, "full");
-    args.extend(["--every", "1"]);
+    args.extend(["--every", "1", "--listen", "127.0.0.1:0"]);
     let mut watch = Watch::start(&dir.0, "full", &args, &[]);
+    let addr = watch.serving();
     watch.wait_for("run 1 ", 1, false);
     // Fill the file system.
     let filler = mnt.join("filler");
@@ -541,8 +614,27 @@ fn a_full_disk_is_said_once_and_storing_resumes_with_room() {
     watch.wait_for("cannot store", 1, true);
     let full_runs = watch.runs().len();
     watch.wait_for(&format!("run {} ", full_runs + 2), 1, false);
+    // Full, it still serves: /metrics says storing fails and what waits,
+    // the page says why.
+    let (code, _, metrics) = get(addr, "/metrics", "text/plain");
+    assert_eq!(code, 200);
+    assert!(
+        metrics.contains("netperf_ng_watch_store_failing 1\n"),
+        "{metrics}"
+    );
+    let (code, _, page) = get(addr, "/", "text/html");
+    assert_eq!(code, 200);
+    assert!(
+        page.contains("full"),
+        "the page does not say the disk is full"
+    );
     std::fs::remove_file(&filler).unwrap();
     watch.wait_for("storing works again", 1, true);
+    let (_, _, metrics) = get(addr, "/metrics", "text/plain");
+    assert!(
+        metrics.contains("netperf_ng_watch_store_failing 0\n"),
+        "{metrics}"
+    );
     let resumed = watch.runs().len();
     watch.wait_for(&format!("run {} ", resumed + 1), 1, false);
     watch.signal(libc::SIGTERM);

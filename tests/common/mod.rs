@@ -6,6 +6,7 @@ pub mod bins;
 pub mod browser;
 pub mod control;
 pub mod harness;
+pub mod http;
 pub mod install;
 pub mod podman;
 pub mod prometheus;
