@@ -16,7 +16,7 @@ use common::http::get;
 use common::install::{ensure, From};
 use common::prometheus::{check_with_prometheus_parsers, Text};
 use common::results::{is_root, netperf_point, TempDir};
-use common::{fast_tier_skips, skip, Server, NETAGG};
+use common::{fast_tier_skips, skip, text, Server, NETAGG};
 use netperf_ng::resultsdb::model::RunStatus;
 use netperf_ng::resultsdb::query::{self, Filter};
 use netperf_ng::resultsdb::{Db, StoredResult};
@@ -36,15 +36,27 @@ struct Watch {
 
 impl Watch {
     fn start(dir: &Path, tag: &str, args: &[&str], env: &[(&str, &str)]) -> Watch {
+        let mut command = Command::new(NETAGG.path());
+        command.arg("watch").args(args).envs(env.iter().copied());
+        Watch::spawn(dir, tag, command)
+    }
+
+    /// `netagg watch args` in network namespace `ns`.
+    fn start_in(ns: &str, dir: &Path, tag: &str, args: &[&str]) -> Watch {
+        let mut command = Command::new("ip");
+        command
+            .args(["netns", "exec", ns, NETAGG.path(), "watch"])
+            .args(args);
+        Watch::spawn(dir, tag, command)
+    }
+
+    fn spawn(dir: &Path, tag: &str, mut command: Command) -> Watch {
         let (out, err) = (
             dir.join(format!("{tag}.out")),
             dir.join(format!("{tag}.err")),
         );
         let file = |p: &Path| Stdio::from(std::fs::File::create(p).expect("create a log"));
-        let child = Command::new(NETAGG)
-            .arg("watch")
-            .args(args)
-            .envs(env.iter().copied())
+        let child = command
             .stdin(Stdio::null())
             .stdout(file(&out))
             .stderr(file(&err))
@@ -700,4 +712,150 @@ fn a_clock_step_neither_loses_nor_repeats_a_run() {
         started.windows(2).any(|w| w[1] < w[0]),
         "the clock did not step: {started:?}"
     );
+}
+
+/// A watch of TCP_STREAM from the testbed's SUT to its load generator, 16
+/// runs 2 s apart; `change` is made on the SUT's side once run 8 is stored
+/// (8 a side: at 6 a side the permutation test's smallest p is too near
+/// its level for a test that must not flake).
+/// Returns the change points of its THROUGHPUT series (`netagg results
+/// changes --json`), the runs' (started, ended, throughput) in order and when the
+/// change was made.
+fn watched_change(
+    bed: &str,
+    change: &[&str],
+) -> Option<(Vec<serde_json::Value>, Vec<(String, String, f64)>, String)> {
+    if fast_tier_skips("needs root (network namespaces)") || !common::testbed::namespaces_work(bed)
+    {
+        return None;
+    }
+    let (_bed, _) = common::testbed::up(bed, 1, &[]);
+    let dir = TempDir::new();
+    let db = format!("--store={}", dir.db().display());
+    let sut = format!("{bed}-sut");
+    let mut watch = Watch::start_in(
+        &format!("{bed}-sut"),
+        &dir.0,
+        bed,
+        &[
+            "--host",
+            "198.18.1.2",
+            "--tests",
+            "TCP_STREAM",
+            "--duration",
+            "1",
+            "--every",
+            "2",
+            "--runs",
+            "16",
+            &db,
+            "--name",
+            bed,
+        ],
+    );
+    watch.wait_for("run 8 ", 1, false);
+    let changed_at = netperf_ng::timefmt::now_utc();
+    let mut command = vec!["netns", "exec", &sut];
+    command.extend(change);
+    let made = Command::new("ip").args(&command).output().unwrap();
+    assert!(made.status.success(), "{command:?}: {}", text(&made.stderr));
+    assert_eq!(watch.wait(), Some(0), "{}", watch.stderr());
+    assert_eq!(watch.runs().len(), 16, "{}", watch.stdout());
+    let runs: Vec<(String, String, f64)> = stored(&dir.db(), &format!("watch={bed}"))
+        .iter()
+        .flat_map(|r| r.runs.iter())
+        .map(|run| {
+            let value = run.metrics.get("THROUGHPUT").copied().unwrap_or(f64::NAN);
+            (run.started.clone(), run.ended.clone(), value)
+        })
+        .collect();
+    let found = Command::new(NETAGG.path())
+        .args(["results", "--db"])
+        .arg(dir.db())
+        .args([
+            "changes",
+            "--tag",
+            &format!("watch={bed}"),
+            "--metric",
+            "THROUGHPUT",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(found.status.success(), "{}", text(&found.stderr));
+    let list: Vec<serde_json::Value> = serde_json::from_slice(&found.stdout).unwrap();
+    Some((list, runs, changed_at))
+}
+
+/// The change point that `change` made: at the first run that started
+/// after it (or the one before, if that run was measuring when it came).
+fn the_change_at_its_run<'a>(
+    found: &'a [serde_json::Value],
+    runs: &[(String, String, f64)],
+    changed_at: &str,
+) -> &'a serde_json::Value {
+    assert_eq!(runs.len(), 16, "{runs:?}");
+    let first_after = runs
+        .iter()
+        .position(|(started, _, _)| started.as_str() >= changed_at)
+        .expect("a run after the change");
+    let straddled = first_after > 0 && runs[first_after - 1].1.as_str() > changed_at;
+    let expected: Vec<u64> = match straddled {
+        true => vec![first_after as u64 - 1, first_after as u64],
+        false => vec![first_after as u64],
+    };
+    found
+        .iter()
+        .find(|c| expected.contains(&c["index"].as_u64().unwrap()))
+        .unwrap_or_else(|| {
+            panic!("no change point at run {expected:?} (changed {changed_at}; runs {runs:?}): {found:#?}")
+        })
+}
+
+#[test]
+fn a_tighter_link_is_a_change_point_at_its_run_with_nothing_else_changed() {
+    let tbf = [
+        "tc", "qdisc", "add", "dev", "ngwa-s1", "root", "tbf", "rate", "200mbit", "burst", "256kb",
+        "latency", "20ms",
+    ];
+    let Some((found, runs, changed_at)) = watched_change("ngwa", &tbf) else {
+        return;
+    };
+    let change = the_change_at_its_run(&found, &runs, &changed_at);
+    assert_eq!(change["direction"], "slower", "{change:#}");
+    assert_eq!(
+        change["context_changes"].as_array().unwrap().len(),
+        0,
+        "the cause was the network; nothing else changed: {change:#}"
+    );
+}
+
+#[test]
+fn a_changed_offload_is_what_changed_at_its_change_point() {
+    if fast_tier_skips("needs root (network namespaces)") {
+        return;
+    }
+    if let Err(why) = ensure(From::Apt, "ethtool", || {
+        common::install::runs("ethtool", &["--version"])
+    }) {
+        return skip(why);
+    }
+    let off = ["ethtool", "-K", "ngwb-s1", "tso", "off", "gso", "off"];
+    let Some((found, runs, changed_at)) = watched_change("ngwb", &off) else {
+        return;
+    };
+    let change = the_change_at_its_run(&found, &runs, &changed_at);
+    assert_eq!(change["direction"], "slower", "{change:#}");
+    let keys: Vec<&str> = change["context_changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["key"].as_str().unwrap())
+        .collect();
+    for key in ["local tso", "local gso"] {
+        assert!(
+            keys.iter().any(|k| k.contains(key)),
+            "no {key} in {change:#}"
+        );
+    }
 }
