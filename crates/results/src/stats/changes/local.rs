@@ -5,9 +5,10 @@
 //! step does, so the energy test alone would cut a drift into pieces. What
 //! sets a step apart is that the points just before it and just after it
 //! differ beyond the segment's trend. So:
-//! 1. the segment's ranks are detrended by their slope fitted with a
-//!    separate level on either side of the split (least squares: a step
-//!    leaves the slope alone, a drift is its slope);
+//! 1. the segment's ranks are detrended by the slope both sides share
+//!    (each side's least squares slope, the one nearer zero when they agree
+//!    in sign, none when they do not: a step leaves the slope alone, a
+//!    drift slopes both sides alike);
 //! 2. at every point, the `window` ranks before and after it are compared
 //!    twice — their mean ranks (a change of level) and their mean squared
 //!    distance from the middle rank (a change of spread) — as z scores;
@@ -33,19 +34,33 @@ pub(super) fn abrupt(
 ) -> f64 {
     let m = values.len();
     let ranks = ranks_of(values);
-    // Least squares slope of rank on position with one level before `at`
-    // and another after: the pooled within-side slope.
-    let (mut sxy, mut sxx) = (0.0, 0.0);
-    for side in [0..at, at..m] {
+    // The trend to take out: each side's least squares slope of rank on
+    // position, and of the two the one nearer zero when they agree in sign
+    // (none when they do not). A drift slopes both sides alike and is taken
+    // out; a step whose one side settles (a tbf's first second above the
+    // rest: ranks 8, 7, 4, ... of nearly equal values) slopes only that
+    // side, which must not be read as a trend that explains the step away.
+    let slope_of = |side: std::ops::Range<usize>| {
         let n = side.len() as f64;
         let tbar = (side.start + side.end - 1) as f64 / 2.0;
         let rbar = ranks[side.clone()].iter().sum::<f64>() / n;
+        let (mut sxy, mut sxx) = (0.0, 0.0);
         for i in side {
             sxy += (i as f64 - tbar) * (ranks[i] - rbar);
             sxx += (i as f64 - tbar).powi(2);
         }
-    }
-    let slope = if sxx > 0.0 { sxy / sxx } else { 0.0 };
+        if sxx > 0.0 {
+            sxy / sxx
+        } else {
+            0.0
+        }
+    };
+    let (before, after) = (slope_of(0..at), slope_of(at..m));
+    let slope = match before.signum() == after.signum() {
+        true if before.abs() < after.abs() => before,
+        true => after,
+        false => 0.0,
+    };
     let detrended: Vec<f64> = (0..m).map(|i| ranks[i] - slope * i as f64).collect();
     let mut scores = ranks_of(&detrended);
     let scan = Scan { window, min_size };
