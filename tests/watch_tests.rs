@@ -870,3 +870,67 @@ fn a_changed_offload_is_what_changed_at_its_change_point() {
         );
     }
 }
+
+/// contrib/netagg-watch.service's ExecStart runs as written: its options,
+/// with the installed paths made this test's (the program, the hosts file,
+/// the state directory, the port) and one short round, measure a netserver
+/// named in a remote_hosts file, store the run and serve; and
+/// `systemd-analyze verify` finds nothing wrong with the unit where it is
+/// installed.
+#[test]
+fn the_systemd_unit_runs_as_written() {
+    let unit = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/contrib/netagg-watch.service"
+    ))
+    .unwrap();
+    let exec = unit
+        .replace("\\\n", " ")
+        .lines()
+        .find_map(|l| l.strip_prefix("ExecStart=").map(String::from))
+        .expect("an ExecStart line");
+    let (dir, server, _, _) = bench();
+    let hosts = dir.0.join("watch-hosts");
+    std::fs::write(
+        &hosts,
+        format!("REMOTE_HOSTS[0]={}\nNUM_REMOTE_HOSTS=1\n", server.host),
+    )
+    .unwrap();
+    let state = dir.0.join("state");
+    let port = server.port.to_string();
+    let line = exec
+        .replace("/usr/local/bin/netagg", NETAGG.path())
+        .replace("/etc/netperf-ng/watch-hosts", hosts.to_str().unwrap())
+        .replace("/var/lib/netagg-watch", state.to_str().unwrap())
+        .replace("127.0.0.1:9464", "127.0.0.1:0")
+        .replace("--duration 10", "--duration 1");
+    let words: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(words[1], "watch", "{exec}");
+    std::fs::create_dir_all(&state).unwrap();
+    let mut args: Vec<&str> = words[2..].to_vec();
+    args.extend(["--port", &port, "--runs", "1"]);
+    let mut watch = Watch::start(&dir.0, "unit", &args, &[]);
+    watch.serving();
+    assert_eq!(watch.wait(), Some(0), "{}", watch.stderr());
+    assert_eq!(watch.runs().len(), 1, "{}", watch.stdout());
+    assert_eq!(stored(&state.join("results.db"), "watch=watch").len(), 1);
+    if !common::install::runs("systemd-analyze", &["--version"]) {
+        return skip("no systemd-analyze to verify the unit");
+    }
+    let installed = dir.0.join("netagg-watch.service");
+    std::fs::write(
+        &installed,
+        unit.replace("/usr/local/bin/netagg", NETAGG.path()),
+    )
+    .unwrap();
+    let verified = Command::new("systemd-analyze")
+        .arg("verify")
+        .arg(&installed)
+        .output()
+        .unwrap();
+    let said = format!("{}{}", text(&verified.stdout), text(&verified.stderr));
+    assert!(
+        verified.status.success() && !said.contains("netagg-watch.service:"),
+        "{said}"
+    );
+}
