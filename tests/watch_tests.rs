@@ -714,13 +714,15 @@ fn a_clock_step_neither_loses_nor_repeats_a_run() {
     );
 }
 
-/// A watch of TCP_STREAM from the testbed's SUT to its load generator, 16
-/// runs 2 s apart; `change` is made on the SUT's side once run 8 is stored
-/// (8 a side: at 6 a side the permutation test's smallest p is too near
-/// its level for a test that must not flake).
+/// A watch of TCP_STREAM from the testbed's SUT to its load generator, 22
+/// runs back to back (`--every 1`); `change` is made on the SUT's side once
+/// run 14 is stored. 14 runs before and 8 after, as a history that has run
+/// a while before it changes: with only 8 before, a step whose after side
+/// settles (210, 205, 204 ... Mb/s, ranked 8, 7, 4 ...) lends the
+/// abruptness test's trend a slope that explains part of the step away.
 /// Returns the change points of its THROUGHPUT series (`netagg results
-/// changes --json`), the runs' (started, ended, throughput) in order and when the
-/// change was made.
+/// changes --json`), the runs' (started, ended, throughput) in order and
+/// when the change was made.
 fn watched_change(
     bed: &str,
     change: &[&str],
@@ -745,22 +747,22 @@ fn watched_change(
             "--duration",
             "1",
             "--every",
-            "2",
+            "1",
             "--runs",
-            "16",
+            "22",
             &db,
             "--name",
             bed,
         ],
     );
-    watch.wait_for("run 8 ", 1, false);
+    watch.wait_for("run 14 ", 1, false);
     let changed_at = netperf_ng::timefmt::now_utc();
     let mut command = vec!["netns", "exec", &sut];
     command.extend(change);
     let made = Command::new("ip").args(&command).output().unwrap();
     assert!(made.status.success(), "{command:?}: {}", text(&made.stderr));
     assert_eq!(watch.wait(), Some(0), "{}", watch.stderr());
-    assert_eq!(watch.runs().len(), 16, "{}", watch.stdout());
+    assert_eq!(watch.runs().len(), 22, "{}", watch.stdout());
     let runs: Vec<(String, String, f64)> = stored(&dir.db(), &format!("watch={bed}"))
         .iter()
         .flat_map(|r| r.runs.iter())
@@ -794,7 +796,7 @@ fn the_change_at_its_run<'a>(
     runs: &[(String, String, f64)],
     changed_at: &str,
 ) -> &'a serde_json::Value {
-    assert_eq!(runs.len(), 16, "{runs:?}");
+    assert_eq!(runs.len(), 22, "{runs:?}");
     let first_after = runs
         .iter()
         .position(|(started, _, _)| started.as_str() >= changed_at)
