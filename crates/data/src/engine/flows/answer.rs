@@ -209,7 +209,7 @@ fn serve_thread(fd: RawFd, shared: &Shared) -> std::io::Result<Tally> {
             match (event.u64, shared.svc.datagram) {
                 (LISTENER, true) => t.datagrams(fd),
                 (LISTENER, false) => t.accept(fd),
-                (slot, _) => t.on_event(slot as usize, event.events),
+                (slot, _) => t.drive(slot as usize),
             }
         }
         for slot in std::mem::take(&mut t.busy) {
@@ -315,15 +315,6 @@ impl ServeThread<'_> {
             self.conns[slot] = Some((socket, flow));
             self.drive(slot);
         }
-    }
-
-    /// Drives the connection an event names, taking note of what it
-    /// reported.
-    fn on_event(&mut self, slot: usize, events: u32) {
-        if let Some(Some((_, flow))) = self.conns.get_mut(slot) {
-            flow.saw(events);
-        }
-        self.drive(slot);
     }
 
     fn drive(&mut self, slot: usize) {

@@ -7,8 +7,6 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 /// Readable, writable, and the errors epoll always reports.
 pub const READ_WRITE: u32 =
     (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET) as u32;
-/// What an event reports when the far end closed or the socket failed.
-pub const CLOSING: u32 = (libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32;
 /// A listener shared by every thread: each connection wakes one of them.
 pub const ACCEPT: u32 = (libc::EPOLLIN | libc::EPOLLEXCLUSIVE) as u32;
 

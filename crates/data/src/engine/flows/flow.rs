@@ -94,10 +94,6 @@ pub struct Flow {
     /// Their send times, oldest first, with a burst (`-b`): each response
     /// is timed from the oldest request in flight, as netperf does.
     pub sent_at: VecDeque<Instant>,
-    /// An event said the far end closed (or the socket failed): a short
-    /// read no longer means the socket is drained, since the read that
-    /// takes the last bytes also takes the FIN, and no event follows.
-    pub closing: bool,
 }
 
 /// The thread's buffers and what drives share.
@@ -130,13 +126,7 @@ impl Flow {
             datagram,
             in_flight: 0,
             sent_at: VecDeque::new(),
-            closing: false,
         }
-    }
-
-    /// Takes note of what an epoll event reported for the flow.
-    pub fn saw(&mut self, events: u32) {
-        self.closing |= events & super::epoll::CLOSING != 0;
     }
 
     /// A request went whole: one more in flight, and with a burst, the
@@ -293,14 +283,7 @@ impl Flow {
                     Step::Again
                 } else {
                     self.state = State::Sending(done + n);
-                    // A short write means the send buffer is full, and the
-                    // kernel marked the socket to report the room it makes:
-                    // the next call would only say EAGAIN (one system call
-                    // in three of a bulk sender's, bench/bulk-vs-iperf3).
-                    match n < want {
-                        true => Step::Stop(Moved::Wait),
-                        false => Step::Again,
-                    }
+                    Step::Again
                 }
             }
             Io::Retry => Step::Stop(Moved::Wait),
@@ -334,14 +317,7 @@ impl Flow {
                     Step::Complete
                 } else {
                     self.state = State::Receiving(got + n);
-                    // A short read emptied the receive queue, and what
-                    // arrives next raises an event: the next call would
-                    // only say EAGAIN. Not once the far end closed: the
-                    // FIN came with the last bytes and brings no event.
-                    match n < want && !self.closing {
-                        true => Step::Stop(Moved::Wait),
-                        false => Step::Again,
-                    }
+                    Step::Again
                 }
             }
             Io::Retry | Io::NoBuffers => Step::Stop(Moved::Wait),

@@ -272,7 +272,7 @@ impl<'a> Thread<'a> {
                 }
             };
             for event in &events[..ready] {
-                self.on_event(*event, false);
+                self.drive(event.u64 as usize, false);
             }
             for slot in std::mem::take(&mut self.busy) {
                 self.slots[slot].queued = false;
@@ -350,15 +350,6 @@ impl<'a> Thread<'a> {
         entry.flow = Flow::new(fd, state, plan.datagram);
         entry.flow.tally = tally;
         entry.socket = Some(s);
-    }
-
-    /// Drives the flow an event names, taking note of what it reported.
-    fn on_event(&mut self, event: libc::epoll_event, stopping: bool) {
-        let slot = event.u64 as usize;
-        if let Some(entry) = self.slots.get_mut(slot) {
-            entry.flow.saw(event.events);
-        }
-        self.drive(slot, stopping);
     }
 
     /// Moves `slot` as far as it goes; `stopping` lets the current
@@ -695,7 +686,7 @@ impl<'a> Thread<'a> {
             for event in &events[..ready] {
                 match sending {
                     true => self.drain(event.u64 as usize),
-                    false => self.on_event(*event, true),
+                    false => self.drive(event.u64 as usize, true),
                 }
             }
         }

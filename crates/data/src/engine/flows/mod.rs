@@ -26,8 +26,8 @@ pub use netperf_wire::extension::{MAX_FLOWS, MAX_FLOW_THREADS};
 /// The message a many-flow TCP bulk test (TCP_STREAM, TCP_MAERTS, omni -d
 /// send or recv) sends when -m gives none: 128 KB, iperf3's write, where a
 /// single stream takes the socket buffer's size (16 KB by Linux's default).
-/// At 8 flows on 2 CPUs 16 KB messages cost 1.4-1.7x the CPU per MB and
-/// ran at 0.6-0.8x the rate (bench/bulk-vs-iperf3, docs/many-flows.md).
+/// At 2 and 8 flows on 2 CPUs 16 KB messages cost 1.15-1.3x the CPU per
+/// MB of 128 KB ones (bench/bulk-vs-iperf3, docs/many-flows.md).
 pub const BULK_MESSAGE: u32 = 128 * 1024;
 
 /// The threads to run `flows` flows on: `asked`, else the online CPUs, and
