@@ -73,15 +73,20 @@ netperf-ng extensions (test-specific, after --):
                       one line on stderr (exit 2)
     --flows N         Run N data connections (or UDP flows) in one test,
                       multiplexed with epoll over --threads T threads on
-                      each end (default: the online CPUs, never more than
-                      N): TCP_RR, TCP_CRR, UDP_RR, TCP_STREAM, TCP_MAERTS,
-                      UDP_STREAM and omni. The result block is the
-                      aggregate; selectors FLOWS THREADS FLOW_RATE_MIN
+                      each end: TCP_RR, TCP_CRR, UDP_RR, TCP_STREAM,
+                      TCP_MAERTS, UDP_STREAM and omni. The result block is
+                      the aggregate; selectors FLOWS THREADS FLOW_RATE_MIN
                       _MEDIAN _MAX FLOW_JAIN FLOWS_STALLED FLOWS_FAILED add
                       the per-flow view, and the latency selectors come
-                      from every flow's transactions. Needs netperf-ng's
+                      from every flow's transactions. TCP bulk (STREAM,
+                      MAERTS) sends 128K messages unless -m gives a size
+                      (TCP_MAERTS: -m ,SIZE), iperf3's write: a single
+                      stream's socket-buffer default (16K on Linux) costs
+                      more CPU per byte over many flows. Needs netperf-ng's
                       netserver. 1..1000000
-    --threads T       Threads per end for --flows. 1..1024
+    --threads T       Threads per end for --flows (default: the online
+                      CPUs, never more than N; more threads than CPUs
+                      only add context switches). 1..1024
     --flow-samples FILE
                       With --flows: one CSV row per flow per interval (-D
                       INTERVAL, else 1 s): flow, thread, interval end,

@@ -102,6 +102,16 @@ impl Config {
         let open_tcp = t.rate.is_some() && shape.protocol == Protocol::Tcp;
         // --latency-histogram writes the same per-operation times -j keeps.
         let keep_histogram = g.verbosity > 1 || g.keep_statistics || t.latency_histogram.is_some();
+        // The sender of a many-flow TCP bulk test (ours for XMIT, netserver
+        // for RECV) sends BULK_MESSAGE unless -m says otherwise.
+        let bulk = t.flows.is_some()
+            && shape.protocol == Protocol::Tcp
+            && !shape.is_rr
+            && !shape.connection;
+        let bulk_size = |sender: u32| {
+            (bulk && shape.direction & sender != 0)
+                .then_some(netperf_data::engine::flows::BULK_MESSAGE)
+        };
         TestSpec {
             test: shape.test,
             protocol: shape.protocol,
@@ -111,9 +121,12 @@ impl Config {
             limit,
             request_size: shape.request_size,
             response_size: shape.response_size,
-            send_size: local_size(t.local_send_size),
+            send_size: local_size(t.local_send_size.or(bulk_size(XMIT))),
             recv_size: local_size(t.local_recv_size),
-            remote_send_size: t.remote_send_size.map_or(-1, |v| v as i32),
+            remote_send_size: t
+                .remote_send_size
+                .or(bulk_size(RECV))
+                .map_or(-1, |v| v as i32),
             remote_recv_size: t.remote_recv_size.map_or(-1, |v| v as i32),
             local_send_buf: t.local_send_buf.unwrap_or(-1),
             local_recv_buf: t.local_recv_buf.unwrap_or(-1),
@@ -566,6 +579,23 @@ mod tests {
         // -M gives the netserver's size first
         assert!(line("-t TCP_MAERTS -- -M 10g").is_ok());
         assert!(line("-t TCP_MAERTS -- -M ,10g").is_err());
+    }
+
+    #[test]
+    fn many_flow_tcp_bulk_sends_128k_unless_m_says() {
+        let sizes = |words: &str| {
+            let s = line(words).unwrap();
+            (s.send_size, s.remote_send_size)
+        };
+        let bulk = netperf_data::engine::flows::BULK_MESSAGE;
+        assert_eq!(sizes("-t TCP_STREAM -- --flows 8"), (bulk, -1));
+        assert_eq!(sizes("-t TCP_MAERTS -- --flows 8"), (0, bulk as i32));
+        assert_eq!(sizes("-t TCP_STREAM -- --flows 8 -m 16K"), (16384, -1));
+        assert_eq!(sizes("-t TCP_MAERTS -- --flows 8 -m ,4K"), (0, 4096));
+        // One stream, UDP and request/response keep netperf's sizes.
+        assert_eq!(sizes("-t TCP_STREAM"), (0, -1));
+        assert_eq!(sizes("-t UDP_STREAM -- --flows 8"), (0, -1));
+        assert_eq!(sizes("-t TCP_RR -- --flows 8"), (0, -1));
     }
 
     #[test]

@@ -38,7 +38,10 @@ pub const KINDS: &[KindSpec] = &[
         kind: Kind::Outbound,
         name: "outbound",
         test: "TCP_STREAM",
-        test_options: &[],
+        // A bulk stream's send size: netperf's many-flow default
+        // (BULK_MESSAGE), also for a level's single streams and stock
+        // netservers; runemomniaggdemo.sh sends 64K.
+        test_options: &["-m", "128K"],
         default_burst: 0,
         units: "10^6bits/s",
         recovers_loss: false,
@@ -47,7 +50,8 @@ pub const KINDS: &[KindSpec] = &[
         kind: Kind::Inbound,
         name: "inbound",
         test: "TCP_MAERTS",
-        test_options: &[],
+        // The netserver's sends, as outbound's.
+        test_options: &["-m", ",128K"],
         default_burst: 0,
         units: "10^6bits/s",
         recovers_loss: false,
@@ -118,5 +122,10 @@ mod tests {
             .map(|k| k.test)
             .collect();
         assert_eq!(recovering, ["UDP_RR"], "-e is for datagrams only");
+        // Bulk streams send netperf's many-flow message, whether a level's
+        // streams share a test (--flows) or not.
+        assert_eq!(netperf_data::engine::flows::BULK_MESSAGE, 128 * 1024);
+        assert_eq!(spec_of(Kind::Outbound).test_options, ["-m", "128K"]);
+        assert_eq!(spec_of(Kind::Inbound).test_options, ["-m", ",128K"]);
     }
 }

@@ -23,6 +23,13 @@ pub use flow::Work;
 
 pub use netperf_wire::extension::{MAX_FLOWS, MAX_FLOW_THREADS};
 
+/// The message a many-flow TCP bulk test (TCP_STREAM, TCP_MAERTS, omni -d
+/// send or recv) sends when -m gives none: 128 KB, iperf3's write, where a
+/// single stream takes the socket buffer's size (16 KB by Linux's default).
+/// At 2 and 8 flows on 2 CPUs 16 KB messages cost 1.1-1.3x the CPU per
+/// MB of 128 KB ones (bench/bulk-vs-iperf3, docs/many-flows.md).
+pub const BULK_MESSAGE: u32 = 128 * 1024;
+
 /// The threads to run `flows` flows on: `asked`, else the online CPUs, and
 /// never more than the flows.
 pub fn threads_for(flows: u32, asked: Option<u32>) -> u32 {
