@@ -280,7 +280,8 @@ fn nearest_boundary(values: &[f64], tau: usize, lo: usize, hi: usize) -> usize {
         let deviation = side.iter().map(|v| (v - median).abs()).sum::<f64>() / side.len() as f64;
         (median, deviation)
     };
-    let ((before, spread_before), (after, spread_after)) = (fit(&values[..tau]), fit(&values[tau..]));
+    let ((before, spread_before), (after, spread_after)) =
+        (fit(&values[..tau]), fit(&values[tau..]));
     if (before - after).abs() <= spread_before.max(spread_after) {
         return tau;
     }
