@@ -714,6 +714,9 @@ fn a_clock_step_neither_loses_nor_repeats_a_run() {
     );
 }
 
+/// A run as the testbed tests read it: started, ended, throughput.
+type Measured = (String, String, f64);
+
 /// A watch of TCP_STREAM from the testbed's SUT to its load generator, 22
 /// runs back to back (`--every 1`); `change` is made on the SUT's side once
 /// run 14 is stored. 14 runs before and 8 after, as a history that has run
@@ -726,7 +729,7 @@ fn a_clock_step_neither_loses_nor_repeats_a_run() {
 fn watched_change(
     bed: &str,
     change: &[&str],
-) -> Option<(Vec<serde_json::Value>, Vec<(String, String, f64)>, String)> {
+) -> Option<(Vec<serde_json::Value>, Vec<Measured>, String)> {
     if fast_tier_skips("needs root (network namespaces)") || !common::testbed::namespaces_work(bed)
     {
         return None;
@@ -763,7 +766,7 @@ fn watched_change(
     assert!(made.status.success(), "{command:?}: {}", text(&made.stderr));
     assert_eq!(watch.wait(), Some(0), "{}", watch.stderr());
     assert_eq!(watch.runs().len(), 22, "{}", watch.stdout());
-    let runs: Vec<(String, String, f64)> = stored(&dir.db(), &format!("watch={bed}"))
+    let runs: Vec<Measured> = stored(&dir.db(), &format!("watch={bed}"))
         .iter()
         .flat_map(|r| r.runs.iter())
         .map(|run| {
@@ -793,7 +796,7 @@ fn watched_change(
 /// after it (or the one before, if that run was measuring when it came).
 fn the_change_at_its_run<'a>(
     found: &'a [serde_json::Value],
-    runs: &[(String, String, f64)],
+    runs: &[Measured],
     changed_at: &str,
 ) -> &'a serde_json::Value {
     assert_eq!(runs.len(), 22, "{runs:?}");

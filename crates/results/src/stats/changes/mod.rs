@@ -156,7 +156,7 @@ impl ChangeOptions {
             return p;
         }
         let more = 10 * (self.permutations + 1) - 1;
-        test(self.plan_of(more), seed ^ 0x5eed_0f_5eed)
+        test(self.plan_of(more), seed ^ 0x005e_ed0f_5eed)
     }
 
     /// A seed for the test of `s..e` that depends on nothing else, so the
