@@ -1,6 +1,6 @@
 //! `netagg watch` end to end on loopback against our netserver: a short
-//! watch stores its runs tagged with their context; a plan with two kinds
-//! of run; an endpoint that vanishes and returns (the gap stored as failed
+//! watch stores its runs tagged with their context; a plan with four kinds
+//! of run (an experiment, netperf, a mesh, a ramp); an endpoint that vanishes and returns (the gap stored as failed
 //! runs with the reason, no zero, no change point); SIGTERM in a run (exit
 //! 0, the run stored interrupted, no orphan); SIGKILL in a run and while
 //! storing (nothing lost, the next watch stores the spool); a full disk (a
@@ -395,10 +395,19 @@ fn a_change_in_the_watched_history_is_said_and_old_results_go() {
 }
 
 #[test]
-fn a_plan_runs_an_experiment_and_a_netperf_test() {
+fn a_plan_runs_an_experiment_a_netperf_test_a_mesh_and_a_ramp() {
     let dir = TempDir::new();
-    let server = Server::start("127.0.0.1");
-    let port = server.port.to_string();
+    // Two netservers with the mesh opt-in (the other runs use the first).
+    let key = dir.0.join("mesh.key");
+    std::fs::write(&key, "a mesh key of the watch's tests\n").unwrap();
+    let key = key.to_str().unwrap();
+    let opt_in = ["--mesh-key", key, "--mesh-peers", "127.0.0.0/8"];
+    let servers = [
+        Server::start_with("127.0.0.1", &opt_in),
+        Server::start_with("127.0.0.1", &opt_in),
+    ];
+    let port = servers[0].port.to_string();
+    let other = servers[1].port.to_string();
     let plan = dir.0.join("plan.toml");
     std::fs::write(
         &plan,
@@ -415,6 +424,14 @@ netagg = ["experiment", "--factor", "test=TCP_RR", "--host", "127.0.0.1", "--por
 [[run]]
 netperf = ["-H", "127.0.0.1", "-p", "{port}", "-t", "TCP_RR", "-l", "1"]
 timeout = "1m"
+
+[[run]]
+netagg = ["mesh", "--host", "127.0.0.1:{port}", "--host", "127.0.0.1:{other}",
+          "--mesh-key", "{key}", "--tests", "TCP_RR", "--duration", "1"]
+
+[[run]]
+netagg = ["--host", "127.0.0.1", "--port", "{port}", "--kind", "tps", "--duration", "2",
+          "--max-streams", "1"]
 "#
         ),
     )
@@ -424,14 +441,22 @@ timeout = "1m"
     assert_eq!(watch.wait(), Some(0), "{}", watch.stderr());
     let results = stored(&dir.db(), "watch=plan");
     let kinds: Vec<&str> = results.iter().map(|r| r.kind.as_str()).collect();
-    assert_eq!(results.len(), 2, "{}", watch.stderr());
+    assert_eq!(results.len(), 4, "{}", watch.stderr());
+    assert_eq!(kinds, ["experiment", "netperf", "netagg", "netagg"]);
+    // The mesh's two ordered pairs, and the ramp, each as it stores itself.
     assert!(
-        kinds.contains(&"experiment") && kinds.contains(&"netperf"),
-        "{kinds:?}"
+        results[2].tags.contains(&"mesh".to_string()),
+        "{:?}",
+        results[2].tags
     );
-    assert!(results
+    assert_eq!(results[2].runs.len(), 2);
+    assert!(results[3].command_line.iter().any(|w| w == "tps"));
+    let failed: Vec<_> = results
         .iter()
-        .all(|r| r.runs.iter().all(|r| r.status.is_ok())));
+        .flat_map(|r| r.runs.iter().map(move |run| (&r.kind, &run.status)))
+        .filter(|(_, status)| !status.is_ok())
+        .collect();
+    assert!(failed.is_empty(), "{failed:?}");
 
     // A plan that cannot run is refused before anything runs.
     std::fs::write(&plan, "[[run]]\nnetagg = [\"results\", \"list\"]\n").unwrap();
