@@ -95,6 +95,9 @@ fn status_of(db: &std::path::Path, entries: Vec<RunEntry>) -> Status {
 
 #[test]
 fn the_watch_serves_metrics_the_page_and_the_api_over_stored_runs() {
+    if common::fast_tier_skips("slow (10 s: real stored runs, the page drawn)") {
+        return;
+    }
     let server = Server::start("127.0.0.1");
     let dir = TempDir::new();
     let db = dir.db();

@@ -287,6 +287,9 @@ fn a_short_watch_stores_its_runs_with_their_context() {
 /// its page and in its API, and the server ends with the watch.
 #[test]
 fn a_running_watch_serves_what_it_stored() {
+    if fast_tier_skips("slow (6 s: two rounds of two tests)") {
+        return;
+    }
     let (dir, _server, port, db) = bench();
     let mut watch = Watch::start(
         &dir.0,
@@ -396,6 +399,9 @@ fn a_change_in_the_watched_history_is_said_and_old_results_go() {
 
 #[test]
 fn a_plan_runs_an_experiment_a_netperf_test_a_mesh_and_a_ramp() {
+    if fast_tier_skips("slow (17 s: four runs of four kinds)") {
+        return;
+    }
     let dir = TempDir::new();
     // Two netservers with the mesh opt-in (the other runs use the first).
     let key = dir.0.join("mesh.key");
@@ -909,6 +915,9 @@ fn a_changed_offload_is_what_changed_at_its_change_point() {
 /// installed.
 #[test]
 fn the_systemd_unit_runs_as_written() {
+    if fast_tier_skips("slow (10 s: a round of the unit's two tests)") {
+        return;
+    }
     let unit = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/contrib/netagg-watch.service"
