@@ -99,6 +99,16 @@ fn reason(status: u16) -> &'static str {
 /// Reads one request head from `stream`: the request, or the refusal to
 /// send (None: the client went away or sent nothing, answer nothing).
 pub fn read_request(stream: &mut TcpStream) -> Result<Request, Option<Response>> {
+    read_request_within(stream, REQUEST_DEADLINE, READ_TIMEOUT)
+}
+
+/// [`read_request`] with its two bounds given (the tests' are seconds
+/// shorter than the server's).
+pub fn read_request_within(
+    stream: &mut TcpStream,
+    deadline: Duration,
+    read_timeout: Duration,
+) -> Result<Request, Option<Response>> {
     let started = Instant::now();
     let mut head = Vec::with_capacity(1024);
     let mut chunk = [0u8; 1024];
@@ -113,11 +123,11 @@ pub fn read_request(stream: &mut TcpStream) -> Result<Request, Option<Response>>
                 "the request line and headers exceed 8 KiB",
             )));
         }
-        let left = REQUEST_DEADLINE.saturating_sub(started.elapsed());
+        let left = deadline.saturating_sub(started.elapsed());
         if left.is_zero() {
             return Err(Some(Response::error(408, "the request took too long")));
         }
-        let _ = stream.set_read_timeout(Some(left.min(READ_TIMEOUT)));
+        let _ = stream.set_read_timeout(Some(left.min(read_timeout)));
         let room = (MAX_HEAD - head.len()).min(chunk.len());
         match stream.read(&mut chunk[..room]) {
             Ok(0) if head.is_empty() => return Err(None),
