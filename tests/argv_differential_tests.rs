@@ -572,6 +572,9 @@ fn the_corpus_is_large_and_covers_every_option() {
 
 #[test]
 fn ours_reads_every_argument_list_as_stock_did() {
+    if fast_tier_skips("slow (21 s)") {
+        return;
+    }
     let cases = cases();
     let expected: Vec<Outcome> = cases.iter().map(|c| c.stock.clone()).collect();
     let found = divergences(&NETPERF, &cases, &expected, KNOWN);

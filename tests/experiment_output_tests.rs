@@ -214,6 +214,9 @@ fn json_reads_back_and_rerenders_the_same_files() {
 /// with targets is saved as the matrix and drawn the same way.
 #[test]
 fn netagg_report_draws_an_experiment_and_a_matrix_again() {
+    if common::fast_tier_skips("slow (15 s)") {
+        return;
+    }
     use common::saved::{redraws_identically, refused};
     use netperf_ng::resultsdb::model::Target;
     let mut matrix = record();

@@ -421,6 +421,9 @@ fn udp_requests_from_other_sources_are_not_answered() {
 /// for a receiving test), with its results.
 #[test]
 fn counted_and_untimed_tests_end_at_the_longest_test_length() {
+    if fast_tier_skips("slow (6 s)") {
+        return;
+    }
     use std::io::{Read, Write};
     let server = Server::start_with("127.0.0.1", &["--max-test-length", "1"]);
     for (test, length) in [("TCP_MAERTS", 0), ("TCP_RR", i32::MIN + 1)] {

@@ -143,6 +143,9 @@ fn a_confidence_run_reports_transactions_over_every_iteration() {
 /// as a loss), the netserver's either.
 #[test]
 fn transport_retransmissions_are_what_stock_reports() {
+    if fast_tier_skips("slow (10 s)") {
+        return;
+    }
     let server = Server::start("127.0.0.1");
     for test in [
         "TCP_STREAM",
@@ -319,6 +322,9 @@ fn bloat_sh_reads_only_stock_shaped_interim_lines() {
 /// (it was Trans/s), the line's shape stock's.
 #[test]
 fn tcp_cc_interim_lines_keep_stocks_unit() {
+    if fast_tier_skips("slow (6 s)") {
+        return;
+    }
     let (recorded, out, _server) = recorded_and_ours("netperf -H 127.0.0.1 -l 2 -t TCP_CC -D 0.5");
     let units = |t: &str| kept(shape(t), |l| l.starts_with("Interim result:"));
     let (theirs, mine) = (units(recorded), units(&out));
