@@ -70,10 +70,14 @@ fn two_thousand_tcp_rr_and_crr_flows_complete_and_add_up() {
 #[test]
 fn every_kind_of_test_runs_with_flows_and_bytes_add_up() {
     let server = Server::start("127.0.0.1");
+    // TCP bulk: a thread per flow by default, each blocking on its flow.
     let v = flows_run(&server, "TCP_STREAM", "1", "16", &[]);
     assert_eq!(v["LOCAL_BYTES_SENT"], v["REMOTE_BYTES_RECVD"]);
+    assert_eq!(number(&v, "THREADS"), 16.0, "{v:?}");
+    assert_eq!(number(&v, "FLOWS_FAILED"), 0.0, "{v:?}");
     let v = flows_run(&server, "TCP_MAERTS", "1", "16", &[]);
     assert!(number(&v, "REMOTE_BYTES_SENT") >= number(&v, "LOCAL_BYTES_RECVD"));
+    assert_eq!(number(&v, "THREADS"), 16.0, "{v:?}");
     // netserver's clock ends the streams it sends: no failure.
     assert_eq!(number(&v, "FLOWS_FAILED"), 0.0, "{v:?}");
     for test in ["UDP_RR", "UDP_STREAM"] {

@@ -7,7 +7,7 @@ use super::limits::Limits;
 use super::omni_checks::{refuse, Refusal};
 use super::omni_results::DataOutcome;
 use netperf_data::engine::flows::answer::{self, Service};
-use netperf_data::engine::flows::Work;
+use netperf_data::engine::flows::{blocks_per_flow, Work, THREAD_PER_FLOW_MAX};
 use netperf_data::engine::stop_flag::StopFlag;
 use netperf_data::engine::{Counters, DataError};
 use netperf_data::spec::Protocol;
@@ -78,10 +78,16 @@ fn work(r: &OmniRequest, send_size: i32, recv_size: i32) -> Work {
 }
 
 /// Threads netserver runs a test's flows on: what the client asked, at
-/// most twice the CPUs.
-fn threads(ext: &Extension) -> u32 {
+/// most twice the CPUs, or a thread per flow for TCP bulk flows up to
+/// THREAD_PER_FLOW_MAX (each thread then blocks on its one flow, as the
+/// client's do).
+fn threads(ext: &Extension, per_flow: bool) -> u32 {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    ext.flow_threads.clamp(1, 2 * cpus).min(ext.flows.max(1))
+    let most = match per_flow {
+        true => (2 * cpus).max(ext.flows.min(THREAD_PER_FLOW_MAX)),
+        false => 2 * cpus,
+    };
+    ext.flow_threads.clamp(1, most).min(ext.flows.max(1))
 }
 
 /// What the flows of a test need from the omni test around them.
@@ -99,12 +105,15 @@ pub struct FlowsTest<'a> {
 /// Serves the flows on `socket` until they end (or `stop`).
 pub fn serve(socket: &Socket, test: &FlowsTest, stop: &StopFlag) -> Result<DataOutcome, DataError> {
     let r = test.r;
+    let work = work(r, test.send_size, test.recv_size);
+    let datagram = test.protocol == Protocol::Udp;
+    let reconnect = r.flags & omni::flag::CONNECT_TEST != 0;
     let svc = Service {
-        work: work(r, test.send_size, test.recv_size),
-        threads: threads(test.ext),
+        work,
+        threads: threads(test.ext, blocks_per_flow(work, datagram, reconnect)),
         flows: test.ext.flows,
-        datagram: test.protocol == Protocol::Udp,
-        reconnect: r.flags & omni::flag::CONNECT_TEST != 0,
+        datagram,
+        reconnect,
         payload: b"netperf".to_vec(),
         echo: test.ext.echo_sequence && test.protocol == Protocol::Udp,
         drop_every: crate::omni::test_drop_every(),

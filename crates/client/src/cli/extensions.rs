@@ -72,8 +72,7 @@ netperf-ng extensions (test-specific, after --):
                       output is unchanged; a file that cannot be written is
                       one line on stderr (exit 2)
     --flows N         Run N data connections (or UDP flows) in one test,
-                      multiplexed with epoll over --threads T threads on
-                      each end: TCP_RR, TCP_CRR, UDP_RR, TCP_STREAM,
+                      over --threads T threads on each end: TCP_RR, TCP_CRR, UDP_RR, TCP_STREAM,
                       TCP_MAERTS, UDP_STREAM and omni. The result block is
                       the aggregate; selectors FLOWS THREADS FLOW_RATE_MIN
                       _MEDIAN _MAX FLOW_JAIN FLOWS_STALLED FLOWS_FAILED add
@@ -84,9 +83,13 @@ netperf-ng extensions (test-specific, after --):
                       stream's socket-buffer default (16K on Linux) costs
                       more CPU per byte over many flows. Needs netperf-ng's
                       netserver. 1..1000000
-    --threads T       Threads per end for --flows (default: the online
-                      CPUs, never more than N; more threads than CPUs
-                      only add context switches). 1..1024
+    --threads T       Threads per end for --flows. Default: TCP bulk
+                      (STREAM, MAERTS) of up to 64 flows a thread per
+                      flow, each blocking on its flow as iperf3's do (on
+                      loopback a woken reader copies data still in its
+                      CPU's cache); else the online CPUs. Never more than
+                      N; a thread holding one TCP bulk flow blocks on it,
+                      others multiplex with epoll. 1..1024
     --flow-samples FILE
                       With --flows: one CSV row per flow per interval (-D
                       INTERVAL, else 1 s): flow, thread, interval end,

@@ -200,7 +200,7 @@ impl Config {
                 skip_rx_copy: t.skip_rx_copy,
                 flows: t.flows.unwrap_or(0),
                 flow_threads: t.flows.map_or(0, |n| {
-                    netperf_data::engine::flows::threads_for(n, t.flow_threads)
+                    netperf_data::engine::flows::threads_for(n, t.flow_threads, bulk)
                 }),
                 echo_sequence: t.rate.is_some() && shape.protocol == Protocol::Udp,
                 // Decided with the output (what shows the netserver's figures).

@@ -178,13 +178,7 @@ fn serve_thread(fd: RawFd, shared: &Shared) -> std::io::Result<Tally> {
         .work
         .buffer_len()
         .max(65_536 * usize::from(shared.svc.datagram));
-    let mut send_buf = vec![0u8; len];
-    let payload = &shared.svc.payload;
-    if !payload.is_empty() {
-        for (i, b) in send_buf.iter_mut().enumerate() {
-            *b = payload[i % payload.len()];
-        }
-    }
+    let send_buf = shared.svc.work.send_buffer(len, &shared.svc.payload);
     let mut t = ServeThread {
         shared,
         epoll,
@@ -196,9 +190,20 @@ fn serve_thread(fd: RawFd, shared: &Shared) -> std::io::Result<Tally> {
         busy: Vec::new(),
         queued: Vec::new(),
         paused_until: None,
+        per_flow: super::blocks_per_flow(
+            shared.svc.work,
+            shared.svc.datagram,
+            shared.svc.reconnect,
+        ) && shared.svc.threads >= shared.svc.flows,
+        held: None,
     };
     let mut events = epoll::events(EVENTS);
     while !shared.over() {
+        if let Some(slot) = t.held {
+            // Blocks in the flow's call (at most BLOCKING_WAIT).
+            t.drive(slot);
+            continue;
+        }
         if t.paused_until.is_some_and(|until| Instant::now() >= until) {
             t.paused_until = None;
             t.epoll.add(fd, LISTENER, interest)?;
@@ -237,6 +242,10 @@ struct ServeThread<'a> {
     queued: Vec<bool>,
     /// Taking no connections until then (out of descriptors).
     paused_until: Option<Instant>,
+    /// A thread per flow (TCP bulk, as many threads as flows): the thread
+    /// takes one connection and blocks on it (`held`).
+    per_flow: bool,
+    held: Option<usize>,
 }
 
 impl ServeThread<'_> {
@@ -245,7 +254,11 @@ impl ServeThread<'_> {
     /// another thread, and the flows spread over the threads (one thread
     /// taking a burst of connects whole would serve them all alone).
     fn accept(&mut self, listener: RawFd) {
-        for _ in 0..ACCEPTS_PER_TURN {
+        let turn = match self.per_flow {
+            true => 1,
+            false => ACCEPTS_PER_TURN,
+        };
+        for _ in 0..turn {
             let mut from: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
             let mut len = std::mem::size_of_val(&from) as libc::socklen_t;
             // SAFETY: from and len are valid for the kernel to write.
@@ -312,9 +325,28 @@ impl ServeThread<'_> {
                 self.free.push(slot);
                 continue;
             }
+            if self.per_flow && self.hold(listener, &socket).is_err() {
+                self.epoll.remove(fd);
+                self.free.push(slot);
+                continue;
+            }
             self.conns[slot] = Some((socket, flow));
+            if self.per_flow {
+                self.held = Some(slot);
+            }
             self.drive(slot);
         }
+    }
+
+    /// Makes `socket` this thread's one flow: blocking, waking every
+    /// BLOCKING_WAIT to look at the stop flag, and no more connections
+    /// taken here (the other threads take them).
+    fn hold(&mut self, listener: RawFd, socket: &Socket) -> std::io::Result<()> {
+        socket.set_nonblocking(false)?;
+        socket.set_read_timeout(Some(super::BLOCKING_WAIT))?;
+        socket.set_write_timeout(Some(super::BLOCKING_WAIT))?;
+        self.epoll.remove(listener);
+        Ok(())
     }
 
     fn drive(&mut self, slot: usize) {
@@ -365,6 +397,9 @@ impl ServeThread<'_> {
     /// a flow (or, for TCP_CRR, a connection) that ended.
     fn close(&mut self, slot: usize, ended: bool) {
         if let Some((socket, flow)) = self.conns.get_mut(slot).and_then(Option::take) {
+            if self.held == Some(slot) {
+                self.held = None;
+            }
             self.epoll.remove(socket.as_raw_fd());
             self.total.add(&flow.tally);
             self.free.push(slot);

@@ -39,6 +39,19 @@ impl Work {
     pub fn counts_transactions(&self) -> bool {
         matches!(self, Work::Ask { .. } | Work::Answer { .. })
     }
+
+    /// A thread's send buffer of `len` bytes cut from `payload`; none for
+    /// a receiver, whose threads (one a flow for bulk) would otherwise
+    /// each hold one they never send from.
+    pub fn send_buffer(&self, len: usize, payload: &[u8]) -> Vec<u8> {
+        if matches!(self, Work::Receive { .. }) {
+            return Vec::new();
+        }
+        match payload.is_empty() {
+            true => vec![0u8; len],
+            false => payload.iter().copied().cycle().take(len).collect(),
+        }
+    }
 }
 
 /// Where a flow is.

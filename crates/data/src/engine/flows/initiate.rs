@@ -20,6 +20,8 @@ use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod ending;
+
 /// Events taken per epoll wait.
 const EVENTS: usize = 256;
 /// Longest an epoll wait lasts: how soon a thread sees the stop flag.
@@ -181,6 +183,10 @@ struct Thread<'a> {
     dest: Option<SockAddr>,
     /// The thread's schedule (`--rate`), set as its loop starts.
     pacer: Option<Pacer>,
+    /// One TCP bulk flow: once connected, driven with blocking calls
+    /// (`blocks_per_flow`), not epoll; `blocking` once its socket is.
+    per_flow: bool,
+    blocking: bool,
 }
 
 impl<'a> Thread<'a> {
@@ -192,12 +198,8 @@ impl<'a> Thread<'a> {
         board: Option<&'a FlowBoard>,
     ) -> Thread<'a> {
         let len = plan.work.buffer_len();
-        let mut send_buf = vec![0u8; len];
-        if !plan.payload.is_empty() {
-            for (i, b) in send_buf.iter_mut().enumerate() {
-                *b = plan.payload[i % plan.payload.len()];
-            }
-        }
+        let send_buf = plan.work.send_buffer(len, &plan.payload);
+        let slots_len = ids.len();
         let slots = ids
             .into_iter()
             .map(|id| Slot {
@@ -236,6 +238,10 @@ impl<'a> Thread<'a> {
             busy: Vec::new(),
             dest: unconnected(plan).then(|| SockAddr::from(plan.remote)),
             pacer: None,
+            per_flow: slots_len == 1
+                && plan.open.is_none()
+                && super::blocks_per_flow(plan.work, plan.datagram, plan.reconnect),
+            blocking: false,
         }
     }
 
@@ -262,21 +268,10 @@ impl<'a> Thread<'a> {
         let mut next_sweep = Instant::now() + sweep_every;
         let asks_datagrams = self.plan.datagram && matches!(self.plan.work, Work::Ask { .. });
         while !stop.is_set() {
-            self.start_schedule();
-            self.dispatch();
-            let ready = match self.pacer.is_some() && self.busy.is_empty() {
-                true => self.wait_paced(&mut events),
-                false => {
-                    let timeout = if self.busy.is_empty() { WAIT_MS } else { 0 };
-                    self.wait(&mut events, timeout)
-                }
-            };
-            for event in &events[..ready] {
-                self.drive(event.u64 as usize, false);
-            }
-            for slot in std::mem::take(&mut self.busy) {
-                self.slots[slot].queued = false;
-                self.drive(slot, false);
+            match self.block_on_flow() {
+                // Blocks in the flow's call (at most BLOCKING_WAIT).
+                true => self.drive(0, false),
+                false => self.turn(&mut events),
             }
             self.publish(stop);
             let now = Instant::now();
@@ -300,6 +295,54 @@ impl<'a> Thread<'a> {
         // its whole work.
         self.sample(Instant::now());
         self.outcome()
+    }
+
+    /// One turn of the event loop: the flows epoll (or the schedule) says
+    /// may move, then those that moved their share and may move more.
+    fn turn(&mut self, events: &mut [libc::epoll_event]) {
+        self.start_schedule();
+        self.dispatch();
+        let ready = match self.pacer.is_some() && self.busy.is_empty() {
+            true => self.wait_paced(events),
+            false => {
+                let timeout = if self.busy.is_empty() { WAIT_MS } else { 0 };
+                self.wait(events, timeout)
+            }
+        };
+        for event in &events[..ready] {
+            self.drive(event.u64 as usize, false);
+        }
+        for slot in std::mem::take(&mut self.busy) {
+            self.slots[slot].queued = false;
+            self.drive(slot, false);
+        }
+    }
+
+    /// Whether the thread's one flow is driven with blocking calls now:
+    /// once it is connected, its socket is made blocking (waking every
+    /// BLOCKING_WAIT to look at the stop flag).
+    fn block_on_flow(&mut self) -> bool {
+        if !self.per_flow {
+            return false;
+        }
+        let entry = &mut self.slots[0];
+        let Some(socket) = &entry.socket else {
+            return false;
+        };
+        if self.blocking {
+            return true;
+        }
+        if !matches!(entry.flow.state, State::Sending(_) | State::Receiving(_)) {
+            return false;
+        }
+        let made = socket
+            .set_read_timeout(Some(super::BLOCKING_WAIT))
+            .and_then(|()| socket.set_write_timeout(Some(super::BLOCKING_WAIT)))
+            .and_then(|()| socket.set_nonblocking(false));
+        // A socket that stays non-blocking is still driven by epoll.
+        self.per_flow = made.is_ok();
+        self.blocking = made.is_ok();
+        self.blocking
     }
 
     fn wait(&self, events: &mut [libc::epoll_event], timeout_ms: i32) -> usize {
@@ -627,100 +670,6 @@ impl<'a> Thread<'a> {
                     latency_us,
                     tcp,
                 });
-            }
-        }
-    }
-
-    /// Ends every flow as netserver expects: senders half-close and wait
-    /// for netserver's close, request/response flows finish their
-    /// transaction and close, receivers reset (netserver still sends),
-    /// UDP flows send three empty datagrams.
-    fn finish(&mut self) {
-        let work = self.plan.work;
-        for slot in 0..self.slots.len() {
-            let Some(s) = &self.slots[slot].socket else {
-                continue;
-            };
-            match (self.plan.datagram, work) {
-                (true, _) => {
-                    for _ in 0..3 {
-                        let _ = match &self.dest {
-                            Some(to) => s.send_to(&[], to),
-                            None => s.send(&[]),
-                        };
-                    }
-                    self.close(slot);
-                }
-                (false, Work::Send { .. }) => {
-                    let _ = s.shutdown(std::net::Shutdown::Write);
-                }
-                (false, Work::Receive { .. }) => {
-                    let _ = s.set_linger(Some(Duration::ZERO));
-                    self.close(slot);
-                }
-                // A request in flight is answered (or the far end's close
-                // ends it) before the close.
-                (false, _) => {}
-            }
-        }
-        // A flow topping its burst up between whole requests still owes
-        // netserver nothing but the responses it is waiting for.
-        for slot in &mut self.slots {
-            let f = &mut slot.flow;
-            if f.state == State::Sending(0) && f.in_flight > 0 && !self.plan.datagram {
-                f.state = State::Receiving(0);
-            }
-        }
-        let deadline = Instant::now() + CLOSE_WAIT;
-        let mut events = epoll::events(EVENTS);
-        let sending = matches!(work, Work::Send { .. });
-        while self.slots.iter().any(|s| s.socket.is_some()) && Instant::now() < deadline {
-            if !sending {
-                for slot in 0..self.slots.len() {
-                    if !matches!(self.slots[slot].flow.state, State::Receiving(_)) {
-                        self.end(slot);
-                    }
-                }
-            }
-            let ready = self.wait(&mut events, WAIT_MS);
-            for event in &events[..ready] {
-                match sending {
-                    true => self.drain(event.u64 as usize),
-                    false => self.drive(event.u64 as usize, true),
-                }
-            }
-        }
-        for slot in 0..self.slots.len() {
-            self.end(slot);
-        }
-    }
-
-    /// Closes `slot` at the test's end: cleanly between transactions, else
-    /// with a reset, so netserver never takes a cut-off connection for a
-    /// finished one.
-    fn end(&mut self, slot: usize) {
-        match self.slots[slot].flow.state {
-            State::Done => self.close(slot),
-            _ => self.reset(slot),
-        }
-    }
-
-    /// A half-closed sender reads until netserver's close.
-    fn drain(&mut self, slot: usize) {
-        let Some(s) = &self.slots[slot].socket else {
-            return;
-        };
-        let mut buf = [0u8; 512];
-        loop {
-            // SAFETY: buf is valid for its length.
-            let n = unsafe { libc::recv(s.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
-            match n {
-                n if n > 0 => continue,
-                0 => return self.close(slot),
-                _ => match std::io::Error::last_os_error().raw_os_error() {
-                    Some(libc::EAGAIN) | Some(libc::EINTR) => return,
-                    _ => return self.close(slot),
-                },
             }
         }
     }

@@ -1,8 +1,9 @@
 //! Many flows from one process: N data connections (or UDP flows) of one
 //! test multiplexed over T threads, each thread one epoll loop over its
 //! share of non-blocking sockets (`initiate` on netperf's side, `answer` on
-//! netserver's). Single-flow tests keep the blocking loops of the rest of
-//! the engine; this is the path of `-- --flows N`.
+//! netserver's); a thread holding a single TCP bulk flow blocks on it
+//! instead ([`blocks_per_flow`]). Single-flow tests keep the blocking loops
+//! of the rest of the engine; this is the path of `-- --flows N`.
 //!
 //! Each flow's work is counted on its own (what it moved, the intervals in
 //! which it moved nothing, why it failed: `measure::flows`), every
@@ -30,12 +31,37 @@ pub use netperf_wire::extension::{MAX_FLOWS, MAX_FLOW_THREADS};
 /// MB of 128 KB ones (bench/bulk-vs-iperf3, docs/many-flows.md).
 pub const BULK_MESSAGE: u32 = 128 * 1024;
 
-/// The threads to run `flows` flows on: `asked`, else the online CPUs, and
-/// never more than the flows.
-pub fn threads_for(flows: u32, asked: Option<u32>) -> u32 {
+/// Most flows a TCP bulk test gives a thread each by default: iperf3's
+/// model (a thread per stream, blocking calls), which on 2 CPUs moved
+/// 1.2-1.5x the bytes of the same flows multiplexed on an epoll thread per
+/// CPU: a blocked thread is woken beside the data it reads, where an epoll
+/// thread draining many sockets reads them cold (bench/bulk-vs-iperf3,
+/// docs/performance.md). Past this, threads cost more than they give and
+/// the epoll threads serve (1,000 flows are neper's ground).
+pub const THREAD_PER_FLOW_MAX: u32 = 64;
+
+/// The threads to run `flows` flows on: `asked`, else a thread per flow for
+/// TCP bulk (`bulk`) up to [`THREAD_PER_FLOW_MAX`] flows, else the online
+/// CPUs; never more than the flows.
+pub fn threads_for(flows: u32, asked: Option<u32>, bulk: bool) -> u32 {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    asked.unwrap_or(cpus).clamp(1, flows.max(1))
+    let default = match bulk && flows <= THREAD_PER_FLOW_MAX {
+        true => flows,
+        false => cpus,
+    };
+    asked.unwrap_or(default).clamp(1, flows.max(1))
 }
+
+/// A thread holding one flow of this work drives it with blocking calls
+/// instead of epoll: TCP bulk only (a request/response flow, a datagram
+/// flow or an open loop keeps the event loop, which times and paces them).
+pub fn blocks_per_flow(work: Work, datagram: bool, reconnect: bool) -> bool {
+    matches!(work, Work::Send { .. } | Work::Receive { .. }) && !datagram && !reconnect
+}
+
+/// How long a blocking call of a flow's thread waits before it looks at
+/// the stop flag again: an epoll thread's longest wait.
+pub const BLOCKING_WAIT: std::time::Duration = std::time::Duration::from_millis(10);
 
 #[cfg(test)]
 mod tests;

@@ -32,10 +32,22 @@ fn exchange(
     datagram: bool,
     reconnect: bool,
 ) -> (FlowsReport, u64, answer::Served) {
+    exchange_on(2, client, server, flows, datagram, reconnect)
+}
+
+/// `exchange` with `threads` threads at each end.
+fn exchange_on(
+    threads: u32,
+    client: Work,
+    server: Work,
+    flows: u32,
+    datagram: bool,
+    reconnect: bool,
+) -> (FlowsReport, u64, answer::Served) {
     let (socket, at) = data_socket(datagram);
     let svc = Service {
         work: server,
-        threads: 2,
+        threads,
         flows,
         datagram,
         reconnect,
@@ -46,7 +58,7 @@ fn exchange(
     let plan = Plan {
         work: client,
         flows,
-        threads: 2,
+        threads,
         datagram,
         reconnect,
         burst: 0,
@@ -60,7 +72,7 @@ fn exchange(
         interval: Duration::from_millis(100),
         flow_samples: true,
         payload: b"netperf".to_vec(),
-        board: Some(std::sync::Arc::new(FlowBoard::new(flows, 2))),
+        board: Some(std::sync::Arc::new(FlowBoard::new(flows, threads))),
         open: None,
     };
     let (server_stop, client_stop) = (StopFlag::new(), StopFlag::new());
@@ -196,6 +208,33 @@ fn tcp_maerts_flows_receive() {
     assert!(served.tally.bytes_sent >= outcome.total().bytes_received);
 }
 
+/// A thread per flow at both ends: each thread blocks on its one flow,
+/// and both ends still see the end (the client's stop, netserver's EOF).
+#[test]
+fn tcp_stream_and_maerts_with_a_thread_per_flow() {
+    let (outcome, _, served) = exchange_on(
+        4,
+        Work::Send { size: 65536 },
+        Work::Receive { size: 65536 },
+        4,
+        false,
+        false,
+    );
+    check_flows_add_up(&outcome, 4);
+    assert_eq!(outcome.total().bytes_sent, served.tally.bytes_received);
+    assert_eq!(served.flows_seen, 4);
+    let (outcome, _, served) = exchange_on(
+        3,
+        Work::Receive { size: 65536 },
+        Work::Send { size: 65536 },
+        3,
+        false,
+        false,
+    );
+    check_flows_add_up(&outcome, 3);
+    assert!(served.tally.bytes_sent >= outcome.total().bytes_received);
+}
+
 #[test]
 fn udp_rr_flows_are_answered_and_end() {
     let rr = request_response(64);
@@ -268,9 +307,38 @@ fn flow_samples_are_csv_rows() {
 
 #[test]
 fn threads_never_outnumber_flows() {
-    assert_eq!(threads_for(1, Some(8)), 1);
-    assert_eq!(threads_for(100, Some(3)), 3);
-    assert!(threads_for(100, None) >= 1);
+    assert_eq!(threads_for(1, Some(8), false), 1);
+    assert_eq!(threads_for(100, Some(3), false), 3);
+    assert!(threads_for(100, None, false) >= 1);
+    assert_eq!(threads_for(2, None, true), 2);
+}
+
+/// TCP bulk gets a thread per flow up to THREAD_PER_FLOW_MAX flows, and
+/// the CPUs' count past it; what the user asks wins.
+#[test]
+fn bulk_gets_a_thread_per_flow() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    assert_eq!(threads_for(8, None, true), 8);
+    assert_eq!(
+        threads_for(THREAD_PER_FLOW_MAX, None, true),
+        THREAD_PER_FLOW_MAX
+    );
+    assert_eq!(threads_for(THREAD_PER_FLOW_MAX + 1, None, true), cpus);
+    assert_eq!(threads_for(8, None, false), cpus.min(8));
+    assert_eq!(threads_for(8, Some(2), true), 2);
+    let send = Work::Send { size: 1 };
+    assert!(blocks_per_flow(send, false, false));
+    assert!(blocks_per_flow(Work::Receive { size: 1 }, false, false));
+    assert!(!blocks_per_flow(send, true, false));
+    assert!(!blocks_per_flow(send, false, true));
+    assert!(!blocks_per_flow(
+        Work::Ask {
+            request: 1,
+            response: 1
+        },
+        false,
+        false
+    ));
 }
 
 /// A client that opens more connections than its flows gets the extra ones
