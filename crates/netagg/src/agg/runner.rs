@@ -8,6 +8,7 @@
 use super::failures::StreamFailure;
 use super::launch::{self, LaunchSettings, Started, Stream, TestRequest};
 use super::plan::{ramp, KindSpec};
+use netperf_data::engine::flows;
 use netperf_data::measure::aggregate;
 use netperf_data::measure::cpu::CpuSampler;
 use netperf_data::net::interface::{egress_interface, InterfaceCounters};
@@ -257,12 +258,17 @@ fn shareable(cfg: &RunConfig) -> bool {
 }
 
 /// The threads of a shared test of `flows` flows when the largest level
-/// runs `most` streams: the CPUs shared by the flows, so that every shared
-/// test of the run together has about one thread per CPU (each at least
-/// one, none more than the CPUs).
-fn flow_threads(flows: usize, most: usize) -> u32 {
+/// runs `most` streams: for TCP bulk (`per_stream`) netperf's own default,
+/// a thread per flow (up to THREAD_PER_FLOW_MAX flows); else the CPUs
+/// shared by the flows, so that every shared test of the run together has
+/// about one thread per CPU (each at least one, none more than the CPUs).
+fn flow_threads(flows: usize, most: usize, per_stream: bool) -> u32 {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    (cpus * flows).div_ceil(most.max(1)).clamp(1, cpus) as u32
+    let shared = (cpus * flows).div_ceil(most.max(1)).clamp(1, cpus) as u32;
+    match per_stream && flows as u32 <= flows::THREAD_PER_FLOW_MAX {
+        true => flows::threads_for(flows as u32, None, true),
+        false => shared,
+    }
 }
 
 /// The stream counts of the run's levels.
@@ -579,7 +585,7 @@ impl<'c> Coordinator<'c> {
                 requests.push(TestRequest {
                     host: host.clone(),
                     args,
-                    threads: flow_threads(ids.len(), most),
+                    threads: flow_threads(ids.len(), most, cfg.kind.thread_per_stream),
                     streams: ids,
                 });
             } else {
@@ -734,6 +740,23 @@ impl<'c> Coordinator<'c> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Bulk streams sharing a test get a thread each (netperf's own
+    /// default); request/response streams share the CPUs.
+    #[test]
+    fn shared_bulk_tests_run_a_thread_per_stream() {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+        assert_eq!(flow_threads(8, 16, true), 8);
+        assert_eq!(
+            flow_threads(8, 16, false),
+            cpus.div_ceil(2).max(1).min(cpus)
+        );
+        let past = flows::THREAD_PER_FLOW_MAX as usize + 1;
+        assert_eq!(flow_threads(past, past, true), cpus);
+        assert!(super::super::plan::KINDS
+            .iter()
+            .all(|k| k.thread_per_stream == (k.test == "TCP_STREAM" || k.test == "TCP_MAERTS")));
+    }
 
     #[test]
     fn a_late_coordinator_skips_the_sampling_instants_it_missed() {
