@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 /// its line, a module the modules before its own. docs/architecture.md says
 /// what each one does. The umbrella package at the root stands above all.
 const CRATES: &[(&str, &[&str])] = &[
+    ("workspace-hack", &[]), // no code: the test build's features for the programs' build
     ("base", &["ids", "input", "timefmt", "rlimit", "saved"]), // ids, bounded input, UTC text, fd limit, saved runs
     ("wire", &[]), // the control protocol's messages: no I/O
     ("data", &["net", "measure", "engine", "spec"]), // sockets, measurements, data loops, TestSpec
@@ -454,12 +455,12 @@ crate::report::omni::write();
     assert!(modules_named("use super::super::units;", &nested).is_empty());
 }
 
-/// The crates `cargo tree` lists for `args` (normal dependencies, each
-/// once, ours included), or why it cannot list them here.
-fn tree(args: &[&str]) -> Result<Vec<String>, String> {
+/// The lines `cargo tree --offline --prefix none ARGS` prints, or why it
+/// cannot print them here.
+fn cargo_tree(args: &[&str]) -> Result<Vec<String>, String> {
     let out = common::bins::nested_cargo()
         .current_dir(root())
-        .args(["tree", "--offline", "--edges", "normal", "--prefix", "none"])
+        .args(["tree", "--offline", "--prefix", "none"])
         .args(args)
         .output()
         .map_err(|e| format!("cannot run cargo: {e}"))?;
@@ -470,13 +471,73 @@ fn tree(args: &[&str]) -> Result<Vec<String>, String> {
             String::from_utf8_lossy(&out.stderr).trim()
         ));
     }
-    let mut crates: Vec<String> = String::from_utf8_lossy(&out.stdout)
+    Ok(String::from_utf8_lossy(&out.stdout)
         .lines()
+        .map(String::from)
+        .collect())
+}
+
+/// The crates `cargo tree` lists for `args` (normal dependencies, each
+/// once, ours included), or why it cannot list them here.
+fn tree(args: &[&str]) -> Result<Vec<String>, String> {
+    let mut crates: Vec<String> = cargo_tree(&[&["--edges", "normal"], args].concat())?
+        .iter()
         .filter_map(|l| l.split_whitespace().next().map(String::from))
         .collect();
     crates.sort();
     crates.dedup();
     Ok(crates)
+}
+
+/// Each crate of a build (name and version) and the feature sets it is
+/// compiled with (two where a build script's copy differs), as `cargo tree`
+/// resolves them for `edges` and `args`.
+fn features(edges: &str, args: &[&str]) -> Result<BTreeMap<String, Vec<String>>, String> {
+    let lines = cargo_tree(&[&["--edges", edges, "--format", "{p}|{f}"], args].concat())?;
+    let mut by_crate: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for line in lines {
+        let Some((package, features)) = line.trim_end_matches(" (*)").split_once('|') else {
+            continue;
+        };
+        let mut words = package.split_whitespace();
+        let id = format!(
+            "{} {}",
+            words.next().unwrap_or(""),
+            words.next().unwrap_or("")
+        );
+        let sets = by_crate.entry(id).or_default();
+        if !sets.iter().any(|s| s == features) {
+            sets.push(features.to_string());
+            sets.sort();
+        }
+    }
+    Ok(by_crate)
+}
+
+/// The programs' own build (tests/common/bins.rs: the three at once, no
+/// dev-dependencies) compiles every crate they share with the test build
+/// with the test build's features, so the build after `cargo test` reuses
+/// them all. crates/workspace-hack turns on what the tests'
+/// dev-dependencies add; a dev-dependency added or updated may add more.
+#[test]
+fn the_programs_build_with_the_test_builds_features() {
+    let programs = ["-p", "netperf", "-p", "netserver", "-p", "netagg"];
+    let programs = match features("normal,build", &programs) {
+        Ok(crates) => crates,
+        Err(why) => return common::skip(why),
+    };
+    let tests = features("normal,build,dev", &["--workspace"]).expect("cargo tree");
+    let differ: Vec<String> = programs
+        .iter()
+        .filter(|(id, sets)| tests.get(*id) != Some(sets))
+        .map(|(id, sets)| format!("{id}: programs {sets:?}, tests {:?}", tests.get(id)))
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "crates the programs' build compiles with other features than the test build \
+         (add the tests' features to crates/workspace-hack/Cargo.toml):\n{}",
+        differ.join("\n")
+    );
 }
 
 #[test]

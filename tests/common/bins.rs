@@ -5,9 +5,12 @@
 //! one `cargo build` of all three with this test binary's profile, target
 //! and target directory: a no-op once they are built (every test binary
 //! after the first finds them fresh), and never a stale program when only
-//! this package's tests were built. (`cargo test` at the root does not make
-//! them: the workspace's features are resolved there with the tests'
-//! dev-dependencies, so its builds of their crates are not these.)
+//! this package's tests were built. (`cargo test` at the root compiles
+//! every crate they use but not the programs themselves, so after it this
+//! build compiles and links only their three `main.rs`: the test build
+//! resolves features with the tests' dev-dependencies, and
+//! crates/workspace-hack turns the same ones on for this build, which
+//! would otherwise compile serde and much above it a second time.)
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
