@@ -33,11 +33,12 @@ pub const BULK_MESSAGE: u32 = 128 * 1024;
 
 /// Most flows a TCP bulk test gives a thread each by default: iperf3's
 /// model (a thread per stream, blocking calls), which on 2 CPUs moved
-/// 1.2-1.5x the bytes of the same flows multiplexed on an epoll thread per
-/// CPU: a blocked thread is woken beside the data it reads, where an epoll
-/// thread draining many sockets reads them cold (bench/bulk-vs-iperf3,
-/// docs/performance.md). Past this, threads cost more than they give and
-/// the epoll threads serve (1,000 flows are neper's ground).
+/// 1.07-1.37x the bytes of the same 8 or 64 flows on an epoll thread per
+/// CPU (paired against iperf3): a blocked thread is woken beside the data
+/// it reads, where an epoll thread draining many sockets reads them cold
+/// (bench/bulk-vs-iperf3, docs/performance.md). Past this, threads cost
+/// more than they give and the epoll threads serve (thousands of flows are
+/// neper's ground).
 pub const THREAD_PER_FLOW_MAX: u32 = 64;
 
 /// The threads to run `flows` flows on: `asked`, else a thread per flow for
