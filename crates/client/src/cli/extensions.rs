@@ -72,8 +72,9 @@ netperf-ng extensions (test-specific, after --):
                       output is unchanged; a file that cannot be written is
                       one line on stderr (exit 2)
     --flows N         Run N data connections (or UDP flows) in one test,
-                      over --threads T threads on each end: TCP_RR, TCP_CRR, UDP_RR, TCP_STREAM,
-                      TCP_MAERTS, UDP_STREAM and omni. The result block is
+                      over --threads T threads on each end: TCP_RR,
+                      TCP_CRR, UDP_RR, TCP_STREAM, TCP_MAERTS, UDP_STREAM
+                      and omni. The result block is
                       the aggregate; selectors FLOWS THREADS FLOW_RATE_MIN
                       _MEDIAN _MAX FLOW_JAIN FLOWS_STALLED FLOWS_FAILED add
                       the per-flow view, and the latency selectors come
@@ -379,6 +380,16 @@ mod tests {
 
     fn words(line: &str) -> Vec<String> {
         line.split_whitespace().map(String::from).collect()
+    }
+
+    /// `--help-ext` fits an 80-column terminal, as netperf's own usage does.
+    #[test]
+    fn the_extensions_usage_fits_80_columns() {
+        let wide: Vec<&str> = EXTENSIONS_USAGE
+            .lines()
+            .filter(|l| l.chars().count() > 80)
+            .collect();
+        assert!(wide.is_empty(), "{wide:#?}");
     }
 
     #[test]
