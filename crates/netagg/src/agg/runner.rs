@@ -263,12 +263,11 @@ fn shareable(cfg: &RunConfig) -> bool {
 /// shared by the flows, so that every shared test of the run together has
 /// about one thread per CPU (each at least one, none more than the CPUs).
 fn flow_threads(flows: usize, most: usize, per_stream: bool) -> u32 {
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let shared = (cpus * flows).div_ceil(most.max(1)).clamp(1, cpus) as u32;
-    match per_stream && flows as u32 <= flows::THREAD_PER_FLOW_MAX {
-        true => flows::threads_for(flows as u32, None, true),
-        false => shared,
+    if per_stream && flows as u32 <= flows::THREAD_PER_FLOW_MAX {
+        return flows::threads_for(flows as u32, None, true);
     }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (cpus * flows).div_ceil(most.max(1)).clamp(1, cpus) as u32
 }
 
 /// The stream counts of the run's levels.

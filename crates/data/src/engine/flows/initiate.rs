@@ -325,7 +325,7 @@ impl<'a> Thread<'a> {
         if !self.per_flow {
             return false;
         }
-        let entry = &mut self.slots[0];
+        let entry = &self.slots[0];
         let Some(socket) = &entry.socket else {
             return false;
         };
