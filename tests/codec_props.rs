@@ -7,7 +7,7 @@
 use netperf_ng::fuzzing::decode;
 use netperf_ng::wire::extension::{
     Extension, MAX_BUSY_POLL_USECS, MAX_FLOWS, MAX_FLOW_THREADS, MAX_GSO_SEGMENTS, MAX_MMSG,
-    MAX_TCP_INFO_MS,
+    MAX_NOTSENT_LOWAT, MAX_TCP_INFO_MS,
 };
 use netperf_ng::wire::omni::{OmniRequest, OmniResponse, OmniResults, NF_INET6};
 use netperf_ng::wire::system_facts::DatagramCounts;
@@ -312,6 +312,8 @@ proptest! {
         bits in any::<[bool; 8]>(),
         gso_segments in 0..=MAX_GSO_SEGMENTS,
         tcp_info_ms in prop::option::of(0..=MAX_TCP_INFO_MS),
+        notsent_lowat in prop::option::of(0..=MAX_NOTSENT_LOWAT),
+        big_mark in MAX_NOTSENT_LOWAT + 1..,
         flows in prop::option::of((1..=MAX_FLOWS, 1..=MAX_FLOW_THREADS)),
         over in (MAX_MMSG + 1.., MAX_BUSY_POLL_USECS + 1.., MAX_FLOWS + 1.., MAX_GSO_SEGMENTS + 1..),
     ) {
@@ -331,6 +333,7 @@ proptest! {
             gro: bits[4],
             skip_rx_copy: bits[5],
             tcp_info_ms,
+            notsent_lowat,
         };
         // It lives in an omni request, beside the request's own fields.
         let mut m = OmniRequest::default().encode();
@@ -354,6 +357,10 @@ proptest! {
         let too_many_segments = Extension { gso_segments: over.3, ..ext };
         let mut m = Message::default();
         too_many_segments.encode_into(&mut m);
+        prop_assert!(Extension::decode(&m).is_err());
+        let past_an_int = Extension { notsent_lowat: Some(big_mark), ..ext };
+        let mut m = Message::default();
+        past_an_int.encode_into(&mut m);
         prop_assert!(Extension::decode(&m).is_err());
     }
 

@@ -168,6 +168,7 @@ fn encoded_messages() -> Vec<(&'static str, Message)> {
         gro: true,
         skip_rx_copy: false,
         tcp_info_ms: None,
+        notsent_lowat: Some(256 * 1024),
     }
     .encode_into(&mut with_ext);
     let mut results = OmniResults {

@@ -23,6 +23,7 @@ pub mod omni;
 pub mod omni_checks;
 pub mod omni_results;
 pub mod omni_sizes;
+pub mod omni_socket;
 pub mod options;
 pub mod phase;
 pub mod session;

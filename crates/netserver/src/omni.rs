@@ -6,6 +6,7 @@ use super::limits::Limits;
 use super::omni_checks::{client_data_addr, refuse, validate, Refusal};
 use super::omni_results::{self, DataOutcome, Measured};
 use super::omni_sizes::{plan, Plan};
+use super::omni_socket::data_socket_options;
 use super::phase::{accept_within, Caller, Phase};
 use netperf_data::engine::pacing::Pacer;
 use netperf_data::engine::ring::BufferRing;
@@ -89,54 +90,6 @@ pub fn serve(chan: &mut Channel, m: &Message, caller: Caller) -> Result<(), Chan
         Err(refusal) => caller.log(&format!("omni test failed: {}", refusal.reason)),
     }
     Ok(())
-}
-
-fn data_socket_options(r: &OmniRequest, protocol: Protocol, ext: &Extension) -> SocketOptions {
-    let (sends, receives) = (
-        r.direction & omni::DIR_XMIT != 0,
-        r.direction & omni::DIR_RECV != 0,
-    );
-    let (udp_segment, udp_gro) = engine::fast_paths::socket_options(
-        protocol == Protocol::Udp,
-        ext,
-        sends,
-        receives,
-        r.send_size,
-    );
-    SocketOptions {
-        udp: protocol == Protocol::Udp,
-        send_buf: r.send_buf_size,
-        recv_buf: r.recv_buf_size,
-        nodelay: r.flags & omni::flag::NO_DELAY != 0,
-        cork: false,
-        routing_allowed: r.flags & omni::flag::ROUTING_ALLOWED != 0,
-        keepalive: r.flags & omni::flag::WANT_KEEPALIVE != 0,
-        priority: r.socket_prio,
-        tos: r.socket_tos,
-        cong_control: (!r.cong_control.is_empty()).then(|| r.cong_control.clone()),
-        // A TCP listener needs it (a port in TIME_WAIT), and so does a UDP
-        // socket on a port the client named (`-- -P ,D`, as k8s-netperf
-        // runs: netperf's own socket on the same port, or the last test's):
-        // netperf sets it on every data socket. Not on an ephemeral UDP
-        // port: two sockets that both have it may be given the same one by
-        // the kernel, and then one takes the other's datagrams, end-of-test
-        // marks included: at a few hundred concurrent UDP tests that left
-        // tests waiting for the silent timeout.
-        reuse_address: protocol == Protocol::Tcp || r.data_port != 0,
-        busy_poll_usecs: ext.busy_poll_usecs,
-        zerocopy: ext.zerocopy && r.direction & omni::DIR_XMIT != 0 && protocol == Protocol::Tcp,
-        mptcp: ext.mptcp && protocol == Protocol::Tcp,
-        report_send_errors: false,
-        maxseg: None,
-        udp_lite: r.protocol == netperf_data::spec::IPPROTO_UDPLITE,
-        max_pacing_rate: None,
-        udp_segment,
-        udp_gro,
-        mtu_discover: r.flags & omni::flag::USE_MTU_DISCOVER != 0,
-        fastopen: r.flags & omni::flag::FASTOPEN != 0,
-        defer_accept: r.flags & omni::flag::WANT_DEFER_ACCEPT != 0,
-        protocol_unnamed: false,
-    }
 }
 
 /// The environment variable of the test mode that leaves every Nth UDP
@@ -763,28 +716,5 @@ fn finish(data: &Socket, protocol: Protocol, counters: Counters) -> DataOutcome 
         cong,
         mptcp_subflows: None,
         tcp_series: None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_tcp_data_sockets_reuse_ephemeral_addresses() {
-        let r = OmniRequest::default();
-        let ext = Extension::default();
-        assert!(data_socket_options(&r, Protocol::Tcp, &ext).reuse_address);
-        assert!(!data_socket_options(&r, Protocol::Udp, &ext).reuse_address);
-    }
-
-    #[test]
-    fn a_udp_data_socket_on_a_named_port_reuses_it() {
-        let r = OmniRequest {
-            data_port: 42424,
-            ..OmniRequest::default()
-        };
-        let ext = Extension::default();
-        assert!(data_socket_options(&r, Protocol::Udp, &ext).reuse_address);
     }
 }

@@ -1,7 +1,8 @@
 //! netperf-ng's extension block in the omni request: what our netperf asks
 //! of our netserver beyond netperf 2.7.1 (UDP batching, zero-copy sends,
 //! busy polling, many flows in one test, open-loop sequence echo, MPTCP, UDP
-//! segmentation offload, receives that skip the copy, TCP_INFO per interval). It sits in request bytes a stock netperf leaves zero, after
+//! segmentation offload, receives that skip the copy, TCP_INFO per interval,
+//! the senders' TCP_NOTSENT_LOWAT). It sits in request bytes a stock netperf leaves zero, after
 //! a magic word, so a stock netserver never sees it and a stock netperf never
 //! sends it.
 
@@ -35,6 +36,10 @@ const FLAG_SKIP_RX_COPY: u32 = 0x400;
 /// The netserver's TCP_INFO over the test and (interval in ms > 0) per
 /// interval, sent after its results (`tcp_series`).
 const FLAG_TCP_INFO: u32 = 0x800;
+/// The TCP_NOTSENT_LOWAT of netserver's data socket (`--notsent-lowat`):
+/// the bytes follow. Sent only when the user set it, so that a netserver of
+/// ours that predates it still serves every test run with the defaults.
+const FLAG_NOTSENT_LOWAT: u32 = 0x1000;
 /// Every flag this build knows.
 const FLAGS: u32 = FLAG_ZEROCOPY
     | FLAG_BUSY_POLL
@@ -47,7 +52,8 @@ const FLAGS: u32 = FLAG_ZEROCOPY
     | FLAG_GSO
     | FLAG_GRO
     | FLAG_SKIP_RX_COPY
-    | FLAG_TCP_INFO;
+    | FLAG_TCP_INFO
+    | FLAG_NOTSENT_LOWAT;
 /// Most flows one test may ask for: far beyond a machine's ports, a bound
 /// on what a hostile request can make either end allocate.
 pub const MAX_FLOWS: u32 = 1_000_000;
@@ -61,6 +67,8 @@ pub const MAX_BUSY_POLL_USECS: u32 = 1_000_000;
 pub const MAX_GSO_SEGMENTS: u32 = 64;
 /// Longest TCP_INFO interval: an hour, in ms.
 pub const MAX_TCP_INFO_MS: u32 = 3_600_000;
+/// Largest TCP_NOTSENT_LOWAT asked for: setsockopt takes an int.
+pub const MAX_NOTSENT_LOWAT: u32 = i32::MAX as u32;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Extension {
@@ -94,6 +102,9 @@ pub struct Extension {
     /// The netserver sends its data connection's TCP_INFO figures after its
     /// results: over the whole test, and every so many ms when not 0 (-D).
     pub tcp_info_ms: Option<u32>,
+    /// TCP_NOTSENT_LOWAT in bytes on netserver's data socket (0: the
+    /// kernel's default); None leaves netserver its own default.
+    pub notsent_lowat: Option<u32>,
 }
 
 impl Extension {
@@ -143,6 +154,9 @@ impl Extension {
         if self.tcp_info_ms.is_some() {
             flags |= FLAG_TCP_INFO;
         }
+        if self.notsent_lowat.is_some() {
+            flags |= FLAG_NOTSENT_LOWAT;
+        }
         m.set_data_u32(AT, MAGIC);
         m.set_data_u32(AT + 1, flags);
         m.set_data_u32(AT + 2, self.mmsg_batch);
@@ -151,6 +165,7 @@ impl Extension {
         m.set_data_u32(AT + 5, self.flow_threads);
         m.set_data_u32(AT + 6, self.gso_segments);
         m.set_data_u32(AT + 7, self.tcp_info_ms.unwrap_or(0));
+        m.set_data_u32(AT + 8, self.notsent_lowat.unwrap_or(0));
     }
 
     /// The block of a request, if it carries one; values out of range are an
@@ -199,6 +214,12 @@ impl Extension {
                 m.data_u32(AT + 7)
             ));
         }
+        let notsent_lowat = (flags & FLAG_NOTSENT_LOWAT != 0).then(|| m.data_u32(AT + 8));
+        if let Some(bytes) = notsent_lowat.filter(|b| *b > MAX_NOTSENT_LOWAT) {
+            return Err(format!(
+                "TCP_NOTSENT_LOWAT {bytes}: at most {MAX_NOTSENT_LOWAT}"
+            ));
+        }
         Ok(Some(Extension {
             mmsg_batch,
             zerocopy: flags & FLAG_ZEROCOPY != 0,
@@ -214,6 +235,7 @@ impl Extension {
             gro: flags & FLAG_GRO != 0,
             skip_rx_copy: flags & FLAG_SKIP_RX_COPY != 0,
             tcp_info_ms,
+            notsent_lowat,
         }))
     }
 }
@@ -251,6 +273,7 @@ mod tests {
             gro: true,
             skip_rx_copy: true,
             tcp_info_ms: Some(1000),
+            notsent_lowat: Some(256 * 1024),
         };
         let req = OmniRequest {
             fill_file: "x".repeat(31),
@@ -290,6 +313,17 @@ mod tests {
         assert!(Extension::decode(&m).is_err());
         m.set_data_u32(AT + 7, 0);
         assert_eq!(Extension::decode(&m).unwrap().unwrap().tcp_info_ms, Some(0));
+        // TCP_NOTSENT_LOWAT: 0 is the kernel's default, past an int refused.
+        m.set_data_u32(AT + 1, FLAG_NOTSENT_LOWAT);
+        m.set_data_u32(AT + 8, MAX_NOTSENT_LOWAT + 1);
+        assert!(Extension::decode(&m).is_err());
+        m.set_data_u32(AT + 8, 0);
+        assert_eq!(
+            Extension::decode(&m).unwrap().unwrap().notsent_lowat,
+            Some(0)
+        );
+        m.set_data_u32(AT + 1, 0);
+        assert_eq!(Extension::decode(&m).unwrap().unwrap().notsent_lowat, None);
         // Absurd flow and thread counts from a hostile client.
         for (flows, threads) in [
             (0, 1),

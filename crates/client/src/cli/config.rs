@@ -261,6 +261,10 @@ pub struct TestOptions {
     /// followed by our end's TCP_INFO line and the netserver's series
     /// after the test (netperf prints neither at any -v level).
     pub tcp_info: bool,
+    /// netperf-ng extension `--notsent-lowat BYTES`: TCP_NOTSENT_LOWAT on
+    /// both ends' data sockets (0: the kernel's default). None: many-flow
+    /// bulk senders get BULK_NOTSENT_LOWAT, the rest the kernel's default.
+    pub notsent_lowat: Option<u32>,
     /// netperf-ng extension `--busy-poll USECS`: SO_BUSY_POLL on the data
     /// sockets of both ends.
     pub busy_poll_usecs: Option<u32>,

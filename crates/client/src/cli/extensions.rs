@@ -26,6 +26,13 @@ netperf-ng extensions (test-specific, after --):
                       bytes counted, never copied (on whichever end
                       receives; netserver's needs netperf-ng's)
     --busy-poll USECS Set SO_BUSY_POLL on both ends' data sockets. 0..1000000
+    --notsent-lowat BYTES
+                      Set TCP_NOTSENT_LOWAT on both ends' data sockets
+                      (K and M allowed; 0 = the kernel's default). Default:
+                      256K on the senders of TCP bulk with --flows (not
+                      over MPTCP), where less data waits in the kernel;
+                      else untouched. On netserver's end it needs
+                      netperf-ng's netserver
     --mptcp           Open the data connections as MPTCP (IPPROTO_MPTCP) on
                       both ends (TCP tests; also -T mptcp); needs our
                       netserver and a kernel with MPTCP on. Selectors
@@ -180,6 +187,10 @@ const EXTENSIONS: &[(&str, Takes, Apply)] = &[
         t.sequence = true;
         Ok(())
     }),
+    ("notsent-lowat", Takes::Value, |t, v| {
+        t.notsent_lowat = Some(bytes(v, netperf_wire::extension::MAX_NOTSENT_LOWAT)?);
+        Ok(())
+    }),
     ("busy-poll", Takes::Value, |t, v| {
         t.busy_poll_usecs = Some(number(v, 0, 1_000_000)?);
         Ok(())
@@ -270,6 +281,16 @@ fn number(value: Option<&str>, min: u32, max: u32) -> Result<u32, String> {
         Ok(n) if (min..=max).contains(&n) => Ok(n),
         Ok(_) => Err(format!("must be between {min} and {max}")),
         Err(_) => Err("not a number".into()),
+    }
+}
+
+/// A byte count as netperf reads sizes (`256K` is 262144), at most `max`.
+fn bytes(value: Option<&str>, max: u32) -> Result<u32, String> {
+    let text = value.unwrap_or_default().trim();
+    match super::sizespec::parse_size(text) {
+        Ok(n) if n <= u64::from(max) => Ok(n as u32),
+        Ok(_) => Err(format!("must be at most {max} bytes")),
+        Err(_) => Err("not a byte count (a number, K or M allowed)".into()),
     }
 }
 
@@ -423,6 +444,18 @@ mod tests {
         }
         assert!(e("--gro=1", &mut t).contains("takes no value"));
         assert!(e("--skip-rx-copy=yes", &mut t).contains("takes no value"));
+        for bad in [
+            "--notsent-lowat 2G",
+            "--notsent-lowat x",
+            "--notsent-lowat -1",
+        ] {
+            assert!(
+                e(bad, &mut t).contains("option --notsent-lowat: invalid value"),
+                "{bad}"
+            );
+        }
+        extract(&words("--notsent-lowat 256K"), &mut t).unwrap();
+        assert_eq!(t.notsent_lowat, Some(256 * 1024));
         assert_eq!(
             extract(&words("--help-ext"), &mut t).unwrap(),
             Extracted::Help

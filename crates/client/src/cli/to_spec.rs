@@ -66,6 +66,7 @@ impl Config {
         check_until_stopped(&shape, limit)?;
         check_flows(g, t, &shape, limit)?;
         check_mptcp(g, t, &shape)?;
+        check_notsent_lowat(g, t, &shape)?;
         check_cork(t, &shape)?;
         check_open_loop(g, t, &shape, limit)?;
         if shape.test.is_unix() {
@@ -205,6 +206,7 @@ impl Config {
                 echo_sequence: t.rate.is_some() && shape.protocol == Protocol::Udp,
                 // Decided with the output (what shows the netserver's figures).
                 tcp_info_ms: None,
+                notsent_lowat: t.notsent_lowat,
             },
             unix_dir,
             flow_samples: t.flow_samples.is_some(),
@@ -455,6 +457,17 @@ fn check_mptcp(g: &GlobalOptions, t: &TestOptions, shape: &Shape) -> Result<(), 
     if t.mptcp && (shape.protocol != Protocol::Tcp || shape.test.is_unix() || shape.sendfile) {
         return Err(SpecError::Invalid(format!(
             "--mptcp: {} is not a TCP test over sockets (MPTCP runs TCP_STREAM, TCP_MAERTS, TCP_RR, TCP_CRR and omni -T tcp)",
+            g.test_name
+        )));
+    }
+    Ok(())
+}
+
+/// `--notsent-lowat`: a TCP socket option, refused where there is none.
+fn check_notsent_lowat(g: &GlobalOptions, t: &TestOptions, shape: &Shape) -> Result<(), SpecError> {
+    if t.notsent_lowat.is_some() && (shape.protocol != Protocol::Tcp || shape.test.is_unix()) {
+        return Err(SpecError::Invalid(format!(
+            "--notsent-lowat sets TCP_NOTSENT_LOWAT: {} is not a TCP test over sockets",
             g.test_name
         )));
     }

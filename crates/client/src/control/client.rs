@@ -440,6 +440,11 @@ fn needs_our_netserver(spec: &TestSpec) -> Option<String> {
             "--mptcp needs netperf-ng's netserver on {host}: this one would answer with plain TCP (a stock netserver?)"
         ));
     }
+    if ext.notsent_lowat.is_some() && spec.recv() {
+        return Some(format!(
+            "--notsent-lowat on netserver's end (it sends) needs netperf-ng's netserver on {host}: this one would leave its socket at the kernel's default (a stock netserver?)"
+        ));
+    }
     remote_fast_path(spec).map(|option| {
         format!(
             "{option} on netserver's end needs netperf-ng's netserver on {host}: this one would run its plain loop (a stock netserver?)"

@@ -54,6 +54,16 @@ pub fn local_socket_options(spec: &TestSpec) -> SocketOptions {
         fastopen: spec.fastopen && spec.xmit(),
         defer_accept: false,
         protocol_unnamed: spec.protocol_unnamed,
+        notsent_lowat: (spec.protocol == Protocol::Tcp)
+            .then(|| {
+                netperf_data::engine::flows::notsent_lowat(
+                    spec.extension.notsent_lowat,
+                    spec.extension.flows,
+                    // Not by default over MPTCP, whose older kernels refuse it.
+                    stream && spec.xmit() && !spec.extension.mptcp,
+                )
+            })
+            .flatten(),
     }
 }
 
@@ -344,5 +354,40 @@ mod tests {
         // netperf's test_trans * -1 in an int
         assert_eq!(request("-l -2147483648", 16384).test_length, i32::MIN);
         assert_eq!(request("-l -5", 16384).test_length, -5);
+    }
+
+    /// TCP_NOTSENT_LOWAT on our socket: 256K on a many-flow bulk sender,
+    /// what --notsent-lowat says anywhere over TCP, else untouched; and it
+    /// goes to netserver only when the user set it.
+    #[test]
+    fn the_notsent_low_water_mark_of_our_socket_and_the_request() {
+        let ours = |words: &str| {
+            let spec = run(words).test_spec().unwrap();
+            (
+                local_socket_options(&spec).notsent_lowat,
+                spec.extension.notsent_lowat,
+            )
+        };
+        let bulk = netperf_data::engine::flows::BULK_NOTSENT_LOWAT;
+        assert_eq!(ours("-t TCP_STREAM -- --flows 8"), (Some(bulk), None));
+        assert_eq!(ours("-t TCP_MAERTS -- --flows 8"), (None, None));
+        assert_eq!(ours("-t TCP_STREAM"), (None, None));
+        assert_eq!(ours("-t TCP_RR -- --flows 8"), (None, None));
+        assert_eq!(ours("-t TCP_STREAM -- --flows 8 --mptcp"), (None, None));
+        assert_eq!(
+            ours("-t TCP_STREAM -- --flows 8 --notsent-lowat 0"),
+            (Some(0), Some(0))
+        );
+        assert_eq!(
+            ours("-t TCP_MAERTS -- --notsent-lowat 64K"),
+            (Some(65536), Some(65536))
+        );
+        for refused in [
+            "-t UDP_STREAM -- --notsent-lowat 1K",
+            "-t STREAM_STREAM -- --notsent-lowat 1K",
+        ] {
+            let e = run(refused).test_spec().unwrap_err().to_string();
+            assert!(e.contains("--notsent-lowat"), "{refused}: {e}");
+        }
     }
 }

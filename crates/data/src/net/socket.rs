@@ -1,6 +1,6 @@
 //! Data and control sockets: creation with the options a test asks for
 //! (buffer sizes, NODELAY, CORK, DONTROUTE, KEEPALIVE, priority, TOS,
-//! congestion control), and the facts reports need back (buffer sizes, MSS,
+//! congestion control, TCP_NOTSENT_LOWAT), and the facts reports need back (buffer sizes, MSS,
 //! retransmissions, congestion control name).
 
 use socket2::{Domain, Protocol as SockProto, SockAddr, Socket, Type};
@@ -57,6 +57,10 @@ pub struct SocketOptions {
     /// Create the socket with protocol 0 (IPPROTO_IP), as netperf does for
     /// a `-T` name it does not know: the kernel takes the type's own.
     pub protocol_unnamed: bool,
+    /// TCP_NOTSENT_LOWAT in bytes (0: the kernel's default): how much a
+    /// sender keeps written but unsent before its writes wait. A listening
+    /// socket's value is inherited by the connections it accepts.
+    pub notsent_lowat: Option<u32>,
 }
 
 /// The queue length and seconds netserver gives TCP_FASTOPEN and
@@ -101,6 +105,11 @@ pub fn create(family_of: &SocketAddr, opts: &SocketOptions) -> io::Result<Socket
         }
         if opts.cork {
             s.set_tcp_cork(true)?;
+        }
+        if let Some(bytes) = opts.notsent_lowat {
+            let bytes = bytes.min(i32::MAX as u32) as i32;
+            set_int(&s, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT, bytes)
+                .map_err(|e| io::Error::new(e.kind(), format!("TCP_NOTSENT_LOWAT: {e}")))?;
         }
         if let Some(mss) = opts.maxseg {
             set_int(&s, libc::IPPROTO_TCP, libc::TCP_MAXSEG, mss)?;

@@ -60,6 +60,23 @@ pub fn blocks_per_flow(work: Work, datagram: bool, reconnect: bool) -> bool {
     matches!(work, Work::Send { .. } | Work::Receive { .. }) && !datagram && !reconnect
 }
 
+/// The TCP_NOTSENT_LOWAT a many-flow TCP bulk sender gets by default:
+/// writes wait once 256 KB are written but not yet sent, rather than when
+/// the whole send buffer (megabytes, autotuned) is full. Less data queued
+/// in the kernel is data still warm when it is copied, and on 2 CPUs it
+/// moved 1.38, 1.01 and 1.12x the bytes of the kernel's default at 2, 8
+/// and 64 streams (bench/bulk-vs-iperf3, docs/performance.md); 32 KB and
+/// 512 KB did no better.
+pub const BULK_NOTSENT_LOWAT: u32 = 256 * 1024;
+
+/// The TCP_NOTSENT_LOWAT of a test's data socket: what the user `asked`
+/// (`--notsent-lowat`, 0 for the kernel's default), else
+/// [`BULK_NOTSENT_LOWAT`] when this end sends the bulk data of a many-flow
+/// TCP test (`flows` > 0), else the kernel's default untouched (None).
+pub fn notsent_lowat(asked: Option<u32>, flows: u32, sends_bulk: bool) -> Option<u32> {
+    asked.or((flows > 0 && sends_bulk).then_some(BULK_NOTSENT_LOWAT))
+}
+
 /// How long a blocking call of a flow's thread waits before it looks at
 /// the stop flag again: an epoll thread's longest wait.
 pub const BLOCKING_WAIT: std::time::Duration = std::time::Duration::from_millis(10);

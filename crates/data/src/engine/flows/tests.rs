@@ -341,6 +341,59 @@ fn bulk_gets_a_thread_per_flow() {
     ));
 }
 
+/// Many-flow TCP bulk senders get BULK_NOTSENT_LOWAT unless the user set
+/// one (0 included); nothing else is touched.
+#[test]
+fn bulk_senders_get_a_notsent_low_water_mark() {
+    assert_eq!(notsent_lowat(None, 8, true), Some(BULK_NOTSENT_LOWAT));
+    assert_eq!(notsent_lowat(None, 0, true), None);
+    assert_eq!(notsent_lowat(None, 8, false), None);
+    assert_eq!(notsent_lowat(Some(0), 8, true), Some(0));
+    assert_eq!(notsent_lowat(Some(4096), 0, false), Some(4096));
+}
+
+/// The mark is set on the socket, and netserver's listener passes it on to
+/// every connection it accepts (netserver sets it there, once).
+#[test]
+fn the_notsent_low_water_mark_reaches_accepted_connections() {
+    let read = |fd: std::os::fd::RawFd| {
+        let (mut value, mut len) = (0i32, std::mem::size_of::<i32>() as libc::socklen_t);
+        // SAFETY: a live descriptor and an int-sized out value.
+        let rc = unsafe {
+            libc::getsockopt(
+                fd,
+                libc::IPPROTO_TCP,
+                libc::TCP_NOTSENT_LOWAT,
+                &mut value as *mut i32 as *mut libc::c_void,
+                &mut len,
+            )
+        };
+        assert_eq!(rc, 0);
+        value
+    };
+    use std::os::fd::AsRawFd;
+    let at: SocketAddr = "127.0.0.1:0".parse().unwrap();
+    let opts = SocketOptions {
+        send_buf: -1,
+        recv_buf: -1,
+        priority: -1,
+        tos: -1,
+        routing_allowed: true,
+        notsent_lowat: Some(BULK_NOTSENT_LOWAT),
+        ..Default::default()
+    };
+    let listener = crate::net::socket::create(&at, &opts).unwrap();
+    listener.bind(&at.into()).unwrap();
+    listener.listen(1).unwrap();
+    let to = listener.local_addr().unwrap();
+    let client = crate::net::socket::create(&at, &SocketOptions::default()).unwrap();
+    client.connect(&to).unwrap();
+    let (accepted, _) = listener.accept().unwrap();
+    assert_eq!(read(accepted.as_raw_fd()), BULK_NOTSENT_LOWAT as i32);
+    // Untouched: 0, which the kernel reads as its sysctl's default.
+    assert_eq!(read(client.as_raw_fd()), 0);
+}
+
 /// A client that opens more connections than its flows gets the extra ones
 /// closed: netserver never holds more than the test's flows.
 #[test]
