@@ -63,10 +63,10 @@ pub fn blocks_per_flow(work: Work, datagram: bool, reconnect: bool) -> bool {
 /// The TCP_NOTSENT_LOWAT a many-flow TCP bulk sender gets by default:
 /// writes wait once 256 KB are written but not yet sent, rather than when
 /// the whole send buffer (megabytes, autotuned) is full. Less data queued
-/// in the kernel is data still warm when it is copied, and on 2 CPUs it
-/// moved 1.38, 1.01 and 1.12x the bytes of the kernel's default at 2, 8
-/// and 64 streams (bench/bulk-vs-iperf3, docs/performance.md); 32 KB and
-/// 512 KB did no better.
+/// in the kernel is data still warm when it is copied: on 2 CPUs, 1.17-1.31x
+/// the bytes of the kernel's default at 0.79-0.85x the CPU per MB at 2 and
+/// 64 streams, noise at 8 (bench/bulk-vs-iperf3, docs/performance.md); 32 KB,
+/// 512 KB and 1 MB did no better.
 pub const BULK_NOTSENT_LOWAT: u32 = 256 * 1024;
 
 /// The TCP_NOTSENT_LOWAT of a test's data socket: what the user `asked`
