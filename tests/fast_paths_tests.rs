@@ -48,10 +48,7 @@ fn options_that_cannot_apply_are_refused_in_one_line() {
             "--skip-rx-copy receives a TCP stream",
         ),
         ("-t UDP_STREAM -- -m 1000 --gso 8 --mmsg 8", "choose one"),
-        (
-            "-t UDP_STREAM -- -m 1000 --gso 8 --flows 2",
-            "one flow only",
-        ),
+        ("-t TCP_STREAM -- --skip-rx-copy --flows 2", "one flow only"),
         ("-t DG_STREAM -- -m 1000 --gso 8", "AF_UNIX"),
         ("-t UDP_STREAM -v 2 -- -m 1000 --gso 8", "per-call timing"),
     ];
@@ -95,6 +92,40 @@ fn skipping_the_copy_counts_every_byte() {
             "{test}: {out}"
         );
     }
+}
+
+/// `--gso` and `--gro` over many flows: every flow's sends carry 8
+/// datagrams and netserver's coalesced receives count each, so messages and
+/// bytes agree in wire datagrams on both ends.
+#[test]
+fn many_flows_count_segmented_and_coalesced_datagrams() {
+    let server = Server::start("127.0.0.1");
+    let keys = "LOCAL_SEND_CALLS,LOCAL_BYTES_SENT,REMOTE_RECV_CALLS,REMOTE_BYTES_RECVD,FLOWS";
+    let out = run_ok(
+        &server,
+        &[
+            "-t",
+            "UDP_STREAM",
+            "-l",
+            "1",
+            "--",
+            "-m",
+            "1000",
+            "--gso",
+            "8",
+            "--gro",
+            "--flows",
+            "4",
+            "-k",
+            keys,
+        ],
+    );
+    let v = keyvals(&out);
+    let (sent, got) = (v["LOCAL_SEND_CALLS"] as i64, v["REMOTE_RECV_CALLS"] as i64);
+    assert!(got > 0 && sent % 8 == 0 && got <= sent, "{out}");
+    assert_eq!(v["LOCAL_BYTES_SENT"] as i64, sent * 1000, "{out}");
+    assert_eq!(v["REMOTE_BYTES_RECVD"] as i64, got * 1000, "{out}");
+    assert_eq!(v["FLOWS"], 4.0, "{out}");
 }
 
 #[test]
@@ -280,6 +311,7 @@ fn datagram_counts_are_wire_datagrams_as_the_kernel_counts_them() {
             "-t omni -- -d recv -T udp -m ,1000 --gso 8 --gro -s 106496 --seq -k {},LSR_SIZE_END",
             REVERSE.join(",")
         ),
+        "-t UDP_STREAM -- -m 1000 --gso 8 --gro --flows 4 -k LOCAL_SEND_CALLS,REMOTE_RECV_CALLS,REMOTE_BYTES_RECVD",
     ]) else {
         return;
     };
@@ -317,6 +349,22 @@ fn datagram_counts_are_wire_datagrams_as_the_kernel_counts_them() {
     let trains = snmp["InDatagrams"] - got / 8;
     assert!((0..=1).contains(&trains), "{v:?} {snmp:?}");
     same_losses(8 * (snmp["RcvbufErrors"] + snmp["NoPorts"]), lost, v, snmp);
+
+    // Four flows: each send is one datagram out (plus each flow's three
+    // end marks), and netserver takes each send whole.
+    let (v, snmp) = &runs[3];
+    let (sent, got) = (n(v, "LOCAL_SEND_CALLS"), n(v, "REMOTE_RECV_CALLS"));
+    assert!(got > 0 && sent % 8 == 0 && got <= sent, "{v:?}");
+    assert_eq!(n(v, "REMOTE_BYTES_RECVD"), got * 1000, "{v:?}");
+    let marks = 4 * END_MARKS;
+    assert!(
+        (0..=marks).contains(&(snmp["OutDatagrams"] - sent / 8)),
+        "{v:?} {snmp:?}"
+    );
+    assert!(
+        (0..=marks).contains(&(snmp["InDatagrams"] - got / 8)),
+        "{v:?} {snmp:?}"
+    );
 
     // The other way: netserver segments, netperf coalesces.
     let (v, snmp) = &runs[2];

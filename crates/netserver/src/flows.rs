@@ -6,6 +6,7 @@
 use super::limits::Limits;
 use super::omni_checks::{refuse, Refusal};
 use super::omni_results::DataOutcome;
+use netperf_data::engine::fast_paths;
 use netperf_data::engine::flows::answer::{self, Service};
 use netperf_data::engine::flows::{blocks_per_flow, Work, THREAD_PER_FLOW_MAX};
 use netperf_data::engine::stop_flag::StopFlag;
@@ -117,6 +118,16 @@ pub fn serve(socket: &Socket, test: &FlowsTest, stop: &StopFlag) -> Result<DataO
         payload: b"netperf".to_vec(),
         echo: test.ext.echo_sequence && test.protocol == Protocol::Udp,
         drop_every: crate::omni::test_drop_every(),
+        // The data socket has UDP_GRO exactly when this holds (omni_socket).
+        gro: matches!(
+            fast_paths::pick(
+                datagram,
+                test.ext,
+                false,
+                matches!(work, Work::Receive { .. })
+            ),
+            Some(fast_paths::Loop::Receive(fast_paths::Receiver::Gro))
+        ),
     };
     let served = answer::serve(socket, &svc, stop, test.permit).map_err(DataError::Recv)?;
     let t = served.tally;

@@ -171,9 +171,11 @@ pub fn fast_paths(r: &OmniRequest, protocol: Protocol, ext: &Extension) -> Resul
             ext.skip_rx_copy && !(stream && protocol == Protocol::Tcp),
             "--skip-rx-copy outside a TCP stream test",
         ),
+        // With --flows netserver only receives UDP streams (flows::check),
+        // coalesced when asked.
         (
-            (segmented || ext.gro) && (ext.mmsg_batch > 1 || ext.flows > 0),
-            "--gso/--gro with --mmsg or --flows",
+            (segmented || ext.gro) && ext.mmsg_batch > 1,
+            "--gso/--gro with --mmsg",
         ),
     ];
     if let Some((_, why)) = rules.iter().find(|(broken, _)| *broken) {

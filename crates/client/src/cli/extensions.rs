@@ -21,7 +21,8 @@ netperf-ng extensions (test-specific, after --):
     --gro             Receive UDP_STREAM datagrams the kernel kept together
                       (UDP_GRO), counting each (netserver's receives too).
                       With --gso and --gro, message and call counts stay in
-                      datagrams: a system call moving 44 counts 44
+                      datagrams: a system call moving 44 counts 44. Both
+                      run with --flows too
     --skip-rx-copy    Receive TCP_STREAM/TCP_MAERTS data with MSG_TRUNC:
                       bytes counted, never copied (on whichever end
                       receives; netserver's needs netperf-ng's)

@@ -442,8 +442,6 @@ fn check_flows(
         ("--mmsg", t.mmsg_batch.is_some()),
         ("--zerocopy", t.zerocopy),
         ("--seq", t.sequence),
-        ("--gso", t.gso_segments.is_some()),
-        ("--gro", t.gro),
         ("--skip-rx-copy", t.skip_rx_copy),
     ];
     match one_flow_only.iter().find(|(_, given)| *given) {

@@ -6,6 +6,7 @@
 use super::error::ClientError;
 use super::request::{LocalSizes, RunOptions};
 use netperf_data::engine::connect::mark_end;
+use netperf_data::engine::fast_paths;
 use netperf_data::engine::flows::initiate::{self, Plan};
 use netperf_data::engine::flows::paced::OpenPlan;
 use netperf_data::engine::flows::{FlowsReport, Work};
@@ -51,6 +52,18 @@ fn work(spec: &TestSpec, sizes: &LocalSizes) -> Work {
     }
 }
 
+/// Datagrams each send of a UDP stream flow carries: `--gso N`'s N, else 1
+/// (the fast-path rule the single-flow loops pick by).
+fn segments(spec: &TestSpec) -> usize {
+    let stream = !spec.is_rr();
+    let udp = spec.protocol == Protocol::Udp;
+    let sends = stream && spec.xmit();
+    match fast_paths::pick(udp, &spec.extension, sends, stream && spec.recv()) {
+        Some(fast_paths::Loop::Segmented(n)) => n,
+        _ => 1,
+    }
+}
+
 /// Runs `spec.extension.flows` flows to `remote` until `stop`.
 pub fn run(
     spec: &TestSpec,
@@ -73,6 +86,7 @@ pub fn run(
         flows: ext.flows,
         threads: ext.flow_threads.max(1),
         datagram,
+        segments: segments(spec),
         reconnect: spec.connection,
         burst: spec.first_burst,
         remote: *remote,

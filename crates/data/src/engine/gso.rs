@@ -164,6 +164,55 @@ fn gro_segment(msg: &libc::msghdr) -> Option<usize> {
     None
 }
 
+/// One recvmsg into `buf` of a socket with UDP_GRO: one datagram or a
+/// train the kernel kept together, with the trains' segment size (None for
+/// a datagram that arrived alone), and its sender in `from` when given.
+#[inline]
+pub(crate) fn recv_coalesced(
+    fd: RawFd,
+    buf: &mut [u8],
+    from: Option<(&mut libc::sockaddr_storage, &mut libc::socklen_t)>,
+) -> (Io, Option<usize>) {
+    // u64 words keep the control buffer aligned for cmsghdr.
+    let mut control = [0u64; 8];
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    // SAFETY: msghdr is plain C data; zero is empty and null.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(&control) as _;
+    let from_len = match from {
+        Some((storage, len)) => {
+            msg.msg_name = (storage as *mut libc::sockaddr_storage).cast();
+            msg.msg_namelen = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+            Some(len)
+        }
+        None => None,
+    };
+    // SAFETY: msg points at the live buffer, control words and address
+    // storage above.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_recvmsg,
+            fd as libc::c_long,
+            &mut msg as *mut libc::msghdr as libc::c_long,
+            0 as libc::c_long,
+        )
+    };
+    if let Some(len) = from_len {
+        *len = msg.msg_namelen;
+    }
+    let got = classify(ret as isize);
+    let segment = matches!(got, Io::Moved(_))
+        .then(|| gro_segment(&msg))
+        .flatten();
+    (got, segment)
+}
+
 /// UDP_STREAM receiver with UDP_GRO: each recvmsg takes one datagram or a
 /// train the kernel kept together, into one 64 KiB buffer (whatever the
 /// receive size), and counts the datagrams in it (bytes over the segment
@@ -181,35 +230,15 @@ pub fn recv_gro(
     let mut c = Counters::default();
     let mut calls = 0u64;
     let mut buf = vec![0u8; GRO_BUFFER];
-    // u64 words keep the control buffer aligned for cmsghdr.
-    let mut control = [0u64; 8];
-    let mut iov = libc::iovec {
-        iov_base: buf.as_mut_ptr().cast(),
-        iov_len: buf.len(),
-    };
     while !stop.is_set() {
         if byte_limit.is_some_and(|limit| c.bytes_received >= limit) {
             break;
         }
-        // SAFETY: msghdr is plain C data; zero is empty and null.
-        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = std::mem::size_of_val(&control) as _;
         calls += 1;
-        // SAFETY: msg points at the live buffer and control words above.
-        let ret = unsafe {
-            libc::syscall(
-                libc::SYS_recvmsg,
-                fd as libc::c_long,
-                &mut msg as *mut libc::msghdr as libc::c_long,
-                0 as libc::c_long,
-            )
-        };
-        match classify(ret as isize) {
+        let (got, segment) = recv_coalesced(fd, &mut buf, None);
+        match got {
             Io::Moved(n) => {
-                let segment = gro_segment(&msg).unwrap_or(n);
+                let segment = segment.unwrap_or(n);
                 c.bytes_received += n as u64;
                 c.recv_calls += n.div_ceil(segment) as u64;
                 stop.publish(c.bytes_received);

@@ -10,6 +10,7 @@
 use super::epoll::{self, Epoll};
 use super::flow::{Drive, Flow, Moved, State, Work};
 use super::Tally;
+use crate::engine::gso;
 use crate::engine::io::{self, Io};
 use crate::engine::sequence::SEQ_BYTES;
 use crate::engine::stop_flag::StopFlag;
@@ -54,6 +55,9 @@ pub struct Service {
     /// Test mode: every Nth UDP request goes unanswered (netserver's
     /// NETPERF_NG_TEST_DROP_EVERY, as in its single-flow loop).
     pub drop_every: Option<u64>,
+    /// UDP stream data arrives coalesced (`--gro`: the socket has
+    /// UDP_GRO): each receive's datagrams are counted, not the call.
+    pub gro: bool,
 }
 
 /// What the flows did at netserver.
@@ -363,6 +367,7 @@ impl ServeThread<'_> {
             stopping: false,
             burst: 0,
             dest: None,
+            segments: 1,
         };
         let moved = flow.drive(&mut drive);
         let untouched = flow.tally.bytes_received == 0;
@@ -423,17 +428,23 @@ impl ServeThread<'_> {
         for _ in 0..DATAGRAMS_PER_TURN {
             let mut from: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
             let mut from_len = 0;
-            let got = io::recv_from(
-                fd,
-                self.recv_buf.as_mut_ptr(),
-                self.recv_buf.len(),
-                &mut from,
-                &mut from_len,
-            );
+            let (got, segment) = match self.shared.svc.gro {
+                true => {
+                    gso::recv_coalesced(fd, &mut self.recv_buf, Some((&mut from, &mut from_len)))
+                }
+                false => {
+                    let buf = (self.recv_buf.as_mut_ptr(), self.recv_buf.len());
+                    (
+                        io::recv_from(fd, buf.0, buf.1, &mut from, &mut from_len),
+                        None,
+                    )
+                }
+            };
             let n = match got {
                 Io::Moved(n) => n,
+                // A flow's end mark: not data, so not counted (as the
+                // single-flow receivers leave netperf's end marks out).
                 Io::Zero => {
-                    self.total.recv_calls += 1;
                     self.flow_finished(&from, from_len);
                     continue;
                 }
@@ -443,8 +454,9 @@ impl ServeThread<'_> {
                 continue;
             }
             moved = true;
-            // Datagrams, not calls: the one that said EAGAIN brought none.
-            self.total.recv_calls += 1;
+            // Datagrams, not calls: the one that said EAGAIN brought none,
+            // a coalesced one brought its bytes over the segment size.
+            self.total.recv_calls += n.div_ceil(segment.unwrap_or(n).max(1)) as u64;
             self.total.bytes_received += n as u64;
             let Some(len) = answer else {
                 continue;

@@ -127,6 +127,9 @@ pub struct Drive<'a> {
     /// bound to the wildcard answers from the address its route picks,
     /// not always the one asked).
     pub dest: Option<&'a socket2::SockAddr>,
+    /// Datagrams a UDP send carries (`--gso`: the socket's UDP_SEGMENT
+    /// cuts the send into messages); 1 for one a send.
+    pub segments: usize,
 }
 
 impl Flow {
@@ -280,7 +283,7 @@ impl Flow {
     fn send(&mut self, d: &Drive, done: usize, len: usize, next: State) -> Step {
         let buf = d.send_buf;
         let want = match self.datagram {
-            true => len,
+            true => len * d.segments,
             false => len - done,
         };
         let want = want.min(buf.len());
@@ -289,6 +292,10 @@ impl Flow {
         match r {
             Io::Moved(n) => {
                 self.tally.bytes_sent += n as u64;
+                if d.segments > 1 {
+                    // Messages are counted in datagrams, not calls.
+                    self.tally.send_calls += n.div_ceil(len.max(1)).saturating_sub(1) as u64;
+                }
                 if self.datagram || done + n >= len {
                     // Sent whole: on to the next state (a transaction
                     // completes with its response, not its request).
@@ -301,7 +308,7 @@ impl Flow {
             }
             Io::Retry => Step::Stop(Moved::Wait),
             Io::NoBuffers => {
-                self.tally.failed_sends += 1;
+                self.tally.failed_sends += d.segments as u64;
                 Step::Stop(Moved::Wait)
             }
             // A zero-length message was asked for and went.

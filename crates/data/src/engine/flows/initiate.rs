@@ -39,6 +39,9 @@ pub struct Plan {
     pub threads: u32,
     /// One datagram per message (UDP).
     pub datagram: bool,
+    /// Datagrams per UDP send (`--gso`; the options' UDP_SEGMENT cuts
+    /// them apart); 1 for one a send.
+    pub segments: usize,
     /// A new connection per transaction (TCP_CRR).
     pub reconnect: bool,
     /// Requests each flow keeps in flight beyond the first (`-- -b`).
@@ -198,7 +201,9 @@ impl<'a> Thread<'a> {
         board: Option<&'a FlowBoard>,
     ) -> Thread<'a> {
         let len = plan.work.buffer_len();
-        let send_buf = plan.work.send_buffer(len, &plan.payload);
+        let send_buf = plan
+            .work
+            .send_buffer(len * plan.segments.max(1), &plan.payload);
         let slots_len = ids.len();
         let slots = ids
             .into_iter()
@@ -448,6 +453,7 @@ impl<'a> Thread<'a> {
                 stopping,
                 burst: self.plan.burst,
                 dest: self.dest.as_ref(),
+                segments: self.plan.segments.max(1),
             }),
         };
         let after = entry.flow.units(self.plan.work);

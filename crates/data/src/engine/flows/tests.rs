@@ -54,12 +54,14 @@ fn exchange_on(
         payload: vec![],
         echo: false,
         drop_every: None,
+        gro: false,
     };
     let plan = Plan {
         work: client,
         flows,
         threads,
         datagram,
+        segments: 1,
         reconnect,
         burst: 0,
         remote: at,
@@ -412,6 +414,7 @@ fn connections_beyond_the_flows_are_closed() {
         payload: vec![],
         echo: false,
         drop_every: None,
+        gro: false,
     };
     let stop = StopFlag::new();
     std::thread::scope(|scope| {
