@@ -456,7 +456,7 @@ impl ServeThread<'_> {
             moved = true;
             // Datagrams, not calls: the one that said EAGAIN brought none,
             // a coalesced one brought its bytes over the segment size.
-            self.total.recv_calls += n.div_ceil(segment.unwrap_or(n).max(1)) as u64;
+            self.total.recv_calls += segment.map_or(1, |size| n.div_ceil(size)) as u64;
             self.total.bytes_received += n as u64;
             let Some(len) = answer else {
                 continue;
