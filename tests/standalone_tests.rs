@@ -321,7 +321,12 @@ fn a_clone_with_nothing_beside_it_builds_offline() {
 /// `cargo build --offline` in the clone into `seeded`, with `args`.
 fn cargo_build(clone: &Path, seeded: &Path, release: bool, args: &[&str]) -> Command {
     let mut build = common::bins::nested_cargo();
+    // A one-off build: no incremental caches to write, and no line tables
+    // for test binaries nobody runs (the dependencies, seeded, have none
+    // either, so they stay fresh). A fifth of the test's time.
     build
+        .env("CARGO_INCREMENTAL", "0")
+        .env("CARGO_PROFILE_DEV_DEBUG", "false")
         .args(["build", "--offline", "--target-dir"])
         .arg(seeded)
         .args(args)
