@@ -100,26 +100,9 @@ fn skipping_the_copy_counts_every_byte() {
 #[test]
 fn many_flows_count_segmented_and_coalesced_datagrams() {
     let server = Server::start("127.0.0.1");
-    let keys = "LOCAL_SEND_CALLS,LOCAL_BYTES_SENT,REMOTE_RECV_CALLS,REMOTE_BYTES_RECVD,FLOWS";
-    let out = run_ok(
-        &server,
-        &[
-            "-t",
-            "UDP_STREAM",
-            "-l",
-            "1",
-            "--",
-            "-m",
-            "1000",
-            "--gso",
-            "8",
-            "--gro",
-            "--flows",
-            "4",
-            "-k",
-            keys,
-        ],
-    );
+    let line = "-t UDP_STREAM -l 1 -- -m 1000 --gso 8 --gro --flows 4 -k \
+                LOCAL_SEND_CALLS,LOCAL_BYTES_SENT,REMOTE_RECV_CALLS,REMOTE_BYTES_RECVD,FLOWS";
+    let out = run_ok(&server, &line.split_whitespace().collect::<Vec<_>>());
     let v = keyvals(&out);
     let (sent, got) = (v["LOCAL_SEND_CALLS"] as i64, v["REMOTE_RECV_CALLS"] as i64);
     assert!(got > 0 && sent % 8 == 0 && got <= sent, "{out}");

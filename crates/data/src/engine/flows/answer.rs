@@ -433,11 +433,8 @@ impl ServeThread<'_> {
                     gso::recv_coalesced(fd, &mut self.recv_buf, Some((&mut from, &mut from_len)))
                 }
                 false => {
-                    let buf = (self.recv_buf.as_mut_ptr(), self.recv_buf.len());
-                    (
-                        io::recv_from(fd, buf.0, buf.1, &mut from, &mut from_len),
-                        None,
-                    )
+                    let (buf, len) = (self.recv_buf.as_mut_ptr(), self.recv_buf.len());
+                    (io::recv_from(fd, buf, len, &mut from, &mut from_len), None)
                 }
             };
             let n = match got {
